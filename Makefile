@@ -1,0 +1,29 @@
+# Two commands on a fresh machine: `make test` and `make demo` (each sets up .venv when needed).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test demo bench clean-venv
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+# Prepare the embedded synthetic corpus, train, translate its test split and print a BLEU report.
+demo: $(STAMP)
+	$(BIN)/nmt data prepare synthetic --config configs/demo.yaml
+	$(BIN)/nmt train --config configs/demo.yaml --overwrite
+	$(BIN)/nmt eval --checkpoint runs/demo/checkpoints/best.pt --split test --out runs/demo/eval
+
+bench: $(STAMP)
+	$(BIN)/python scripts/bench_train.py --quick
+	$(BIN)/python scripts/bench_decode.py --quick
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,196 @@
+"""The ``nmt`` command line: each command parses, loads the config, calls one function.
+
+User errors (:class:`~nmt.errors.UserError`, bad options) print one line to
+stderr and exit 2; internal errors exit 1.  ``--debug`` shows tracebacks.
+Heavy imports (torch) happen inside commands so ``nmt --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from nmt import __version__
+from nmt.errors import UserError
+
+app = typer.Typer(
+    help="Train, compare and understand attention-based RNN translation models.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+)
+data_app = typer.Typer(help="Download, clean, split and tokenize parallel corpora.", no_args_is_help=True)
+app.add_typer(data_app, name="data")
+
+_STATE = {"debug": False}
+
+ConfigOpt = typer.Option(None, "--config", "-c", help="Experiment YAML file (defaults apply when omitted).")
+SetOpt = typer.Option(None, "--set", "-s", help="Override one option, e.g. --set model.attention.type=luong_dot.")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"nmt {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors in the log."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """nmt: RNN encoder-decoder translation with the whole attention family."""
+    _STATE["debug"] = debug
+    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+
+
+def _load_config(config: Optional[Path], overrides: Optional[list[str]]):
+    from nmt import config as cfg
+
+    return cfg.load(config, overrides or [])
+
+
+@app.command("config")
+def config_cmd(config: Optional[Path] = ConfigOpt, set_: Optional[list[str]] = SetOpt) -> None:
+    """List every option with its default and description; with --config, print the resolved YAML.
+
+    Example: nmt config --config configs/demo.yaml --set train.lr=0.0005
+    """
+    from nmt import config as cfg
+
+    if config is None and not set_:
+        rows = cfg.describe_options()
+        width = max(len(k) for k, _, _ in rows)
+        for key, default, text in rows:
+            typer.echo(f"{key:<{width}}  {default:<12}  {text}")
+        return
+    typer.echo(cfg.dump(_load_config(config, set_)), nl=False)
+
+
+@data_app.command("prepare")
+def data_prepare(
+    corpus: str = typer.Argument(..., help="synthetic, multi30k, hub or local."),
+    pair: Optional[str] = typer.Option(None, help="Language pair SRC-TGT, e.g. de-en."),
+    mirror: Optional[str] = typer.Option(None, help="Local folder with the Multi30k files (else $NMT_DATA_MIRROR)."),
+    config: Optional[Path] = ConfigOpt,
+    set_: Optional[list[str]] = SetOpt,
+    force: bool = typer.Option(False, help="Rebuild even if the prepared files are up to date."),
+) -> None:
+    """Fetch a corpus, clean the training split, write the splits and train SentencePiece.
+
+    Example: nmt data prepare multi30k --pair de-en --mirror ../shared/data/multi30k
+    """
+    from nmt.data.pipeline import prepare_corpus
+
+    overrides = [f"data.corpus={corpus}", *(set_ or [])]
+    if pair:
+        src, sep, tgt = pair.partition("-")
+        if not sep or not src or not tgt:
+            raise UserError(f"--pair {pair!r}: expected SRC-TGT, e.g. de-en")
+        overrides += [f"data.src={src}", f"data.tgt={tgt}"]
+    if mirror:
+        overrides.append(f"data.mirror={mirror}")
+    cfg = _load_config(config, overrides)
+    out = prepare_corpus(cfg.data, force=force)
+    typer.echo(f"prepared {out}")
+
+
+@app.command("train")
+def train_cmd(
+    config: Optional[Path] = ConfigOpt,
+    set_: Optional[list[str]] = SetOpt,
+    resume: Optional[Path] = typer.Option(None, help="Continue the run in this run directory exactly where it stopped."),
+    overwrite: bool = typer.Option(False, help="Replace an existing run directory of the same name."),
+    progress: bool = typer.Option(True, help="Show a progress bar (--no-progress for logs)."),
+) -> None:
+    """Train a model; writes runs/<name>/ with config, checkpoints and metrics.jsonl.
+
+    Example: nmt train --config configs/demo.yaml --set train.teacher_forcing=0.5
+    """
+    from nmt.train import run_training
+
+    summary = run_training(config=config, overrides=set_ or [], resume=resume,
+                           overwrite=overwrite, progress=progress)
+    typer.echo(summary)
+
+
+@app.command("translate")
+def translate_cmd(
+    checkpoint: Path = typer.Option(..., "--checkpoint", help="A checkpoint, e.g. runs/x/checkpoints/best.pt."),
+    input: Optional[Path] = typer.Option(None, "--input", "-i", help="Source text, one sentence per line (default stdin)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write translations (default stdout)."),
+    beam: Optional[int] = typer.Option(None, help="Beam size (1 = greedy); default from the run's config."),
+    n_best: Optional[int] = typer.Option(None, "--n-best", help="Write this many scored hypotheses per line (TSV)."),
+    attention: Optional[Path] = typer.Option(None, help="Write a heat map PNG and JSON weights per sentence here."),
+    set_: Optional[list[str]] = SetOpt,
+) -> None:
+    """Translate text with greedy or beam search, one output line per input line.
+
+    Example: nmt translate --checkpoint runs/demo/checkpoints/best.pt -i in.txt -o out.txt --beam 5
+    """
+    from nmt.translate import translate_file
+
+    translate_file(checkpoint, input, output, beam=beam, n_best=n_best,
+                   attention_dir=attention, overrides=set_ or [])
+
+
+@app.command("eval")
+def eval_cmd(
+    checkpoint: Optional[Path] = typer.Option(None, help="Translate a corpus split with this checkpoint, then score."),
+    split: str = typer.Option("test", help="Split of the run's corpus to translate (with --checkpoint)."),
+    hyp: Optional[list[Path]] = typer.Option(None, help="Hypothesis file(s) to score; several are compared."),
+    ref: Optional[Path] = typer.Option(None, help="Reference file (with --hyp)."),
+    src: Optional[Path] = typer.Option(None, help="Source file (with --hyp) for BLEU by source length."),
+    out: Optional[Path] = typer.Option(None, help="Folder for report.json, report.md and plots."),
+    beam: Optional[int] = typer.Option(None, help="Beam size when translating (default from the run's config)."),
+    set_: Optional[list[str]] = SetOpt,
+) -> None:
+    """Score with sacreBLEU (BLEU, chrF), by source length, and compare systems by paired bootstrap.
+
+    Examples: nmt eval --checkpoint runs/demo/checkpoints/best.pt --split test;
+    nmt eval --hyp a.txt --hyp b.txt --ref ref.txt
+    """
+    from nmt.report import run_eval
+
+    typer.echo(run_eval(checkpoint=checkpoint, split=split, hyps=hyp or [], ref=ref, src=src,
+                        out=out, beam=beam, overrides=set_ or []))
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    """Console entry point: map errors to one line and an exit status."""
+    from nmt.runtime import keep_freed_memory
+
+    keep_freed_memory()  # before the first large tensor
+    try:
+        app(args=argv, standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        print("nmt: aborted", file=sys.stderr)
+        sys.exit(130)
+    except typer.TyperException as exc:  # bad option or argument (typer's click exceptions)
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        print(f"nmt: error: {message}", file=sys.stderr)
+        sys.exit(2)
+    except UserError as exc:
+        if _STATE["debug"]:
+            raise
+        print(f"nmt: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("nmt: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        if _STATE["debug"]:
+            raise
+        print(f"nmt: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
+              file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+"""Typed experiment configuration, parsed and validated once at the edge.
+
+One YAML file holds four sections (``data``, ``model``, ``train``, ``decode``)
+plus a run ``name``.  Every option has a default and a one-line description
+(``nmt config`` prints them).  :func:`load` merges the YAML file with
+``--set section.key=value`` overrides and validates the result; every problem
+becomes a :class:`~nmt.errors.ConfigError` that names the full key path.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from nmt.errors import ConfigError
+
+ATTENTION_TYPES = (
+    "none", "bahdanau", "luong_dot", "luong_general", "luong_concat",
+    "scaled_dot", "qkv", "gaussian",
+)
+# Energies that compare query and key directly, so their sizes must agree.
+UNPROJECTED_ATTENTION = ("luong_dot", "scaled_dot")
+
+
+class Section(BaseModel):
+    """Base of every config section: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class DataConfig(Section):
+    corpus: Literal["synthetic", "multi30k", "hub", "local"] = Field(
+        "synthetic", description="Corpus source: embedded synthetic en-de, Multi30k, a Hugging Face hub set, or local files.")
+    src: str = Field("en", min_length=2, description="Source language code.")
+    tgt: str = Field("de", min_length=2, description="Target language code.")
+    root: str = Field("data", description="Folder under which prepared corpora live (data/<corpus>/<src>-<tgt>/).")
+    mirror: Optional[str] = Field(None, description="Local folder standing in for the Multi30k download URL (else $NMT_DATA_MIRROR).")
+    synthetic_sizes: dict[str, int] = Field(
+        {"train": 40000, "valid": 500, "test": 1000}, description="Pairs per split for the synthetic corpus.")
+    synthetic_seed: int = Field(1, description="Seed of the synthetic corpus generator.")
+    hub_name: Optional[str] = Field(None, description="Hugging Face dataset name (corpus: hub), e.g. wmt14.")
+    hub_config: Optional[str] = Field(None, description="Hugging Face dataset configuration, e.g. de-en.")
+    hub_splits: dict[str, str] = Field(
+        {"train": "train", "valid": "validation", "test": "test"}, description="Our split name -> hub split name.")
+    local_files: dict[str, list[str]] = Field(
+        {}, description="corpus: local; split -> [src_file, tgt_file] or [tsv_or_jsonl_file].")
+    normalization: Literal["nfc", "nfkc", "none"] = Field("nfc", description="Unicode normalization of all splits.")
+    min_len: int = Field(1, ge=1, description="Training pairs with fewer words on a side are dropped.")
+    max_len: int = Field(100, ge=1, description="Training pairs with more words on a side are dropped.")
+    max_ratio: float = Field(3.0, ge=1.0, description="Training pairs whose word-length ratio exceeds this are dropped.")
+    vocab_size: int = Field(8000, ge=16, description="SentencePiece vocabulary size (per model).")
+    spm_type: Literal["unigram", "bpe"] = Field("unigram", description="SentencePiece model type.")
+    joint_vocab: bool = Field(True, description="One SentencePiece model for both languages (else one per side).")
+    character_coverage: float = Field(1.0, gt=0.0, le=1.0, description="SentencePiece character coverage.")
+    input_sentence_size: int = Field(1_000_000, ge=1, description="Most sentences SentencePiece trains on.")
+
+    @property
+    def pair(self) -> str:
+        return f"{self.src}-{self.tgt}"
+
+    @property
+    def prepared_dir(self) -> Path:
+        return Path(self.root) / self.corpus / self.pair
+
+
+class AttentionConfig(Section):
+    type: Literal[ATTENTION_TYPES] = Field(  # type: ignore[valid-type]
+        "bahdanau", description="Energy function: " + ", ".join(ATTENTION_TYPES) + ".")
+    style: Literal["auto", "bahdanau", "luong"] = Field(
+        "auto", description="Decoder style; auto = bahdanau for bahdanau/none, luong for the others.")
+    input_feeding: bool = Field(True, description="Luong style: feed the previous attentional vector into the RNN.")
+    heads: int = Field(1, ge=1, description="qkv: number of heads (the attention size must divide by it).")
+    dim: Optional[int] = Field(None, ge=1, description="Size of projected queries/keys (bahdanau, concat, qkv, gaussian); default hidden_size.")
+
+    @property
+    def resolved_style(self) -> str:
+        if self.style != "auto":
+            return self.style
+        return "bahdanau" if self.type in ("bahdanau", "none") else "luong"
+
+
+class ModelConfig(Section):
+    cell: Literal["gru", "lstm"] = Field("gru", description="Recurrent cell of encoder and decoder.")
+    emb_size: int = Field(256, ge=1, description="Word embedding size (source and target).")
+    hidden_size: int = Field(256, ge=1, description="RNN hidden size per direction; also the decoder's size.")
+    enc_layers: int = Field(1, ge=1, description="Encoder RNN layers.")
+    dec_layers: int = Field(1, ge=1, description="Decoder RNN layers.")
+    bidirectional: bool = Field(True, description="Bidirectional encoder (keys/values then have 2 * hidden_size).")
+    dropout: float = Field(0.2, ge=0.0, lt=1.0, description="Dropout between RNN layers and before the output layer.")
+    emb_dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout on embeddings.")
+    init_state: Literal["zero", "last", "bridge"] = Field(
+        "bridge", description="Decoder start state: zeros, the encoder's final state, or a learned projection of it.")
+    tie_embeddings: bool = Field(False, description="Share target embeddings and output projection (needs emb_size == hidden_size).")
+    attention: AttentionConfig = Field(default_factory=AttentionConfig, description="Attention settings.")
+
+    @property
+    def key_size(self) -> int:
+        """Size of encoder outputs, which are the attention keys and values."""
+        return self.hidden_size * (2 if self.bidirectional else 1)
+
+
+class TrainConfig(Section):
+    seed: int = Field(1, description="Seed for initialisation, batching, dropout and teacher forcing.")
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto = CUDA when present, else CPU.")
+    amp: Literal["auto", "off", "bf16", "fp16"] = Field("auto", description="Mixed precision on CUDA (auto = bf16 if supported); always off on CPU.")
+    threads: int = Field(0, ge=0, description="CPU threads for torch (0 = all cores).")
+    optimizer: Literal["adam", "adamw", "sgd"] = Field("adam", description="Optimizer.")
+    lr: float = Field(1e-3, gt=0.0, description="Peak learning rate.")
+    weight_decay: float = Field(0.0, ge=0.0, description="Weight decay (decoupled for adamw).")
+    momentum: float = Field(0.9, ge=0.0, lt=1.0, description="SGD momentum.")
+    schedule: Literal["constant", "plateau", "inverse_sqrt", "cosine"] = Field(
+        "constant", description="Learning-rate schedule.")
+    warmup_steps: int = Field(0, ge=0, description="Linear warm-up steps (inverse_sqrt, cosine).")
+    plateau_factor: float = Field(0.5, gt=0.0, lt=1.0, description="plateau: multiply lr by this when the metric stalls.")
+    plateau_patience: int = Field(1, ge=0, description="plateau: validations without improvement before decaying.")
+    min_lr: float = Field(1e-6, ge=0.0, description="Floor for decaying schedules.")
+    clip_grad_norm: float = Field(1.0, ge=0.0, description="Clip the gradient norm to this (0 = off).")
+    accumulate: int = Field(1, ge=1, description="Batches whose gradients are summed per update.")
+    max_tokens: Optional[int] = Field(4096, ge=1, description="Token budget per batch (padded cells); null to batch by sentences.")
+    batch_size: Optional[int] = Field(None, ge=1, description="Sentences per batch when max_tokens is null.")
+    max_len: int = Field(128, ge=2, description="Truncate training sentences to this many subword tokens.")
+    max_epochs: int = Field(20, ge=1, description="Stop after this many epochs.")
+    max_steps: Optional[int] = Field(None, ge=1, description="Stop after this many updates.")
+    time_budget_min: Optional[float] = Field(None, gt=0.0, description="Stop after this many minutes of wall-clock time.")
+    metric: Literal["bleu", "chrf", "loss"] = Field("bleu", description="Validation metric for best checkpoint, plateau and early stopping.")
+    patience: Optional[int] = Field(None, ge=1, description="Early stopping: validations without improvement.")
+    valid_every: int = Field(0, ge=0, description="Validate every N updates (0 = only at the end of each epoch).")
+    valid_max_sentences: Optional[int] = Field(None, ge=1, description="Score only the first N validation sentences.")
+    keep_best: int = Field(1, ge=1, description="Best checkpoints kept besides last.pt.")
+    log_every: int = Field(100, ge=1, description="Write a training line to metrics.jsonl every N updates.")
+    teacher_forcing: float = Field(1.0, ge=0.0, le=1.0, description="Probability p of feeding the reference token instead of the prediction.")
+    tf_schedule: Literal["constant", "linear", "inverse_sigmoid"] = Field(
+        "constant", description="Decay of p over updates (scheduled sampling, Bengio et al. 2015).")
+    tf_min: float = Field(0.0, ge=0.0, le=1.0, description="linear: lowest p.")
+    tf_decay_steps: int = Field(10000, ge=1, description="linear: updates to go from teacher_forcing to tf_min.")
+    tf_k: float = Field(1000.0, ge=1.0, description="inverse_sigmoid: p = k / (k + exp(step / k)).")
+    label_smoothing: float = Field(0.1, ge=0.0, lt=1.0, description="Label smoothing of the cross-entropy.")
+    max_nonfinite: int = Field(10, ge=1, description="Stop after this many non-finite losses in a row.")
+
+
+class DecodeConfig(Section):
+    beam: int = Field(5, ge=1, description="Beam size (1 = greedy).")
+    length_penalty: float = Field(1.0, ge=0.0, description="GNMT length penalty alpha (0 = none).")
+    max_len_a: float = Field(1.5, ge=0.0, description="Max output length = a * source length + b.")
+    max_len_b: int = Field(10, ge=1, description="Max output length = a * source length + b.")
+    min_len: int = Field(1, ge=0, description="Least output tokens before EOS may end a hypothesis.")
+    batch_size: int = Field(64, ge=1, description="Sentences decoded at once.")
+    n_best: int = Field(1, ge=1, description="Hypotheses written per input (at most beam).")
+    max_src_len: int = Field(256, ge=1, description="Longer inputs are cut to this many tokens, with a warning.")
+
+
+class Config(Section):
+    name: str = Field("run", min_length=1, description="Run name: the run directory is runs/<name>.")
+    runs_dir: str = Field("runs", description="Folder holding run directories.")
+    data: DataConfig = Field(default_factory=DataConfig, description="Corpus, cleaning and tokenization.")
+    model: ModelConfig = Field(default_factory=ModelConfig, description="Encoder, attention and decoder.")
+    train: TrainConfig = Field(default_factory=TrainConfig, description="Optimization and validation.")
+    decode: DecodeConfig = Field(default_factory=DecodeConfig, description="Search settings.")
+
+    @model_validator(mode="after")
+    def _check_combinations(self) -> "Config":
+        m, t, d = self.model, self.train, self.decode
+        att = m.attention
+        if m.tie_embeddings and m.emb_size != m.hidden_size:
+            raise ValueError(
+                f"model.tie_embeddings=true needs model.emb_size == model.hidden_size "
+                f"(got {m.emb_size} and {m.hidden_size})")
+        if att.type in UNPROJECTED_ATTENTION and m.key_size != m.hidden_size:
+            raise ValueError(
+                f"model.attention.type={att.type} compares query and key directly, but the decoder "
+                f"state has {m.hidden_size} and the encoder output {m.key_size} (model.bidirectional="
+                f"{str(m.bidirectional).lower()}); set model.bidirectional=false or use luong_general")
+        att_dim = att.dim or m.hidden_size
+        if att.type == "qkv" and att_dim % att.heads:
+            raise ValueError(
+                f"model.attention.heads={att.heads} must divide the attention size "
+                f"(model.attention.dim or model.hidden_size = {att_dim})")
+        if att.type == "none" and att.style == "luong":
+            raise ValueError("model.attention.style=luong needs an attention; model.attention.type is none")
+        if (t.max_tokens is None) == (t.batch_size is None):
+            raise ValueError("set exactly one of train.max_tokens and train.batch_size (the other null)")
+        if d.n_best > d.beam:
+            raise ValueError(f"decode.n_best={d.n_best} exceeds decode.beam={d.beam}")
+        if self.data.min_len > self.data.max_len:
+            raise ValueError(f"data.min_len={self.data.min_len} exceeds data.max_len={self.data.max_len}")
+        if self.data.src == self.data.tgt:
+            raise ValueError(f"data.src and data.tgt are both '{self.data.src}'")
+        return self
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _section_model(path: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The pydantic model that owns the key at ``path`` (None if not a section)."""
+    model: type[BaseModel] = Config
+    for part in path[:-1]:
+        field = model.model_fields.get(str(part))
+        ann = field.annotation if field else None
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return None
+        model = ann
+    return model
+
+
+def _describe(err: dict[str, Any]) -> str:
+    """One readable phrase for one pydantic error, naming the full key path."""
+    loc = tuple(p for p in err["loc"] if not str(p).startswith("function-"))
+    path = ".".join(str(p) for p in loc)
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        owner = _section_model(loc)
+        options = list(owner.model_fields) if owner else []
+        close = difflib.get_close_matches(str(loc[-1]), options, n=1, cutoff=0.5)
+        hint = f"did you mean '{close[0]}'?" if close else "valid keys: " + ", ".join(options)
+        section = ".".join(str(p) for p in loc[:-1]) or "top level"
+        return f"{path}: unknown key in {section}; {hint}"
+    if kind == "value_error":
+        return err["msg"].removeprefix("Value error, ")
+    got = err.get("input")
+    shown = "" if isinstance(got, dict) else f" (got {got!r})"
+    return f"{path or 'config'}: {err['msg']}{shown}"
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return yaml.safe_load(text) if text != "" else ""
+    except yaml.YAMLError:
+        return text
+
+
+def apply_override(raw: dict[str, Any], assignment: str) -> None:
+    """Apply one ``a.b.c=value`` override to the raw dict (value parsed as YAML)."""
+    key, sep, value = assignment.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set {assignment!r}: expected KEY=VALUE, e.g. model.attention.type=luong_dot")
+    parts = key.strip().split(".")
+    node = raw
+    for i, part in enumerate(parts[:-1]):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {key}: {'.'.join(parts[: i + 1])} is a value, not a section")
+        node = child
+    node[parts[-1]] = _parse_value(value)
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """Read a YAML mapping; malformed YAML is reported with line and column."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config ({exc})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}{where}: malformed YAML: {problem}") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections, got {type(raw).__name__}")
+    return raw
+
+
+def from_dict(raw: dict[str, Any]) -> Config:
+    """Validate a raw mapping into a :class:`Config` or raise one ConfigError."""
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError("; ".join(_describe(e) for e in exc.errors())) from None
+
+
+def load(path: Path | str | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Config:
+    """Load a YAML config (or the defaults when ``path`` is None) plus ``--set`` overrides."""
+    raw = read_yaml(Path(path)) if path is not None else {}
+    for assignment in overrides:
+        apply_override(raw, assignment)
+    return from_dict(raw)
+
+
+def dump(config: Config) -> str:
+    """The resolved config as YAML: enough to rebuild the model and rerun the experiment."""
+    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+
+
+def describe_options(model: type[BaseModel] = Config, prefix: str = "") -> list[tuple[str, str, str]]:
+    """(key path, default, description) for every option, sections expanded."""
+    rows: list[tuple[str, str, str]] = []
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            rows.extend(describe_options(ann, f"{prefix}{name}."))
+            continue
+        default = field.get_default(call_default_factory=True)
+        rows.append((prefix + name, yaml.safe_dump(default, default_flow_style=True).strip().removesuffix("..."
+                     ).strip(), field.description or ""))
+    return rows

@@ -1,0 +1,159 @@
+"""Config parsing, defaults, overrides and every validation error path."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from nmt import config as C
+from nmt.errors import ConfigError
+
+CONFIGS = sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("*.yaml"))
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "x.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_are_valid_and_documented():
+    cfg = C.load(None)
+    assert cfg.model.attention.type == "bahdanau"
+    assert cfg.train.teacher_forcing == 1.0
+    rows = C.describe_options()
+    keys = [k for k, _, _ in rows]
+    assert "model.attention.type" in keys and "train.teacher_forcing" in keys
+    assert all(text for _, _, text in rows), "every option needs a description"
+    assert len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
+def test_example_configs_load(path):
+    assert isinstance(C.load(path), C.Config)
+
+
+def test_every_example_key_is_commented():
+    """Each option line carries a comment, inline or on the line above."""
+    assert CONFIGS, "configs/ holds no example"
+    for path in CONFIGS:
+        previous = ""
+        for line in path.read_text().splitlines():
+            stripped = line.strip()
+            if stripped and not stripped.startswith("#") and ":" in stripped:
+                is_section = stripped.endswith(":")
+                assert is_section or "#" in stripped or previous.startswith("#"), (
+                    f"{path.name}: option without a comment: {line!r}")
+            if stripped:
+                previous = stripped
+
+
+def test_yaml_values_and_overrides(tmp_path):
+    path = write(tmp_path, "model:\n  hidden_size: 32\n  attention:\n    type: qkv\n    heads: 4\n")
+    cfg = C.load(path, ["model.attention.type=luong_general", "train.teacher_forcing=0.5", "train.seed=7"])
+    assert cfg.model.hidden_size == 32
+    assert cfg.model.attention.type == "luong_general"
+    assert cfg.train.teacher_forcing == 0.5 and cfg.train.seed == 7
+    assert cfg.model.emb_size == 256  # untouched default
+
+
+def test_override_null_and_strings():
+    cfg = C.load(None, ["train.max_tokens=null", "train.batch_size=32", "name=my run"])
+    assert cfg.train.max_tokens is None and cfg.train.batch_size == 32 and cfg.name == "my run"
+
+
+def test_dump_round_trips():
+    cfg = C.load(None, ["model.cell=lstm", "decode.beam=3"])
+    again = C.from_dict(yaml.safe_load(C.dump(cfg)))
+    assert again == cfg
+
+
+@pytest.mark.parametrize("override,expected", [
+    ("model.atention.type=x", "model.atention: unknown key in model; did you mean 'attention'?"),
+    ("trian.lr=1", "trian: unknown key in top level; did you mean 'train'?"),
+    ("model.attention.tpye=qkv", "did you mean 'type'?"),
+    ("model.zzzzzz=1", "valid keys:"),
+])
+def test_unknown_keys_suggest(override, expected):
+    with pytest.raises(ConfigError) as err:
+        C.load(None, [override])
+    assert expected in str(err.value)
+
+
+@pytest.mark.parametrize("override,path,allowed", [
+    ("model.attention.type=foo", "model.attention.type", "'bahdanau'"),
+    ("model.cell=rnn", "model.cell", "'gru' or 'lstm'"),
+    ("train.teacher_forcing=1.5", "train.teacher_forcing", "less than or equal to 1"),
+    ("train.teacher_forcing=-0.1", "train.teacher_forcing", "greater than or equal to 0"),
+    ("model.dropout=-0.2", "model.dropout", "greater than or equal to 0"),
+    ("decode.beam=0", "decode.beam", "greater than or equal to 1"),
+    ("model.hidden_size=big", "model.hidden_size", "valid integer"),
+    ("train.optimizer=adagrad", "train.optimizer", "'adam'"),
+])
+def test_type_and_range_errors_name_path_and_allowed(override, path, allowed):
+    with pytest.raises(ConfigError) as err:
+        C.load(None, [override])
+    assert str(err.value).startswith(path + ":")
+    assert allowed in str(err.value)
+
+
+@pytest.mark.parametrize("overrides,words", [
+    (["model.tie_embeddings=true", "model.emb_size=128"], ["model.tie_embeddings", "model.emb_size"]),
+    (["model.attention.type=luong_dot"], ["luong_dot", "model.bidirectional"]),
+    (["model.attention.type=scaled_dot"], ["scaled_dot", "model.bidirectional"]),
+    (["model.attention.type=qkv", "model.attention.heads=3"], ["model.attention.heads"]),
+    (["model.attention.type=none", "model.attention.style=luong"], ["model.attention.style"]),
+    (["train.max_tokens=null"], ["train.max_tokens", "train.batch_size"]),
+    (["decode.n_best=6"], ["decode.n_best", "decode.beam"]),
+    (["data.min_len=10", "data.max_len=5"], ["data.min_len", "data.max_len"]),
+    (["data.src=de", "data.tgt=de"], ["data.src", "data.tgt"]),
+])
+def test_incompatible_combinations(overrides, words):
+    with pytest.raises(ConfigError) as err:
+        C.load(None, overrides)
+    for word in words:
+        assert word in str(err.value)
+
+
+def test_luong_dot_valid_with_unidirectional_encoder():
+    cfg = C.load(None, ["model.attention.type=luong_dot", "model.bidirectional=false"])
+    assert cfg.model.attention.resolved_style == "luong"
+
+
+def test_malformed_yaml_reports_line_and_column(tmp_path):
+    path = write(tmp_path, "model:\n  hidden_size: 32\n  attention: [unclosed\n")
+    with pytest.raises(ConfigError) as err:
+        C.load(path)
+    assert f"{path}:" in str(err.value) and "malformed YAML" in str(err.value)
+    line = int(str(err.value).split(":")[1])
+    assert line >= 3
+
+
+def test_missing_file_and_non_mapping(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        C.load(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        C.load(write(tmp_path, "- a\n- b\n"))
+
+
+@pytest.mark.parametrize("bad", ["novalue", "=3", "train.lr.x=1"])
+def test_malformed_overrides(bad):
+    with pytest.raises(ConfigError):
+        C.load(None, [bad])
+
+
+def test_empty_file_means_defaults(tmp_path):
+    assert C.load(write(tmp_path, "")) == C.load(None)
+
+
+def test_config_is_immutable():
+    cfg = C.load(None)
+    with pytest.raises(Exception):
+        cfg.train.lr = 5.0  # type: ignore[misc]
+
+
+def test_style_resolution():
+    assert C.load(None).model.attention.resolved_style == "bahdanau"
+    assert C.load(None, ["model.attention.type=qkv"]).model.attention.resolved_style == "luong"
+    assert C.load(None, ["model.attention.type=qkv", "model.attention.style=bahdanau"]
+                  ).model.attention.resolved_style == "bahdanau"
