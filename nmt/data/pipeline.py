@@ -1,0 +1,102 @@
+"""From the typed ``data`` config to prepared files and cached id arrays.
+
+The only module of :mod:`nmt.data` that reads the config: it picks the
+source loader, hands its text to :func:`nmt.data.prepare.prepare` and loads
+the encoded splits the trainer needs.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from nmt.config import DataConfig
+from nmt.data import sources
+from nmt.data.dataset import EncodedSplit, load_split
+from nmt.data.prepare import MANIFEST, load_prepared, prepare
+from nmt.data.tokenizer import Tokenizer
+from nmt.errors import DataError
+
+log = logging.getLogger(__name__)
+
+
+def _filters(cfg: DataConfig) -> dict[str, Any]:
+    return {"min_len": cfg.min_len, "max_len": cfg.max_len, "max_ratio": cfg.max_ratio,
+            "normalization": cfg.normalization}
+
+
+def _spm(cfg: DataConfig) -> dict[str, Any]:
+    return {"vocab_size": cfg.vocab_size, "model_type": cfg.spm_type, "joint": cfg.joint_vocab,
+            "character_coverage": cfg.character_coverage,
+            "input_sentence_size": cfg.input_sentence_size}
+
+
+def load_raw(cfg: DataConfig) -> tuple[sources.Raw, dict[str, Any]]:
+    """Raw parallel text of every split, and a description of where it came from."""
+    if cfg.corpus == "synthetic":
+        info = {"generator": "nmt.data.synthetic", "seed": cfg.synthetic_seed, "sizes": cfg.synthetic_sizes}
+        return sources.load_synthetic(cfg.src, cfg.tgt, cfg.synthetic_sizes, cfg.synthetic_seed), info
+    if cfg.corpus == "multi30k":
+        raw = sources.load_multi30k(cfg.src, cfg.tgt, cfg.mirror, Path(cfg.root) / "downloads" / "multi30k")
+        return raw, {"multi30k": "task1 raw", "mirror": cfg.mirror}
+    if cfg.corpus == "hub":
+        if not cfg.hub_name:
+            raise DataError("data.corpus=hub needs data.hub_name (e.g. wmt14)")
+        raw = sources.load_hub(cfg.hub_name, cfg.hub_config, cfg.src, cfg.tgt, cfg.hub_splits)
+        return raw, {"hub": cfg.hub_name, "config": cfg.hub_config, "splits": cfg.hub_splits}
+    if not cfg.local_files:
+        raise DataError("data.corpus=local needs data.local_files, e.g. {train: [train.de, train.en]}")
+    files = {split: (paths[0] if len(paths) == 1 else tuple(paths)) for split, paths in cfg.local_files.items()}
+    return sources.load_local(files, cfg.src, cfg.tgt), {"local": cfg.local_files}
+
+
+def prepare_corpus(cfg: DataConfig, force: bool = False) -> Path:
+    """Write ``data/<corpus>/<src>-<tgt>/`` (reused when inputs and settings are unchanged)."""
+    raw, info = load_raw(cfg)
+    prepare(cfg.corpus, raw, cfg.prepared_dir, cfg.src, cfg.tgt, filters=_filters(cfg),
+            spm=_spm(cfg), source_info=info, force=force)
+    return cfg.prepared_dir
+
+
+def _settings_match(manifest: dict[str, Any], cfg: DataConfig) -> bool:
+    spm = manifest.get("spm", {})
+    filters = manifest.get("cleaning", {}).get("filters", {})
+    wanted_filters = {k: v for k, v in _filters(cfg).items() if k != "normalization"}
+    return all(spm.get(k) == v for k, v in _spm(cfg).items()) and filters == wanted_filters
+
+
+@dataclass
+class Corpus:
+    """A prepared corpus: its folder, manifest, tokenizers and encoded splits."""
+
+    dir: Path
+    manifest: dict[str, Any]
+    src_tok: Tokenizer
+    tgt_tok: Tokenizer
+    splits: dict[str, EncodedSplit] = field(default_factory=dict)
+
+    def text(self, split: str, lang: str) -> list[str]:
+        """The prepared (normalized) text of one side of a split."""
+        return sources.read_lines(self.dir / f"{split}.{lang}")
+
+
+def load_corpus(cfg: DataConfig, splits: Sequence[str] = ("train", "valid")) -> Corpus:
+    """Prepare the corpus if needed (or if its settings changed), then load encoded splits."""
+    folder = cfg.prepared_dir
+    if not (folder / MANIFEST).is_file():
+        log.info("no prepared corpus in %s; preparing it now", folder)
+        prepare_corpus(cfg)
+    manifest, src_tok, tgt_tok = load_prepared(folder)
+    if not _settings_match(manifest, cfg):
+        log.info("data settings differ from %s/manifest.json; preparing again", folder)
+        prepare_corpus(cfg)
+        manifest, src_tok, tgt_tok = load_prepared(folder)
+    missing = [s for s in splits if s not in manifest["splits"]]
+    if missing:
+        raise DataError(f"{folder} has no split(s) {', '.join(missing)} (have: {', '.join(manifest['splits'])})")
+    corpus = Corpus(folder, manifest, src_tok, tgt_tok)
+    for split in splits:
+        corpus.splits[split] = load_split(folder, split, cfg.src, cfg.tgt, src_tok, tgt_tok)
+    return corpus

@@ -1,0 +1,326 @@
+"""Raw parallel text from the four corpus sources, plus the file helpers the data layer shares.
+
+Each loader returns ``{split: (source_lines, target_lines)}`` with the two lists
+line-aligned and nothing cleaned yet; :mod:`nmt.data.prepare` normalizes and filters. Empty
+lines are kept, since dropping one on one side would shift every later pair.
+
+Lines are split on ``"\\n"`` only (a trailing ``"\\r"`` is removed), never with
+``str.splitlines``, which also breaks at U+0085 and U+2028 and would misalign corpora whose
+sentences contain them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import hashlib
+import logging
+import os
+import urllib.error
+import urllib.request
+import zlib
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from nmt.errors import DataError
+
+logger = logging.getLogger(__name__)
+
+Raw = dict[str, tuple[list[str], list[str]]]
+"""split name -> (source lines, target lines), line-aligned."""
+
+MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{name}.{lang}.gz"
+MULTI30K_LANGS = ("en", "de", "fr", "cs")
+MULTI30K_SPLITS = {  # our split name -> upstream file stem
+    "train": "train", "valid": "val", "test2016": "test_2016_flickr",
+    "test2017": "test_2017_flickr", "test2018": "test_2018_flickr", "test2017_mscoco": "test_2017_mscoco"}
+MULTI30K_REQUIRED = ("train", "valid", "test2016")
+MIRROR_ENV = "NMT_DATA_MIRROR"
+
+
+# --- files -------------------------------------------------------------------------------
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so readers see the old file or the new one, never a part."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    """Write one line per item, UTF-8, ``\\n``-terminated, atomically."""
+    atomic_write_bytes(path, "".join(line + "\n" for line in lines).encode("utf-8"))
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def decode_lines(data: bytes, name: str) -> list[str]:
+    """Strict UTF-8 bytes -> lines; a bad byte is a DataError naming ``name`` and the line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DataError(f"{name}: line {line} is not valid UTF-8 (byte 0x{data[e.start]:02x}); "
+                        "convert the file to UTF-8, e.g. with iconv") from None
+    lines = text.removeprefix("\ufeff").split("\n")
+    if lines[-1] == "":  # a final newline ends the last line; it does not start a new one
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines of a UTF-8 text file, gzip-compressed when its name ends in ``.gz``."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
+    except FileNotFoundError:
+        raise DataError(f"file not found: {path}") from None
+    except (OSError, EOFError) as e:  # unreadable, or a corrupt/truncated gzip stream
+        raise DataError(f"cannot read {path}: {e}") from None
+    return decode_lines(data, str(path))
+
+
+def _aligned(src_path: Path, tgt_path: Path) -> tuple[list[str], list[str]]:
+    src, tgt = read_lines(src_path), read_lines(tgt_path)
+    if len(src) != len(tgt):
+        raise DataError(f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}; "
+                        "parallel files must be line-aligned")
+    return src, tgt
+
+
+# --- Multi30k ----------------------------------------------------------------------------
+
+def _download(url: str, dest: Path) -> bool:
+    """Fetch ``url`` into ``dest`` atomically; False when the server says 404 (no such file)."""
+    logger.info("downloading %s", url)
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            data = response.read()
+    except urllib.error.HTTPError as e:
+        if e.code == 404:
+            return False
+        raise DataError(f"cannot download {url} (HTTP {e.code}); "
+                        f"use --mirror DIR or set {MIRROR_ENV} to a folder with the files") from None
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        raise DataError(f"cannot download {url} ({reason}); "
+                        f"use --mirror DIR or set {MIRROR_ENV} to a folder with the files") from None
+    atomic_write_bytes(dest, data)
+    return True
+
+
+def _multi30k_file(stem: str, lang: str, mirror: Path | None, download_dir: Path) -> Path | None:
+    """Local path of one Multi30k file, from the mirror or a (cached) download; None if absent."""
+    if mirror is not None:
+        for name in (f"{stem}.{lang}.gz", f"{stem}.{lang}"):
+            if (mirror / name).is_file():
+                return mirror / name
+        return None
+    dest = Path(download_dir) / f"{stem}.{lang}.gz"
+    absent = dest.with_name(f"{stem}.{lang}.absent")  # remembers a 404, so reruns need no network
+    if dest.is_file():
+        logger.info("reusing %s", dest)
+        return dest
+    if absent.is_file():
+        return None
+    if _download(MULTI30K_URL.format(name=stem, lang=lang), dest):
+        return dest
+    atomic_write_bytes(absent, b"")
+    return None
+
+
+def load_multi30k(src: str, tgt: str, mirror: str | Path | None, download_dir: Path) -> Raw:
+    """Multi30k task 1 for a pair of en/de/fr/cs: train, valid, test2016 and the later tests.
+
+    Files come from ``mirror`` (or ``$NMT_DATA_MIRROR`` when ``mirror`` is None), a folder with
+    the upstream file names, without touching the network; otherwise they are downloaded
+    once into ``download_dir``. The 2017/2018 test sets are added when both languages have
+    them (Czech, for one, has no 2017 set) and skipped otherwise.
+    """
+    for lang in (src, tgt):
+        if lang not in MULTI30K_LANGS:
+            raise DataError(f"Multi30k has no language '{lang}'; choose from {', '.join(MULTI30K_LANGS)}")
+    if src == tgt:
+        raise DataError(f"source and target language are both '{src}'")
+    if mirror is None:
+        mirror = os.environ.get(MIRROR_ENV) or None
+    if mirror is not None:
+        mirror = Path(mirror)
+        if not mirror.is_dir():
+            raise DataError(f"Multi30k mirror folder {mirror} does not exist")
+    where = f"mirror {mirror}" if mirror is not None else MULTI30K_URL.split("{")[0]
+
+    raw: Raw = {}
+    for split, stem in MULTI30K_SPLITS.items():
+        paths = [_multi30k_file(stem, lang, mirror, download_dir) for lang in (src, tgt)]
+        if None in paths:
+            missing = [f"{stem}.{lang}.gz" for lang, p in zip((src, tgt), paths) if p is None]
+            if split in MULTI30K_REQUIRED:
+                raise DataError(f"Multi30k {split} split not found: {where} has no {', '.join(missing)}")
+            logger.info("Multi30k %s: no %s in %s; skipping this test set", split, ", ".join(missing), where)
+            continue
+        raw[split] = _aligned(paths[0], paths[1])
+    return raw
+
+
+# --- Hugging Face hub --------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _offline_mode_from_env() -> Iterator[None]:
+    """Honour ``HF_HUB_OFFLINE`` as it is now, not as it was when ``datasets`` was imported.
+
+    Both libraries read the variable once at import; re-reading it per call lets the CLI and
+    tests switch to offline mode later. The previous values are restored afterwards.
+    """
+    import datasets
+    import huggingface_hub.constants as hub_constants
+
+    value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("HF_DATASETS_OFFLINE") or ""
+    offline = value.upper() in ("1", "ON", "YES", "TRUE")
+    saved = (datasets.config.HF_HUB_OFFLINE, hub_constants.HF_HUB_OFFLINE)
+    if offline:
+        datasets.config.HF_HUB_OFFLINE = hub_constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        datasets.config.HF_HUB_OFFLINE, hub_constants.HF_HUB_OFFLINE = saved
+
+
+def _columns(table, src: str, tgt: str, what: str) -> tuple[list[str], list[str]]:
+    """Source and target lists from a ``datasets.Dataset`` in one of the accepted layouts.
+
+    Accepted: a ``translation`` column of ``{lang: text}`` dicts (WMT/OPUS style), columns
+    named after the two languages, or columns named ``src`` and ``tgt``.
+    """
+    cols = table.column_names
+    if "translation" in cols:
+        pairs = table["translation"]
+        if pairs and not (src in pairs[0] and tgt in pairs[0]):
+            raise DataError(f"{what}: translations have languages {sorted(pairs[0])}, not {src} and {tgt}")
+        src_lines, tgt_lines = [p[src] for p in pairs], [p[tgt] for p in pairs]
+    elif src in cols and tgt in cols:
+        src_lines, tgt_lines = table[src], table[tgt]
+    elif "src" in cols and "tgt" in cols:
+        src_lines, tgt_lines = table["src"], table["tgt"]
+    else:
+        raise DataError(f"{what}: columns {cols} hold neither 'translation' nor '{src}'/'{tgt}' nor 'src'/'tgt'")
+    for side in (src_lines, tgt_lines):
+        for i, value in enumerate(side):
+            if not isinstance(value, str):
+                raise DataError(f"{what}: row {i + 1} has {value!r} where text was expected")
+    return list(src_lines), list(tgt_lines)
+
+
+def load_hub(name: str, config: str | None, src: str, tgt: str, splits: Mapping[str, str]) -> Raw:
+    """A translation dataset from the Hugging Face hub, e.g. ``load_hub("wmt14", "de-en", ...)``.
+
+    ``splits`` maps our split names to the hub's (``{"valid": "validation", ...}``). Network,
+    unknown-dataset and offline failures become one-line DataErrors; a dataset already in
+    the local ``datasets`` cache also loads with ``HF_HUB_OFFLINE=1``.
+    """
+    import datasets
+
+    label = name if config is None else f"{name}/{config}"
+    raw: Raw = {}
+    for ours, theirs in splits.items():
+        try:  # one split at a time: hub datasets in parquet then fetch only that split's files
+            with _offline_mode_from_env():
+                table = datasets.load_dataset(name, config, split=theirs)
+        except ConnectionError as e:
+            raise DataError(f"cannot reach the Hugging Face hub for '{label}' ({str(e).splitlines()[0]}); "
+                            "use --mirror or local files") from None
+        except Exception as e:  # unknown names, configs and splits arrive with many exception types
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise DataError(f"cannot load split '{theirs}' of '{label}' from the Hugging Face hub: {first}") from None
+        raw[ours] = _columns(table, src, tgt, f"{label} [{theirs}]")
+        logger.info("hub %s %s: %d pairs", label, theirs, len(raw[ours][0]))
+    return raw
+
+
+# --- local files -------------------------------------------------------------------------
+
+def _load_table(path: Path, src: str, tgt: str, cache_dir: Path | None) -> tuple[list[str], list[str]]:
+    """One TSV (``src<TAB>tgt``, no header, no quoting) or JSONL file, read through ``datasets``."""
+    import datasets
+
+    if not path.is_file():
+        raise DataError(f"file not found: {path}")
+    cache = None if cache_dir is None else str(cache_dir)
+    try:
+        if path.suffix == ".tsv":
+            features = datasets.Features({"src": datasets.Value("string"), "tgt": datasets.Value("string")})
+            table = datasets.load_dataset(
+                "csv", data_files=str(path), split="train", cache_dir=cache, features=features,
+                delimiter="\t", header=None, column_names=["src", "tgt"], quoting=csv.QUOTE_NONE,
+                keep_default_na=False, na_filter=False, skip_blank_lines=False)
+        else:
+            table = datasets.load_dataset("json", data_files=str(path), split="train", cache_dir=cache)
+    except Exception as e:  # parser errors arrive wrapped in DatasetGenerationError
+        decode_lines(path.read_bytes(), str(path))  # prefer the precise message for bad UTF-8
+        cause = e.__cause__ or e
+        detail = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        raise DataError(f"cannot read {path}: {detail}") from None
+    return _columns(table, src, tgt, str(path))
+
+
+def load_local(files: Mapping[str, tuple[Path, Path] | Path], src: str, tgt: str,
+               hf_cache_dir: Path | None = None) -> Raw:
+    """Parallel text from local files, per split either two aligned text files or one table.
+
+    ``files[split]`` is ``(source_file, target_file)`` (plain UTF-8, ``.gz`` allowed) or one
+    ``.tsv`` / ``.jsonl`` file holding both sides. ``hf_cache_dir`` overrides where
+    ``datasets`` caches parsed tables.
+    """
+    raw: Raw = {}
+    for split, spec in files.items():
+        if isinstance(spec, (str, Path)):
+            path = Path(spec)
+            if path.suffix not in (".tsv", ".jsonl", ".json"):
+                raise DataError(f"{path}: a single file per split must be .tsv or .jsonl "
+                                "(or give a source and a target text file)")
+            raw[split] = _load_table(path, src, tgt, hf_cache_dir)
+        elif len(spec) == 2:
+            raw[split] = _aligned(Path(spec[0]), Path(spec[1]))
+        else:
+            raise DataError(f"split '{split}': give [source_file, target_file] or one .tsv/.jsonl file, not {len(spec)} files")
+        logger.info("local %s: %d pairs", split, len(raw[split][0]))
+    return raw
+
+
+# --- synthetic ---------------------------------------------------------------------------
+
+def load_synthetic(src: str, tgt: str, sizes: Mapping[str, int], seed: int) -> Raw:
+    """The embedded English-German generator, in either direction.
+
+    Each split draws from its own seed derived from ``seed`` and the split's name, exactly as
+    :func:`nmt.data.synthetic.write_corpus` does, so both give the same corpus and adding a
+    split changes no other.
+    """
+    if {src, tgt} != {"en", "de"}:
+        raise DataError(f"the synthetic corpus is English-German; got {src}-{tgt} (use en-de or de-en)")
+    from nmt.data import synthetic  # imported on use, like ``datasets`` for the hub and tables
+
+    raw: Raw = {}
+    for split, n in sizes.items():
+        pairs = synthetic.generate_pairs(n, seed=seed * 2**32 + zlib.crc32(split.encode("utf-8")))
+        en, de = [p[0] for p in pairs], [p[1] for p in pairs]
+        raw[split] = (en, de) if src == "en" else (de, en)
+    return raw

@@ -1,0 +1,98 @@
+"""Prepared corpus folders: files, manifest, reuse, and loading them back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from nmt.data import prepare as prepare_module
+from nmt.data.clean import clean_pairs
+from nmt.data.prepare import MANIFEST, load_prepared, prepare
+from nmt.data.sources import load_multi30k, read_lines
+from nmt.errors import ConfigError, DataError
+
+SMALL_SPM = {"vocab_size": 60, "num_threads": 1}
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_eval_splits_are_normalized_but_never_filtered(toy_raw: dict, tmp_path: Path) -> None:
+    manifest = prepare("toy", toy_raw, tmp_path, "de", "en", filters={}, spm=SMALL_SPM, source_info={})
+    assert read_lines(tmp_path / "valid.de") == ["Ein Hund läuft.", "", "Zwei Kinder spielen."]
+    assert read_lines(tmp_path / "valid.en") == ["A dog runs.", "An empty line above.", "Two children play."]
+    assert manifest["splits"]["valid"]["pairs"] == manifest["splits"]["valid"]["raw_pairs"] == 3
+    # train lost its empty-source pairs, and only those
+    n_empty = toy_raw["train"][0].count("")
+    assert manifest["cleaning"]["removed"] == {"empty": n_empty, "too_short": 0, "too_long": 0, "ratio": 0}
+    assert len(read_lines(tmp_path / "train.de")) == len(toy_raw["train"][0]) - n_empty
+
+
+def test_manifest_hashes_match_the_files(toy_prepared: Path) -> None:
+    manifest = json.loads((toy_prepared / MANIFEST).read_text(encoding="utf-8"))
+    assert manifest["corpus"] == "toy" and manifest["pair"] == {"src": "de", "tgt": "en"}
+    for split, info in manifest["splits"].items():
+        for lang, entry in info["files"].items():
+            assert entry["path"] == f"{split}.{lang}"
+            assert entry["sha256"] == sha(toy_prepared / entry["path"])
+            assert len(read_lines(toy_prepared / entry["path"])) == info["pairs"]
+    assert manifest["tokenizers"]["src"] == manifest["tokenizers"]["tgt"]  # joint vocabulary
+    assert manifest["tokenizers"]["src"]["sha256"] == sha(toy_prepared / "spm.model")
+    assert manifest["spm"]["joint"] is True and manifest["spm"]["vocab_size"] == 60
+
+
+def test_same_inputs_reuse_the_folder(toy_raw: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = prepare("toy", toy_raw, tmp_path, "de", "en", filters={}, spm=SMALL_SPM, source_info={"v": 1})
+
+    def must_not_train(*args, **kwargs):
+        raise AssertionError("SentencePiece was retrained although nothing changed")
+
+    monkeypatch.setattr(prepare_module, "train_sentencepiece", must_not_train)
+    assert prepare("toy", toy_raw, tmp_path, "de", "en", filters={}, spm=SMALL_SPM, source_info={"v": 1}) == first
+    for changed in ({"source_info": {"v": 2}}, {"force": True}):
+        kwargs = {"filters": {}, "spm": SMALL_SPM, "source_info": {"v": 1}, **changed}
+        with pytest.raises(AssertionError, match="retrained"):
+            prepare("toy", toy_raw, tmp_path, "de", "en", **kwargs)
+        assert not (tmp_path / MANIFEST).exists(), "a half-rebuilt folder must not keep a manifest"
+
+
+def test_separate_vocabularies(toy_raw: dict, tmp_path: Path) -> None:
+    manifest = prepare("toy", toy_raw, tmp_path, "de", "en", filters={},
+                       spm={**SMALL_SPM, "joint": False}, source_info={})
+    assert manifest["tokenizers"]["src"]["path"] == "spm.de.model"
+    assert manifest["tokenizers"]["tgt"]["path"] == "spm.en.model"
+    _, src_tok, tgt_tok = load_prepared(tmp_path)
+    assert src_tok is not tgt_tok and src_tok.sha256 != tgt_tok.sha256
+
+
+def test_joint_vocabulary_loads_one_tokenizer(toy_prepared: Path) -> None:
+    manifest, src_tok, tgt_tok = load_prepared(toy_prepared)
+    assert src_tok is tgt_tok and src_tok.sha256 == manifest["tokenizers"]["src"]["sha256"]
+
+
+def test_load_prepared_without_manifest_says_what_to_run(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"run `nmt data prepare multi30k --pair de-en`"):
+        load_prepared(tmp_path / "multi30k" / "de-en")
+
+
+def test_unknown_setting_is_rejected(toy_raw: dict, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="vocab_sise"):
+        prepare("toy", toy_raw, tmp_path, "de", "en", filters={}, spm={"vocab_sise": 10}, source_info={})
+
+
+def test_multi30k_line_counts(multi30k_prepared: Path) -> None:
+    manifest, src_tok, _ = load_prepared(multi30k_prepared)
+    counts = {split: len(read_lines(multi30k_prepared / f"{split}.{lang}"))
+              for split in manifest["splits"] for lang in ("de", "en")}
+    assert counts == {"train": 29000, "valid": 1014, "test2016": 1000}
+    assert src_tok.vocab_size == 2000
+
+
+def test_multi30k_default_filters_account_for_every_pair(multi30k_dir: Path, tmp_path: Path) -> None:
+    src, tgt = load_multi30k("de", "en", mirror=multi30k_dir, download_dir=tmp_path)["train"]
+    kept, _, removed = clean_pairs(src, tgt)
+    assert len(kept) + sum(removed.values()) == 29000 and len(kept) > 28900
