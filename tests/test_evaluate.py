@@ -1,0 +1,189 @@
+"""Tests for nmt.evaluate (scoring, significance, reports, input) and nmt.plots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sacrebleu
+import torch
+
+from nmt.errors import UserError
+from nmt.evaluate import (
+    Score,
+    bleu_by_length,
+    compare_systems,
+    read_lines,
+    score,
+    write_report,
+)
+from nmt.plots import plot_attention, plot_bleu_by_length, plot_curves
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+REFS = [
+    "The cat sat on the mat.",
+    "A man is riding a bicycle down the street.",
+    "Two children are playing in the park.",
+    "She reads a book under the old tree.",
+    "The dog runs after the red ball.",
+    "People are waiting for the bus in the rain.",
+]
+HYPS = [
+    "The cat sat on a mat.",
+    "A man rides a bike down the street.",
+    "Two kids are playing in the park.",
+    "She is reading a book under the tree.",
+    "The dog runs after the ball.",
+    "People wait for a bus in the rain.",
+]
+
+
+def _corpus(n: int) -> list[str]:
+    """n distinct reference sentences, long enough to have 4-gram matches."""
+    words = "red green blue small large old young happy quiet fast".split()
+    return [f"the {words[i % 10]} {words[(i * 3) % 10]} dog number {i} runs across the wide field" for i in range(n)]
+
+
+def _garble(sentence: str) -> str:
+    """Reverse word order: same words, (almost) no higher-order n-gram matches."""
+    return " ".join(reversed(sentence.split()))
+
+
+def test_score_matches_sacrebleu() -> None:
+    result = score(HYPS, REFS)
+    assert result.bleu == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS]).score)
+    assert result.chrf == pytest.approx(sacrebleu.corpus_chrf(HYPS, [REFS]).score)
+    assert 0.0 < result.bleu < 100.0
+    assert result.n == len(REFS)
+    assert "tok:13a" in result.bleu_signature and "smooth:exp" in result.bleu_signature
+    assert "case:mixed" in result.bleu_signature
+    assert result.chrf_signature.startswith("nrefs:1")
+    assert Score(**result.to_dict()) == result
+
+
+def test_identical_hyps_score_100() -> None:
+    result = score(REFS, REFS)
+    assert result.bleu == pytest.approx(100.0)
+    assert result.chrf == pytest.approx(100.0)
+
+
+def test_score_length_mismatch_names_both_counts() -> None:
+    with pytest.raises(UserError, match=r"5 hypotheses.*6 references"):
+        score(HYPS[:5], REFS)
+    with pytest.raises(UserError):
+        score([], [])
+
+
+def test_bleu_by_length_buckets() -> None:
+    refs = _corpus(40)
+    hyps = [r if i % 2 else _garble(r) for i, r in enumerate(refs)]
+    lengths = [(i * 7) % 60 for i in range(40)]  # spans every default bucket
+    rows = bleu_by_length(lengths, hyps, refs)
+    assert sum(row["n"] for row in rows) == len(refs)
+    assert [row["bucket"] for row in rows] == ["0-9", "10-19", "20-29", "30-39", "40-49", "50+"]
+    assert rows[1]["n"] == sum(1 for n in lengths if 10 <= n < 20)
+    assert all(0.0 <= row["bleu"] <= 100.0 for row in rows)
+
+    # Edges are half-open and empty buckets are skipped.
+    rows = bleu_by_length([5, 10, 10, 29], hyps[:4], refs[:4], edges=(0, 10, 20, 30))
+    assert [(row["bucket"], row["n"]) for row in rows] == [("0-9", 1), ("10-19", 2), ("20-29", 1)]
+    with pytest.raises(ValueError, match="outside"):
+        bleu_by_length([30], hyps[:1], refs[:1], edges=(0, 10, 20, 30))
+
+
+def test_compare_systems_paired_bootstrap() -> None:
+    refs = _corpus(30)
+    systems = {
+        "garbled": [_garble(r) for r in refs],
+        "perfect": list(refs),
+        "half": [r if i % 2 else _garble(r) for i, r in enumerate(refs)],
+    }
+    rows = compare_systems(systems, refs, n_samples=200, seed=7)
+    assert [row["name"] for row in rows] == list(systems)
+
+    baseline, perfect = rows[0], rows[1]
+    assert baseline["bleu_p_value"] is None and baseline["significant"] is None
+    assert perfect["bleu"] == pytest.approx(100.0)
+    assert perfect["bleu"] > baseline["bleu"]
+    assert perfect["bleu_p_value"] < 0.05 and perfect["significant"] is True
+    assert baseline["bleu"] == pytest.approx(score(systems["garbled"], refs).bleu)
+    for row in rows:
+        assert row["bleu_ci"] >= 0.0 and row["chrf_ci"] >= 0.0
+        assert "bs:200" in row["bleu_signature"] and "seed:7" in row["bleu_signature"]
+
+    again = compare_systems(systems, refs, n_samples=200, seed=7)
+    assert again == rows
+
+
+def test_compare_systems_rejects_misaligned_system() -> None:
+    refs = _corpus(5)
+    with pytest.raises(UserError, match="'short'"):
+        compare_systems({"base": refs, "short": refs[:4]}, refs, n_samples=10)
+
+
+def test_write_report(tmp_path: Path) -> None:
+    result = score(HYPS, REFS)
+    payload = {"test": result.to_dict(), "checkpoint": "best.pt", "note": "ümlaut"}
+    rows = [{"name": "attn", "bleu": result.bleu, "chrf": result.chrf, "p_value": None}]
+    json_path, md_path = write_report(tmp_path / "reports" / "newstest.2014", payload, rows)
+
+    assert json_path == tmp_path / "reports" / "newstest.2014.json"
+    assert md_path == tmp_path / "reports" / "newstest.2014.md"
+    assert json.loads(json_path.read_text(encoding="utf-8")) == payload
+    md_lines = md_path.read_text(encoding="utf-8").splitlines()
+    assert "| name | bleu | chrf | p_value |" in md_lines
+    assert f"| attn | {result.bleu:.2f} | {result.chrf:.2f} | - |" in md_lines
+    assert f"- test.bleu_signature: `{result.bleu_signature}`" in md_lines
+    assert sorted(p.name for p in json_path.parent.iterdir()) == ["newstest.2014.json", "newstest.2014.md"]
+
+
+def test_write_report_failure_leaves_no_partial_file(tmp_path: Path) -> None:
+    with pytest.raises(TypeError):
+        write_report(tmp_path / "bad", {"x": object()}, [])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_read_lines(tmp_path: Path) -> None:
+    good = tmp_path / "good.txt"
+    good.write_bytes("eins\r\nzwei\n\ndrei – vier".encode("utf-8"))
+    assert read_lines(good) == ["eins", "zwei", "", "drei – vier"]
+
+    bad = tmp_path / "bad.de"
+    bad.write_bytes(b"ok\nalso ok\nbroken \xff\xfe here\nfine\n")
+    with pytest.raises(UserError, match=r"bad\.de.*line 3"):
+        read_lines(bad)
+    with pytest.raises(UserError, match="missing.txt"):
+        read_lines(tmp_path / "missing.txt")
+
+
+def _assert_png(path: Path) -> None:
+    data = path.read_bytes()
+    assert data.startswith(PNG_MAGIC) and len(data) > 1000
+    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_plot_attention(tmp_path: Path) -> None:
+    src, tgt = ["ein", "Hund", "läuft", "</s>"], ["a", "dog", "runs"]
+    weights = torch.softmax(torch.randn(len(tgt), len(src)), dim=-1)
+    _assert_png(plot_attention(weights, src, tgt, tmp_path / "attn.png", title="example"))
+    _assert_png(plot_attention(weights.numpy(), src, tgt, tmp_path / "attn_np.png"))
+    with pytest.raises(ValueError, match="shape"):
+        plot_attention(weights.T, src, tgt, tmp_path / "wrong.png")
+    with pytest.raises(ValueError):
+        plot_attention(np.ones(4), src, tgt, tmp_path / "wrong.png")
+    assert not (tmp_path / "wrong.png").exists()
+
+
+def test_plot_bleu_by_length_and_curves(tmp_path: Path) -> None:
+    series = {
+        "attention": [{"bucket": "0-9", "n": 3, "bleu": 30.0}, {"bucket": "50+", "n": 2, "bleu": 25.0}],
+        "no attention": [{"bucket": "0-9", "n": 3, "bleu": 28.0}, {"bucket": "10-19", "n": 4, "bleu": 12.0}],
+    }
+    _assert_png(plot_bleu_by_length(series, tmp_path / "by_length.png"))
+    curves = {"attention": [(0.5, 3.0), (1.0, 9.5), (2.0, 14.0)], "baseline": [(0.5, 2.0), (1.5, 6.0)]}
+    _assert_png(plot_curves(curves, tmp_path / "curves.png", xlabel="minutes", ylabel="valid BLEU"))
+    with pytest.raises(ValueError):
+        plot_curves({}, tmp_path / "empty.png", xlabel="x", ylabel="y")
