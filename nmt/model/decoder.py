@@ -1,0 +1,237 @@
+"""The attentional decoder: ``step()`` for one token, ``forward()`` for a whole target.
+
+Two styles (``style``):
+
+- **bahdanau** (Bahdanau et al. 2015): attend with the *previous* state s_{t-1}, feed the
+  context into the recurrence and into the output layer:
+      c_t = attn(s_{t-1}),  s_t = RNN([e_t; c_t], s_{t-1}),  o_t = tanh(W_o [s_t; c_t; e_t])
+- **luong** (Luong et al. 2015): step the recurrence first, attend with the new state:
+      h_t = RNN(e_t [; h~_{t-1}], h_{t-1}),  c_t = attn(h_t),  h~_t = tanh(W_c [c_t; h_t])
+  With ``input_feeding`` the previous attentional vector h~_{t-1} (before dropout) joins
+  the input, so the model knows what it attended to before.
+
+Both: logits = W_out dropout(o_t), o_t of size H; with ``tie_embeddings`` W_out is the
+target embedding matrix (Press & Wolf 2017; needs E == H).
+
+Speed.  Whatever does not depend on the previous step is computed once for all T:
+embeddings and their share of the recurrent input, W_e e_t + b (the layer-0 input weight
+is split into its embedding and context/feed columns); the attention keys (by the caller);
+and, when nothing feeds back, the output layer, run once over (B*T, H) after the loop.
+When no attention result is fed back (Luong without input feeding) and every input is the
+reference, :meth:`forward` runs the recurrence as one nn.GRU/nn.LSTM call and attention as
+one batched product over (B, T, S) (the *fast path*).
+
+Shapes: B batch, S source length, T target length, E embedding size, H hidden size,
+K context (encoder output) size, V target vocabulary, L layers, G gates x H.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from nmt.model.attention import Attention
+from nmt.model.bridge import StartState
+from nmt.model.cells import LayerWeights, layer_weights, stack_step
+from nmt.model.encoder import rnn_class
+from nmt.model.state import DecoderState, EncoderOutput, FinalState
+
+STYLES = ("bahdanau", "luong")
+
+Layers = list[Tensor]  # one (B, H) tensor per layer, while stepping
+
+
+class Decoder(nn.Module):
+    """RNN decoder over target ids, attending over an :class:`EncoderOutput`."""
+
+    def __init__(
+        self,
+        vocab_size: int,
+        emb_size: int,
+        hidden_size: int,
+        attention: Attention,
+        *,
+        enc_state_size: int,
+        enc_directions: int = 1,
+        num_layers: int = 1,
+        cell: str = "gru",
+        style: str = "bahdanau",
+        input_feeding: bool = True,
+        init_state: str = "bridge",
+        dropout: float = 0.0,
+        emb_dropout: float = 0.0,
+        tie_embeddings: bool = False,
+        pad_id: int = 0,
+    ) -> None:
+        super().__init__()
+        if style not in STYLES:
+            raise ValueError(f"unknown decoder style {style!r}; valid options: {', '.join(STYLES)}")
+        if attention.query_size != hidden_size:
+            raise ValueError(f"attention query size {attention.query_size} != decoder hidden size {hidden_size}")
+        if tie_embeddings and emb_size != hidden_size:
+            raise ValueError(f"tie_embeddings needs emb_size == hidden_size (got {emb_size} and {hidden_size})")
+        K = attention.context_size
+        self.style = style
+        self.input_feeding = style == "luong" and input_feeding
+        self.emb_size = emb_size
+        self.hidden_size = hidden_size
+        self.lstm = cell == "lstm"
+        self.dropout_p = dropout
+        # Layer-0 input: [e_t; c_t] (bahdanau), [e_t; h~_{t-1}] (luong, input feeding) or e_t.
+        extra = K if style == "bahdanau" else (hidden_size if self.input_feeding else 0)
+        self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)
+        self.emb_dropout = nn.Dropout(emb_dropout)
+        self.rnn = rnn_class(cell)(
+            emb_size + extra, hidden_size, num_layers, batch_first=True, dropout=dropout if num_layers > 1 else 0.0)
+        self.attention = attention
+        self.start = StartState(init_state, enc_state_size, enc_directions, hidden_size, num_layers, self.lstm)
+        # W_o over [s_t; c_t; e_t] (bahdanau) or W_c over [c_t; h_t] (luong).
+        self.readout = nn.Linear(hidden_size + K + (emb_size if style == "bahdanau" else 0), hidden_size)
+        self.dropout = nn.Dropout(dropout)
+        self.output = nn.Linear(hidden_size, vocab_size)
+        if tie_embeddings:
+            self.output.weight = self.embedding.weight
+
+    # ------------------------------------------------------------ pieces
+
+    @property
+    def can_run_fast(self) -> bool:
+        """Whether nothing computed by attention feeds back into the recurrence."""
+        return self.style == "luong" and not self.input_feeding
+
+    def init_state(self, final: FinalState) -> DecoderState:
+        """The start state from the encoder final state (see :mod:`nmt.model.bridge`)."""
+        hidden, cell = self.start(final)
+        feed = hidden.new_zeros(hidden.shape[1:]) if self.input_feeding else None  # h~_0 = 0
+        return DecoderState(hidden=hidden, cell=cell, feed=feed)
+
+    def _split_weights(self) -> tuple[Tensor, Tensor, Tensor, list[LayerWeights]]:
+        """Layer-0 input weight split into embedding columns W_e (with b_ih) and the rest W_x."""
+        layers = layer_weights(self.rnn)
+        w_ih0 = layers[0].w_ih
+        return w_ih0[:, : self.emb_size], layers[0].b_ih, w_ih0[:, self.emb_size:], layers
+
+    def _read(self, s: Tensor, context: Tensor, emb: Optional[Tensor]) -> Tensor:
+        """o = tanh(W_o [s; c; e]) (bahdanau) or h~ = tanh(W_c [c; h]) (luong, ``emb`` unused): (..., H)."""
+        parts = (s, context, emb) if self.style == "bahdanau" else (context, s)
+        return torch.tanh(self.readout(torch.cat(parts, dim=-1)))
+
+    def _advance(
+        self, x_gates: Tensor, hs: Layers, cs: Optional[Layers], feed: Optional[Tensor],
+        enc: EncoderOutput, w_x: Tensor, layers: list[LayerWeights],
+    ) -> tuple[Layers, Optional[Layers], Tensor, Tensor]:
+        """One step given the embedding's input contribution x_gates (B, G).
+
+        Returns new layer states, the context c_t (B, K) and the attention weights (B, S).
+        """
+        if self.style == "bahdanau":
+            context, weights = self.attention(hs[-1], enc.keys, enc.memory, enc.mask)  # query s_{t-1}
+            x_gates = torch.addmm(x_gates, context, w_x.t())  # + W_c c_t
+            hs, cs = stack_step(x_gates, hs, cs, layers, self.dropout_p, self.training)
+            return hs, cs, context, weights
+        if feed is not None:
+            x_gates = torch.addmm(x_gates, feed, w_x.t())  # + W_f h~_{t-1}
+        hs, cs = stack_step(x_gates, hs, cs, layers, self.dropout_p, self.training)
+        context, weights = self.attention(hs[-1], enc.keys, enc.memory, enc.mask)  # query h_t
+        return hs, cs, context, weights
+
+    @staticmethod
+    def _unpack(state: DecoderState) -> tuple[Layers, Optional[Layers]]:
+        return list(state.hidden.unbind(0)), (list(state.cell.unbind(0)) if state.cell is not None else None)
+
+    @staticmethod
+    def _pack(hs: Layers, cs: Optional[Layers], feed: Optional[Tensor]) -> DecoderState:
+        return DecoderState(torch.stack(hs), torch.stack(cs) if cs is not None else None, feed)
+
+    # ------------------------------------------------------------ public
+
+    def step(self, prev: Tensor, state: DecoderState, enc: EncoderOutput) -> tuple[Tensor, DecoderState, Tensor]:
+        """Previous tokens (B,) -> logits (B, V), the new state, attention weights (B, S)."""
+        w_e, b_e, w_x, layers = self._split_weights()
+        hs, cs = self._unpack(state)
+        logits, hs, cs, feed, weights = self._token_step(prev, hs, cs, state.feed, enc, w_e, b_e, w_x, layers)
+        return logits, self._pack(hs, cs, feed), weights
+
+    def _token_step(
+        self, tokens: Tensor, hs: Layers, cs: Optional[Layers], feed: Optional[Tensor], enc: EncoderOutput,
+        w_e: Tensor, b_e: Tensor, w_x: Tensor, layers: list[LayerWeights],
+    ) -> tuple[Tensor, Layers, Optional[Layers], Optional[Tensor], Tensor]:
+        emb = self.emb_dropout(self.embedding(tokens))  # (B, E)
+        hs, cs, context, weights = self._advance(F.linear(emb, w_e, b_e), hs, cs, feed, enc, w_x, layers)
+        out = self._read(hs[-1], context, emb)  # (B, H)
+        feed = out if self.input_feeding else None
+        return self.output(self.dropout(out)), hs, cs, feed, weights
+
+    def forward(
+        self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput,
+        teacher_forcing: float = 1.0, fast: Optional[bool] = None,
+    ) -> tuple[Tensor, Tensor]:
+        """Decode a whole target ``tgt_in`` (B, T) = [BOS, y_1, ...] -> logits (B, T, V), weights (B, T, S).
+
+        At each step t > 0 each sentence reads the reference tgt_in[:, t] with probability
+        ``teacher_forcing``, else the argmax of its own previous logits.  ``fast``: None picks
+        the fast path whenever it applies; True demands it (ValueError if it does not
+        apply); False forces the step-by-step path.
+        """
+        applicable = teacher_forcing >= 1.0 and self.can_run_fast
+        if fast and not applicable:
+            raise ValueError(
+                "the fast decoder path needs teacher_forcing == 1 and luong style without input feeding "
+                f"(got teacher_forcing={teacher_forcing}, style={self.style}, input_feeding={self.input_feeding})")
+        if applicable and fast is not False:
+            return self._forward_fast(tgt_in, state, enc)
+        if teacher_forcing >= 1.0:
+            return self._forward_forced(tgt_in, state, enc)
+        return self._forward_sampled(tgt_in, state, enc, teacher_forcing)
+
+    def _forward_fast(self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput) -> tuple[Tensor, Tensor]:
+        emb = self.emb_dropout(self.embedding(tgt_in))  # (B, T, E)
+        hx = (state.hidden, state.cell) if self.lstm else state.hidden
+        states, _ = self.rnn(emb, hx)  # (B, T, H): the whole target in one call
+        context, weights = self.attention(states, enc.keys, enc.memory, enc.mask)  # (B, T, K), (B, T, S)
+        return self.output(self.dropout(self._read(states, context, emb))), weights
+
+    def _forward_forced(self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput) -> tuple[Tensor, Tensor]:
+        w_e, b_e, w_x, layers = self._split_weights()
+        emb = self.emb_dropout(self.embedding(tgt_in))  # (B, T, E)
+        x_all = F.linear(emb.transpose(0, 1), w_e, b_e)  # (T, B, G): W_e e_t + b for every t at once
+        hs, cs = self._unpack(state)
+        feed = state.feed
+        tops, contexts, attn, feeds = [], [], [], []
+        # unbind, not x_all[t]: the backward of T slices would build T full-size zero gradients.
+        for x_t in x_all.unbind(0):
+            hs, cs, context, weights = self._advance(x_t, hs, cs, feed, enc, w_x, layers)
+            attn.append(weights)
+            if self.input_feeding:  # h~_t = tanh(W_c [c_t; h_t]) is needed now, as the next step's input
+                feed = self._read(hs[-1], context, None)
+                feeds.append(feed)
+            else:
+                tops.append(hs[-1])
+                contexts.append(context)
+        if self.input_feeding:
+            out = torch.stack(feeds, dim=1)  # (B, T, H)
+        else:  # the output layer once for all T
+            out = self._read(torch.stack(tops, dim=1), torch.stack(contexts, dim=1), emb)  # (B, T, H)
+        return self.output(self.dropout(out)), torch.stack(attn, dim=1)
+
+    def _forward_sampled(
+        self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput, teacher_forcing: float,
+    ) -> tuple[Tensor, Tensor]:
+        w_e, b_e, w_x, layers = self._split_weights()
+        B, T = tgt_in.shape
+        # One coin per sentence and step, drawn up front from the global RNG on the data's device.
+        use_ref = torch.rand(B, T, device=tgt_in.device) < teacher_forcing
+        hs, cs = self._unpack(state)
+        feed = state.feed
+        tokens = tgt_in[:, 0]
+        all_logits, attn = [], []
+        for t in range(T):
+            if t > 0:  # argmax carries no gradient: the prediction is fed back as a constant
+                tokens = torch.where(use_ref[:, t], tgt_in[:, t], all_logits[-1].argmax(-1))
+            logits, hs, cs, feed, weights = self._token_step(tokens, hs, cs, feed, enc, w_e, b_e, w_x, layers)
+            all_logits.append(logits)
+            attn.append(weights)
+        return torch.stack(all_logits, dim=1), torch.stack(attn, dim=1)

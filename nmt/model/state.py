@@ -1,0 +1,59 @@
+"""What the model carries between calls: the encoded source and the decoder state.
+
+Both are plain dataclasses of tensors, passed in and returned explicitly (nothing is
+cached on a module between calls), so greedy and beam search can reorder, expand
+and discard hypotheses with :meth:`index_select` alone.
+
+Shapes: B batch, S source length, L decoder layers, H decoder hidden size,
+K encoder output size (hidden size x directions), A attention key size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from torch import Tensor
+
+# The encoder's final state: (L_enc, B, K) for a GRU, (h, c) of that shape for an LSTM.
+FinalState = Union[Tensor, tuple[Tensor, Tensor]]
+
+
+@dataclass
+class EncoderOutput:
+    """Everything computed once per batch from the source sentence."""
+
+    memory: Tensor  # (B, S, K) encoder outputs: the attention values, zeros at padding
+    keys: Tensor  # (B, S, A) attention keys, projected once per batch
+    mask: Tensor  # (B, S) bool, True at real tokens
+    final: FinalState  # encoder final state per layer, directions concatenated
+
+    def index_select(self, idx: Tensor) -> "EncoderOutput":
+        """Rows ``idx`` (1-D long tensor) along the batch: beam expansion and reordering."""
+        if isinstance(self.final, tuple):
+            final: FinalState = (self.final[0].index_select(1, idx), self.final[1].index_select(1, idx))
+        else:
+            final = self.final.index_select(1, idx)
+        return EncoderOutput(
+            memory=self.memory.index_select(0, idx),
+            keys=self.keys.index_select(0, idx),
+            mask=self.mask.index_select(0, idx),
+            final=final,
+        )
+
+
+@dataclass
+class DecoderState:
+    """The decoder's recurrent state after some prefix of the target."""
+
+    hidden: Tensor  # (L, B, H) hidden state of every layer
+    cell: Optional[Tensor] = None  # (L, B, H) LSTM memory cell; None for a GRU
+    feed: Optional[Tensor] = None  # (B, H) previous attentional vector (Luong input feeding), else None
+
+    def index_select(self, idx: Tensor) -> "DecoderState":
+        """Rows ``idx`` (1-D long tensor) along the batch: beam expansion and reordering."""
+        return DecoderState(
+            hidden=self.hidden.index_select(1, idx),
+            cell=None if self.cell is None else self.cell.index_select(1, idx),
+            feed=None if self.feed is None else self.feed.index_select(0, idx),
+        )

@@ -1,0 +1,109 @@
+"""Attention modules on tiny random tensors: masks, sums, shapes, batched == stepwise."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from nmt.model.attention import (
+    ATTENTION_TYPES, additive_energy, build_attention, gaussian_energy, masked_softmax,
+)
+
+B, S, T, HQ, A = 3, 5, 4, 6, 8
+LENGTHS = torch.tensor([5, 3, 1])
+
+
+def make(type_: str, heads: int = 2):
+    """An attention plus random query/memory for it; dot energies get K == H_q."""
+    torch.manual_seed(0)
+    key_size = HQ if type_ in ("luong_dot", "scaled_dot") else 10
+    att = build_attention(type_, query_size=HQ, key_size=key_size, attn_dim=A, heads=heads)
+    memory = torch.randn(B, S, key_size)
+    mask = torch.arange(S) < LENGTHS.unsqueeze(1)
+    memory = memory * mask.unsqueeze(-1)  # encoder outputs are zero at padding
+    return att, memory, mask
+
+
+@pytest.mark.parametrize("type_", ATTENTION_TYPES)
+def test_single_query_shapes_sums_and_zero_padding(type_: str) -> None:
+    att, memory, mask = make(type_)
+    keys = att.project_keys(memory)
+    assert keys.shape[:2] == (B, S)
+    context, weights = att(torch.randn(B, HQ), keys, memory, mask)
+    assert context.shape == (B, att.context_size) and att.context_size == memory.size(-1)
+    assert weights.shape == (B, S)
+    assert torch.allclose(weights.sum(-1), torch.ones(B), atol=1e-6)
+    assert torch.all(weights[~mask] == 0)
+    assert torch.all(weights >= 0)
+
+
+@pytest.mark.parametrize("type_", ATTENTION_TYPES)
+def test_batched_queries_equal_one_at_a_time(type_: str) -> None:
+    att, memory, mask = make(type_)
+    keys = att.project_keys(memory)
+    queries = torch.randn(B, T, HQ)
+    context, weights = att(queries, keys, memory, mask)
+    assert context.shape == (B, T, memory.size(-1)) and weights.shape == (B, T, S)
+    assert torch.all(weights.masked_select(~mask.unsqueeze(1)) == 0)
+    for t in range(T):
+        c_t, w_t = att(queries[:, t], keys, memory, mask)
+        assert torch.allclose(c_t, context[:, t], atol=1e-6)
+        assert torch.allclose(w_t, weights[:, t], atol=1e-6)
+
+
+@pytest.mark.parametrize("type_", ATTENTION_TYPES)
+def test_padded_memory_does_not_leak_into_context(type_: str) -> None:
+    att, memory, mask = make(type_)
+    query = torch.randn(B, HQ)
+    garbage = memory + 100.0 * torch.randn_like(memory) * (~mask).unsqueeze(-1)
+    c1, w1 = att(query, att.project_keys(memory), memory, mask)
+    c2, w2 = att(query, att.project_keys(garbage), garbage, mask)
+    assert torch.allclose(c1, c2, atol=1e-5) and torch.allclose(w1, w2, atol=1e-6)
+
+
+@pytest.mark.parametrize("type_", ATTENTION_TYPES)
+def test_gradients_reach_every_attention_parameter(type_: str) -> None:
+    att, memory, mask = make(type_)
+    memory.requires_grad_(True)
+    query = torch.randn(B, T, HQ, requires_grad=True)
+    context, _ = att(query, att.project_keys(memory), memory, mask)
+    context.pow(2).sum().backward()
+    for name, param in att.named_parameters():
+        assert param.grad is not None and param.grad.abs().sum() > 0, name
+    assert memory.grad is not None
+
+
+def test_none_attention_is_the_mean_of_real_positions() -> None:
+    att, memory, mask = make("none")
+    context, weights = att(torch.randn(B, HQ), att.project_keys(memory), memory, mask)
+    mean = memory.sum(1) / LENGTHS.unsqueeze(1)
+    assert torch.allclose(context, mean, atol=1e-6)
+    assert torch.allclose(weights, mask / LENGTHS.unsqueeze(1), atol=1e-7)
+
+
+def test_energy_functions_match_their_definitions() -> None:
+    q, k, v = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(4)
+    direct = -0.5 * (q.unsqueeze(2) - k.unsqueeze(1)).pow(2).sum(-1)
+    assert torch.allclose(gaussian_energy(q, k), direct, atol=1e-5)
+    explicit = torch.einsum("btsa,a->bts", torch.tanh(q.unsqueeze(2) + k.unsqueeze(1)), v)
+    assert torch.allclose(additive_energy(q, k, v), explicit, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_masked_softmax_is_safe_in_low_precision(dtype: torch.dtype) -> None:
+    energy = (torch.randn(B, T, S) * 100).to(dtype)
+    mask = torch.arange(S) < LENGTHS.unsqueeze(1)
+    weights = masked_softmax(energy, mask)
+    assert torch.isfinite(weights).all()
+    assert torch.all(weights.masked_select(~mask.unsqueeze(1)) == 0)
+    empty = masked_softmax(energy[:1], torch.zeros(1, S, dtype=torch.bool))  # no real position: no NaN
+    assert torch.isfinite(empty).all()
+
+
+def test_invalid_options_are_named() -> None:
+    with pytest.raises(ValueError, match="valid options: none, bahdanau"):
+        build_attention("cosine", 4, 4, 4)
+    with pytest.raises(ValueError, match="heads"):
+        build_attention("qkv", 4, 4, attn_dim=6, heads=4)
+    with pytest.raises(ValueError, match="query size == key size"):
+        build_attention("luong_dot", 4, 8, 4)
