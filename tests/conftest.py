@@ -74,3 +74,69 @@ def multi30k_prepared(multi30k_dir: Path, tmp_path_factory: pytest.TempPathFacto
     prepare("multi30k", raw, out, "de", "en", filters={"max_ratio": 10.0},
             spm={"vocab_size": 2000, "input_sentence_size": 30_000}, source_info={"mirror": str(multi30k_dir)})
     return out
+
+
+# --- training: a toy task learned by a tiny model -------------------------------------------
+
+TOY_WORDS = "ant bee cat dog eel fox gnu hen ibis jay kiwi lark mole newt owl pig".split()
+
+
+def toy_task_pairs(n: int, seed: int, min_len: int = 2, max_len: int = 9) -> list[tuple[str, str]]:
+    """Sockeye-style synthetic task: the target is the source reversed, each word upper-cased.
+
+    Learning it needs attention over the whole source (reordering) and a lexicon.
+    """
+    import random
+
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(n):
+        words = [rng.choice(TOY_WORDS) for _ in range(rng.randint(min_len, max_len))]
+        pairs.append((" ".join(words), " ".join(w.upper() for w in reversed(words))))
+    return pairs
+
+
+def write_toy_task(folder: Path, sizes: dict[str, int]) -> dict[str, list[str]]:
+    """Write the toy task as plain-text split files; returns data.local_files."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for offset, (split, n) in enumerate(sizes.items()):
+        pairs = toy_task_pairs(n, seed=100 + offset)
+        src, tgt = folder / f"{split}.src.txt", folder / f"{split}.tgt.txt"
+        src.write_text("".join(s + "\n" for s, _ in pairs), encoding="utf-8")
+        tgt.write_text("".join(t + "\n" for _, t in pairs), encoding="utf-8")
+        files[split] = [str(src), str(tgt)]
+    return files
+
+
+def toy_overrides(root: Path, files: dict[str, list[str]], **extra: object) -> list[str]:
+    """--set overrides for a tiny, fast model on the toy task rooted in ``root``."""
+    import json
+
+    settings = {
+        "name": "toy", "runs_dir": str(root / "runs"), "data.corpus": "local", "data.src": "xx",
+        "data.tgt": "yy", "data.root": str(root / "data"), "data.local_files": json.dumps(files),
+        "data.vocab_size": 100, "model.emb_size": 32, "model.hidden_size": 64, "model.dropout": 0.0,
+        "model.emb_dropout": 0.0, "train.max_tokens": 600, "train.lr": 0.005, "train.log_every": 1,
+        "train.valid_max_sentences": 60, "train.threads": 1, "decode.batch_size": 32,
+    }
+    settings.update({k.replace("__", "."): v for k, v in extra.items()})
+    return [f"{k}={v}" for k, v in settings.items()]
+
+
+@pytest.fixture(scope="session")
+def toy_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[str]]]:
+    root = tmp_path_factory.mktemp("toytask")
+    return root, write_toy_task(root / "text", {"train": 3000, "valid": 100, "test": 100})
+
+
+@pytest.fixture(scope="session")
+def trained_toy(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
+    """A tiny Bahdanau model trained on the toy task (shared by search, translate, eval tests)."""
+    from nmt.train import run_training
+
+    _, files = toy_files
+    root = tmp_path_factory.mktemp("trained")
+    overrides = toy_overrides(root, files, train__max_epochs=6, train__valid_every=0)
+    run_training(None, overrides, progress=False)
+    return root / "runs" / "toy"

@@ -1,0 +1,102 @@
+"""Turning token-id sentences into translations with a trained model.
+
+Sentences are sorted by length into batches (little padding, similar output
+lengths), searched with :mod:`nmt.search`, and returned in input order.  Also
+rebuilds a model and its tokenizers from a self-contained checkpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
+
+import torch
+
+from nmt import checkpoint as ckpt
+from nmt.config import Config, DecodeConfig, from_dict
+from nmt.data.tokenizer import PAD, Tokenizer
+from nmt.errors import CheckpointError
+from nmt.model.seq2seq import Seq2Seq, build_model
+from nmt.search import search
+
+
+@dataclass
+class Translation:
+    """One input sentence's n-best list, best first."""
+
+    ids: list[list[int]]          # hypotheses without EOS
+    log_probs: list[float]
+    scores: list[float]
+    attention: Optional[torch.Tensor] = None   # (len(ids[0]) + 1, S) weights of the best, EOS row included
+
+
+@dataclass
+class Loaded:
+    config: Config
+    model: Seq2Seq
+    src_tok: Tokenizer
+    tgt_tok: Tokenizer
+    step: int
+
+
+def load_checkpoint(path: Path, device: torch.device) -> Loaded:
+    """Rebuild config, model and tokenizers from one checkpoint file."""
+    payload = ckpt.load(path)
+    try:
+        config = from_dict(payload["config"])
+        src_tok = Tokenizer(ckpt.tensor_to_bytes(payload["tokenizers"]["src"]))
+        tgt_tok = Tokenizer(ckpt.tensor_to_bytes(payload["tokenizers"]["tgt"]))
+        model = build_model(config.model, src_tok.vocab_size, tgt_tok.vocab_size)
+        model.load_state_dict(payload["model"])
+    except (KeyError, RuntimeError) as exc:
+        raise CheckpointError(f"{path}: checkpoint does not match its model config: "
+                              f"{str(exc).splitlines()[0][:200]}") from None
+    model.to(device).eval()
+    return Loaded(config, model, src_tok, tgt_tok, int(payload.get("step", 0)))
+
+
+def _batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    for start in range(0, len(order), batch_size):
+        yield order[start:start + batch_size]
+
+
+def _pad(seqs: list[list[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.tensor([max(len(s), 1) for s in seqs], dtype=torch.long)
+    out = torch.full((len(seqs), int(lengths.max())), PAD, dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        out[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+    return out.to(device), lengths.to(device)
+
+
+def translate_ids(model: Seq2Seq, sentences: Sequence[Sequence[int]], decode: DecodeConfig,
+                  device: torch.device, *, beam: Optional[int] = None, n_best: int = 1,
+                  return_attention: bool = False) -> list[Translation]:
+    """Translate id sequences (no BOS/EOS); results in input order.
+
+    An empty source sentence gives an empty translation without running the model.
+    """
+    beam = beam or decode.beam
+    results: list[Optional[Translation]] = [None] * len(sentences)
+    todo = [i for i, s in enumerate(sentences) if len(s) > 0]
+    for i, s in enumerate(sentences):
+        if len(s) == 0:
+            results[i] = Translation([[]] * n_best, [0.0] * n_best, [0.0] * n_best)
+    was_training = model.training
+    model.eval()
+    for batch in _batches([len(sentences[i]) for i in todo], decode.batch_size):
+        rows = [todo[b] for b in batch]
+        src, src_len = _pad([list(sentences[i]) for i in rows], device)
+        hyp = search(model, src, src_len, beam=beam, alpha=decode.length_penalty,
+                     max_len_a=decode.max_len_a, max_len_b=decode.max_len_b,
+                     min_len=decode.min_len, n_best=n_best, return_attention=return_attention)
+        tokens, lengths = hyp.tokens.cpu(), hyp.lengths.cpu()
+        for r, i in enumerate(rows):
+            ids = [tokens[r, k, : max(int(lengths[r, k]) - 1, 0)].tolist() for k in range(tokens.size(1))]
+            attn = None
+            if return_attention:
+                attn = hyp.attention[r, 0, : int(lengths[r, 0]), : int(src_len[r])].cpu()
+            results[i] = Translation(ids, hyp.log_probs[r].tolist(), hyp.scores[r].tolist(), attn)
+    model.train(was_training)
+    return [r for r in results if r is not None]

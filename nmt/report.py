@@ -1,0 +1,88 @@
+"""``nmt eval``: translate a split (or read hypothesis files), score, compare, plot, report."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from nmt import runtime
+from nmt.errors import UserError
+from nmt.evaluate import (bleu_by_length, compare_systems, read_lines, score, write_report)
+from nmt.translate import with_decode_overrides
+
+log = logging.getLogger(__name__)
+
+
+def _translate_split(checkpoint: Path, split: str, beam: Optional[int], overrides: list[str],
+                     out: Path) -> tuple[dict[str, list[str]], list[str], list[str], dict]:
+    """Translate a split of the checkpoint's own corpus; returns systems, refs, sources, info."""
+    from nmt.inference import load_checkpoint, translate_ids
+
+    device = runtime.select_device("auto")
+    loaded = load_checkpoint(checkpoint, device)
+    cfg = with_decode_overrides(loaded.config, overrides)
+    folder = cfg.data.prepared_dir
+    src_path, ref_path = folder / f"{split}.{cfg.data.src}", folder / f"{split}.{cfg.data.tgt}"
+    if not src_path.is_file():
+        found = sorted({p.stem for p in folder.glob(f"*.{cfg.data.src}")}) if folder.is_dir() else []
+        raise UserError(f"{src_path}: no split '{split}' (have: {', '.join(found) or 'none'}); "
+                        f"run nmt data prepare first")
+    srcs, refs = read_lines(src_path), read_lines(ref_path)
+    beam = beam or cfg.decode.beam
+    ids = [s[: cfg.decode.max_src_len] for s in loaded.src_tok.encode(srcs)]
+    with torch.inference_mode():
+        results = translate_ids(loaded.model, ids, cfg.decode, device, beam=beam)
+    hyps = [loaded.tgt_tok.decode(r.ids[0]) for r in results]
+    hyp_path = out / f"{split}.hyp.{cfg.data.tgt}"
+    with open(hyp_path, "w", encoding="utf-8") as handle:
+        handle.writelines(h + "\n" for h in hyps)
+    info = {"checkpoint": str(checkpoint), "step": loaded.step, "split": split, "beam": beam,
+            "length_penalty": cfg.decode.length_penalty, "hypotheses": str(hyp_path)}
+    return {f"beam{beam}": hyps}, refs, srcs, info
+
+
+def run_eval(*, checkpoint: Optional[Path], split: str, hyps: list[Path], ref: Optional[Path],
+             src: Optional[Path], out: Optional[Path], beam: Optional[int], overrides: list[str]) -> str:
+    """Score one or more systems and write ``report.json`` / ``report.md`` (+ a length plot)."""
+    if (checkpoint is None) == (not hyps):
+        raise UserError("give either --checkpoint (to translate a split) or --hyp files with --ref")
+    out = Path(out) if out is not None else (Path(checkpoint).parent.parent / "eval" if checkpoint else Path("eval"))
+    out.mkdir(parents=True, exist_ok=True)
+    if checkpoint is not None:
+        systems, refs, srcs, info = _translate_split(Path(checkpoint), split, beam, overrides, out)
+    else:
+        if ref is None:
+            raise UserError("--hyp needs --ref (the reference translations)")
+        refs = read_lines(ref)
+        systems = {Path(h).name: read_lines(h) for h in hyps}
+        if len(systems) < len(hyps):
+            systems = {str(h): read_lines(h) for h in hyps}
+        srcs = read_lines(src) if src is not None else None
+        info = {"reference": str(ref)}
+    rows, payload = [], {"info": info, "systems": {}}
+    for name, lines in systems.items():
+        result = score(lines, refs)
+        payload["systems"][name] = result.to_dict()
+        rows.append({"system": name, "BLEU": round(result.bleu, 2), "chrF": round(result.chrf, 2),
+                     "n": result.n, "bleu_signature": result.bleu_signature,
+                     "chrf_signature": result.chrf_signature})
+    if len(systems) > 1:
+        payload["comparison"] = compare_systems(systems, refs)
+        for row, cmp in zip(rows, payload["comparison"]):
+            row["p (vs first)"] = None if cmp["bleu_p_value"] is None else round(cmp["bleu_p_value"], 4)
+            row["significant"] = cmp["significant"]
+    if srcs is not None:
+        if len(srcs) != len(refs):
+            raise UserError(f"--src has {len(srcs)} lines but --ref has {len(refs)}")
+        lengths = [len(s.split()) for s in srcs]
+        series = {name: bleu_by_length(lengths, lines, refs) for name, lines in systems.items()}
+        payload["bleu_by_length"] = series
+        from nmt.plots import plot_bleu_by_length
+
+        payload["length_plot"] = str(plot_bleu_by_length(series, out / "bleu_by_length.png"))
+    json_path, md_path = write_report(out / "report", payload, rows)
+    table = md_path.read_text(encoding="utf-8")
+    return f"{table}\nwrote {json_path} and {md_path}"

@@ -1,0 +1,179 @@
+"""Greedy and beam search on tensors, batched over sentences (and beams); no file I/O.
+
+Both searches call ``model.encode`` once (keys are projected there) and then
+``model.step`` once per output position for the whole batch.  Scores are sums
+of token log-probabilities; beam search ranks finished hypotheses by the GNMT
+length penalty of Wu et al. (2016): ``score / ((5 + |Y|) / 6) ** alpha``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+from nmt.data.tokenizer import BOS, EOS, PAD
+
+
+@dataclass
+class Hypotheses:
+    """Search output for a batch: ``n`` hypotheses per sentence, best first."""
+
+    tokens: Tensor              # (B, n, L) ids ending in EOS, PAD after it
+    lengths: Tensor             # (B, n) tokens including EOS
+    log_probs: Tensor           # (B, n) sum of token log-probabilities (model score)
+    scores: Tensor              # (B, n) ranking score (length-normalized for beam search)
+    attention: Optional[Tensor] = None  # (B, n, L, S) weights when requested
+
+
+def max_lengths(src_len: Tensor, a: float, b: int) -> Tensor:
+    """Per-sentence output budget ``a * src_len + b`` in tokens, EOS included."""
+    return (src_len.float() * a).floor().long() + b
+
+
+def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
+    """GNMT length penalty ``((5 + |Y|) / 6) ** alpha`` (Wu et al. 2016)."""
+    return ((5.0 + lengths.float()) / 6.0) ** alpha
+
+
+def _restrict(logp: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
+    """Forbid EOS before ``min_len`` and force it at each sentence's last allowed position."""
+    logp[:, PAD] = -float("inf")
+    logp[:, BOS] = -float("inf")
+    if t + 1 < min_len:
+        logp[:, EOS] = -float("inf")
+    last = (t + 1 >= max_len).unsqueeze(1)                       # (N, 1)
+    eos_only = torch.full_like(logp, -float("inf"))
+    eos_only[:, EOS] = logp[:, EOS].clamp_min(torch.finfo(logp.dtype).min)
+    return torch.where(last, eos_only, logp)
+
+
+@torch.inference_mode()
+def greedy(model, src: Tensor, src_len: Tensor, *, max_len_a: float = 1.5, max_len_b: int = 10,
+           min_len: int = 1, return_attention: bool = False) -> Hypotheses:
+    """Pick the most probable token at every step, for all sentences at once."""
+    enc = model.encode(src, src_len)
+    state = model.init_state(enc)
+    batch = src.size(0)
+    limit = max_lengths(src_len, max_len_a, max_len_b)          # (B,)
+    prev = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
+    done = torch.zeros(batch, dtype=torch.bool, device=src.device)
+    log_probs = torch.zeros(batch, device=src.device)
+    tokens, weights = [], []
+    for t in range(int(limit.max())):
+        logits, state, attn = model.step(prev, state, enc)
+        logp = _restrict(torch.log_softmax(logits.float(), dim=-1), t, min_len, limit)
+        best, tok = logp.max(dim=-1)                             # (B,)
+        tok = tok.masked_fill(done, PAD)
+        log_probs += best.masked_fill(done, 0.0)
+        tokens.append(tok)
+        if return_attention:
+            weights.append(attn.float().masked_fill(done.unsqueeze(1), 0.0))
+        done |= tok == EOS
+        prev = tok
+        if bool(done.all()):
+            break
+    out = torch.stack(tokens, dim=1)                             # (B, L)
+    lengths = (out != PAD).sum(dim=1)
+    attention = torch.stack(weights, dim=1).unsqueeze(1) if return_attention else None
+    return Hypotheses(out.unsqueeze(1), lengths.unsqueeze(1), log_probs.unsqueeze(1),
+                      log_probs.unsqueeze(1).clone(), attention)
+
+
+@torch.inference_mode()
+def beam_search(model, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: float = 1.0,
+                max_len_a: float = 1.5, max_len_b: int = 10, min_len: int = 1, n_best: int = 1,
+                return_attention: bool = False) -> Hypotheses:
+    """Beam search over all sentences and beams at once (B * K rows per step).
+
+    Each step extends the K alive hypotheses of every sentence, takes the 2K best
+    candidates, moves those ending in EOS into a per-sentence pool of the K best
+    finished ones (by length-normalized score), and keeps the K best others
+    alive.  A sentence is done when its pool is full and no alive hypothesis can
+    still beat the pool's worst member; its alive rows are then frozen at -inf.
+    """
+    B, K, dev = src.size(0), beam, src.device
+    if n_best > K:
+        raise ValueError(f"n_best={n_best} exceeds beam={K}")
+    rows = torch.arange(B, device=dev).repeat_interleave(K)      # (B*K,) sentence of each row
+    enc = model.encode(src, src_len).index_select(rows)
+    state = model.init_state(enc)
+    limit = max_lengths(src_len, max_len_a, max_len_b)           # (B,)
+    L = int(limit.max())
+    S = src.size(1)
+    neg_inf = -float("inf")
+
+    alive = torch.full((B, K), neg_inf, device=dev)
+    alive[:, 0] = 0.0                                            # one live start per sentence
+    history = torch.full((B, K, L), PAD, dtype=torch.long, device=dev)
+    alive_attn = torch.zeros((B, K, L, S), device=dev) if return_attention else None
+    pool_scores = torch.full((B, K), neg_inf, device=dev)       # normalized
+    pool_logp = torch.full((B, K), neg_inf, device=dev)
+    pool_tokens = torch.full((B, K, L), PAD, dtype=torch.long, device=dev)
+    pool_attn = torch.zeros((B, K, L, S), device=dev) if return_attention else None
+    prev = torch.full((B * K,), BOS, dtype=torch.long, device=dev)
+    done = torch.zeros(B, dtype=torch.bool, device=dev)
+    lp_max = length_penalty(limit, alpha)                        # (B,)
+
+    for t in range(L):
+        logits, state, attn = model.step(prev, state, enc)
+        logp = _restrict(torch.log_softmax(logits.float(), dim=-1), t, min_len, limit[rows])
+        V = logp.size(-1)
+        cand = (alive.view(-1, 1) + logp).view(B, K * V)         # (B, K*V)
+        top, idx = cand.topk(2 * K, dim=1)                       # (B, 2K)
+        src_beam, tok = idx // V, idx % V
+        gather_rows = (torch.arange(B, device=dev).unsqueeze(1) * K + src_beam)  # (B, 2K)
+        seqs = history.view(B * K, L)[gather_rows]               # (B, 2K, L)
+        seqs[:, :, t] = tok
+        if return_attention:
+            cand_attn = alive_attn.view(B * K, L, S)[gather_rows].clone()
+            cand_attn[:, :, t] = attn.float()[gather_rows]
+
+        # Only an EOS that ranks inside the beam (top K) finishes a hypothesis, so a
+        # beam of one makes exactly the choices greedy search makes.
+        in_beam = torch.arange(2 * K, device=dev).unsqueeze(0) < K
+        is_eos = (tok == EOS) & in_beam & ~done.unsqueeze(1) & torch.isfinite(top)
+        norm = top / length_penalty(torch.full_like(top, t + 1), alpha)
+        new_fin = torch.where(is_eos, norm, torch.full_like(norm, neg_inf))
+        merged = torch.cat([pool_scores, new_fin], dim=1)        # (B, 3K)
+        pool_scores, keep = merged.topk(K, dim=1)
+        pool_logp = torch.cat([pool_logp, top.masked_fill(~is_eos, neg_inf)], 1).gather(1, keep)
+        pool_tokens = torch.cat([pool_tokens, seqs], 1).gather(1, keep.unsqueeze(-1).expand(-1, -1, L))
+        if return_attention:
+            both = torch.cat([pool_attn, cand_attn], 1)
+            pool_attn = both.gather(1, keep.view(B, K, 1, 1).expand(-1, -1, L, S))
+
+        # The K best non-EOS candidates stay alive.
+        cont = top.masked_fill(tok == EOS, neg_inf)
+        alive, pick = cont.topk(K, dim=1)                        # (B, K)
+        chosen = gather_rows.gather(1, pick)                     # (B, K) rows of the old beams
+        history = seqs.gather(1, pick.unsqueeze(-1).expand(-1, -1, L))
+        if return_attention:
+            alive_attn = cand_attn.gather(1, pick.view(B, K, 1, 1).expand(-1, -1, L, S))
+        prev = tok.gather(1, pick).view(-1)
+        state = state.index_select(chosen.view(-1))
+
+        bound = alive[:, 0] / lp_max                             # best any alive one can still reach
+        done |= (pool_scores[:, -1] >= bound) | ~torch.isfinite(alive[:, 0])
+        alive = alive.masked_fill(done.unsqueeze(1), neg_inf)
+        if bool(done.all()):
+            break
+
+    n = n_best
+    tokens = pool_tokens[:, :n]
+    lengths = ((tokens != PAD).sum(-1))
+    attention = pool_attn[:, :n] if return_attention else None
+    return Hypotheses(tokens, lengths, pool_logp[:, :n], pool_scores[:, :n], attention)
+
+
+def search(model, src: Tensor, src_len: Tensor, *, beam: int, alpha: float, max_len_a: float,
+           max_len_b: int, min_len: int, n_best: int = 1, return_attention: bool = False) -> Hypotheses:
+    """Greedy search for ``beam == 1`` (it is what a beam of one computes), else beam search."""
+    if beam == 1:
+        return greedy(model, src, src_len, max_len_a=max_len_a, max_len_b=max_len_b,
+                      min_len=min_len, return_attention=return_attention)
+    return beam_search(model, src, src_len, beam=beam, alpha=alpha, max_len_a=max_len_a,
+                       max_len_b=max_len_b, min_len=min_len, n_best=n_best,
+                       return_attention=return_attention)

@@ -1,0 +1,299 @@
+"""The training loop: updates, validation, checkpoints, exact resume, stop criteria.
+
+A run lives in ``runs/<name>/``: ``config.yaml`` (resolved), the SentencePiece
+models, ``checkpoints/{last,best}.pt``, ``metrics.jsonl`` and plots.  The
+trainer knows the model only through ``forward`` and ``state_dict``.
+
+Exact resume: a checkpoint holds every random stream, the optimizer and
+schedules, and the position inside the epoch's batch order, which is a pure
+function of (seed, epoch); so on CPU a resumed run computes the same losses
+as one that was never interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import shutil
+import signal
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from nmt import checkpoint as ckpt
+from nmt import config as config_mod
+from nmt import runtime
+from nmt.config import Config
+from nmt.data.batching import BatchSampler, collate
+from nmt.data.pipeline import load_corpus
+from nmt.data.tokenizer import PAD
+from nmt.errors import CheckpointError, UserError
+from nmt.model.seq2seq import build_model, count_parameters
+from nmt.optim import Schedule, build_optimizer, teacher_forcing_p
+from nmt.validate import ValidationSet, validate
+
+log = logging.getLogger(__name__)
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (e.g. the loss keeps being non-finite)."""
+
+
+def open_run_dir(cfg: Config, overwrite: bool) -> Path:
+    """Create ``runs/<name>``; refuse to clobber an existing run unless ``overwrite``."""
+    run_dir = Path(cfg.runs_dir) / cfg.name
+    if run_dir.exists() and any(run_dir.iterdir()):
+        if not overwrite:
+            raise UserError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it "
+                            f"or --overwrite to start over")
+        shutil.rmtree(run_dir)
+    (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
+    ckpt.atomic_write(run_dir / "config.yaml", lambda f: f.write(config_mod.dump(cfg).encode()))
+    return run_dir
+
+
+class Trainer:
+    """Owns model, optimizer, data order and counters of one run."""
+
+    def __init__(self, cfg: Config, run_dir: Path, progress: bool = True) -> None:
+        self.cfg, self.run_dir, self.progress = cfg, run_dir, progress
+        t = cfg.train
+        runtime.set_threads(t.threads)
+        runtime.seed_everything(t.seed)
+        self.device = runtime.select_device(t.device)
+        self.amp = runtime.amp_dtype(self.device, t.amp)
+        corpus = load_corpus(cfg.data, splits=("train", "valid"))
+        self.src_tok, self.tgt_tok = corpus.src_tok, corpus.tgt_tok
+        self.train_split = corpus.splits["train"]
+        self.valid = ValidationSet(corpus.splits["valid"], corpus.text("valid", cfg.data.tgt),
+                                   corpus.text("valid", cfg.data.src))
+        for side, tok in (("src", self.src_tok), ("tgt", self.tgt_tok)):
+            ckpt.atomic_write(run_dir / f"spm.{side}.model", lambda f, tok=tok: f.write(tok.model_bytes))
+        self.sampler = BatchSampler(self.train_split.src_lengths, self.train_split.tgt_lengths,
+                                    max_tokens=t.max_tokens, batch_size=t.batch_size,
+                                    shuffle=True, seed=t.seed, max_len=t.max_len)
+        self.model = build_model(cfg.model, self.src_tok.vocab_size, self.tgt_tok.vocab_size).to(self.device)
+        self.optimizer = build_optimizer(t, self.model)
+        per_epoch = math.ceil(len(self.sampler.batches(0)) / t.accumulate)
+        self.schedule = Schedule(t, self.optimizer, t.max_steps or t.max_epochs * per_epoch)
+        self.scaler = runtime.grad_scaler(self.device, self.amp)
+        self.step = self.epoch = self.pos = 0
+        self.best: Optional[float] = None
+        self.best_history: list[tuple[float, int]] = []
+        self.bad_validations = self.nonfinite = 0
+        self.elapsed = 0.0
+        self.interrupted = False
+        log.info("model: %s parameters; %d training pairs, %d batches per epoch",
+                 f"{count_parameters(self.model):,}", len(self.train_split), len(self.sampler.batches(0)))
+
+    # ------------------------------------------------------------ state
+    def state(self) -> dict[str, Any]:
+        return {
+            "config": self.cfg.model_dump(mode="json"), "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(), "schedule": self.schedule.state_dict(),
+            "scaler": self.scaler.state_dict(), "rng": runtime.rng_state(), "step": self.step,
+            "epoch": self.epoch, "pos": self.pos, "best": self.best,
+            "best_history": self.best_history, "bad_validations": self.bad_validations,
+            "elapsed": self.elapsed,
+            "tokenizers": {"src": ckpt.bytes_to_tensor(self.src_tok.model_bytes),
+                           "tgt": ckpt.bytes_to_tensor(self.tgt_tok.model_bytes)},
+        }
+
+    def restore(self, payload: dict[str, Any]) -> None:
+        saved = config_mod.from_dict(payload["config"])
+        if saved.model != self.cfg.model:
+            diff = [k for k in type(saved.model).model_fields if getattr(saved.model, k) != getattr(self.cfg.model, k)]
+            raise CheckpointError(f"checkpoint was trained with a different model config ({', '.join('model.' + k for k in diff)})")
+        self.model.load_state_dict(payload["model"])
+        self.optimizer.load_state_dict(payload["optimizer"])
+        self.schedule.load_state_dict(payload["schedule"])
+        self.scaler.load_state_dict(payload["scaler"])
+        runtime.set_rng_state(payload["rng"])
+        self.step, self.epoch, self.pos = payload["step"], payload["epoch"], payload["pos"]
+        self.best, self.bad_validations = payload["best"], payload["bad_validations"]
+        self.best_history = [tuple(x) for x in payload["best_history"]]
+        self.elapsed = payload["elapsed"]
+        log.info("resumed at step %d (epoch %d, batch %d)", self.step, self.epoch + 1, self.pos)
+
+    def save(self, name: str) -> Path:
+        return ckpt.save(self.run_dir / "checkpoints" / name, self.state())
+
+    def record(self, event: dict[str, Any]) -> None:
+        """Append one machine-readable line to metrics.jsonl."""
+        with open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(event) + "\n")
+
+    # ------------------------------------------------------------ one update
+    def update(self, group: list[list[int]]) -> tuple[Optional[float], int]:
+        """One optimizer update over ``group`` batches; returns (loss per token, target tokens)."""
+        t = self.cfg.train
+        batches = [collate(self.train_split, idx, t.max_len) for idx in group]
+        n_tokens = sum(int(b.n_tgt_tokens) for b in batches)
+        p = teacher_forcing_p(t, self.step)
+        total = 0.0
+        for batch in batches:
+            batch = batch.to(self.device, non_blocking=True)
+            with runtime.autocast(self.device, self.amp):
+                logits, _ = self.model(batch.src, batch.src_len, batch.tgt_in, teacher_forcing=p)
+            loss = F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(),
+                                   ignore_index=PAD, label_smoothing=t.label_smoothing, reduction="sum")
+            self.scaler.scale(loss / n_tokens).backward()
+            total += loss.item()
+        if not math.isfinite(total):
+            self.optimizer.zero_grad(set_to_none=True)
+            self.nonfinite += 1
+            log.warning("non-finite loss at step %d: update skipped (%d in a row)", self.step + 1, self.nonfinite)
+            if self.nonfinite >= t.max_nonfinite:
+                raise TrainingError(f"{self.nonfinite} non-finite losses in a row at step {self.step + 1}; "
+                                    f"lower train.lr or enable train.clip_grad_norm")
+            return None, n_tokens
+        self.nonfinite = 0
+        self.scaler.unscale_(self.optimizer)
+        if t.clip_grad_norm > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_grad_norm)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.schedule.step()
+        self.step += 1
+        return total / n_tokens, n_tokens
+
+    # ------------------------------------------------------------ validation
+    def run_validation(self) -> dict[str, Any]:
+        t = self.cfg.train
+        metrics = validate(self.model, self.valid, self.cfg, self.tgt_tok, self.src_tok, self.device,
+                           self.amp, plot_path=self.run_dir / "attention" / f"step{self.step:07d}.png")
+        value = metrics[t.metric]
+        better = self.best is None or (value < self.best if t.metric == "loss" else value > self.best)
+        if better:
+            self.best, self.bad_validations = value, 0
+            self.save("best.pt")
+        else:
+            self.bad_validations += 1
+        self._keep_best(value)
+        self.schedule.validated(value)
+        event = {"event": "valid", "step": self.step, "epoch": self.epoch + 1,
+                 "elapsed_s": round(self.elapsed, 2), "lr": self.schedule.lr, "best": self.best,
+                 **{k: v for k, v in metrics.items()}}
+        self.record(event)
+        log.info("valid step %d: loss %.3f ppl %.2f BLEU %.2f chrF %.2f%s", self.step, metrics["loss"],
+                 metrics["ppl"], metrics["bleu"], metrics["chrf"], " (best)" if better else "")
+        for sample in metrics["samples"][:1]:
+            log.info("  src: %s\n  ref: %s\n  hyp: %s", sample["src"], sample["ref"], sample["hyp"])
+        return metrics
+
+    def _keep_best(self, value: float) -> None:
+        """Keep the ``keep_best`` best step checkpoints besides best.pt and last.pt."""
+        keep = self.cfg.train.keep_best
+        if keep <= 1:
+            return
+        self.best_history.append((value, self.step))
+        sign = 1 if self.cfg.train.metric == "loss" else -1
+        self.best_history.sort(key=lambda vs: (sign * vs[0], vs[1]))
+        if (value, self.step) in self.best_history[:keep]:
+            self.save(f"step{self.step:07d}.pt")
+        for _, step in self.best_history[keep:]:
+            (self.run_dir / "checkpoints" / f"step{step:07d}.pt").unlink(missing_ok=True)
+        self.best_history = self.best_history[:keep]
+
+    # ------------------------------------------------------------ the loop
+    def _stop_reason(self) -> Optional[str]:
+        t = self.cfg.train
+        if self.interrupted:
+            return "interrupted"
+        if t.max_steps is not None and self.step >= t.max_steps:
+            return "max_steps"
+        if t.time_budget_min is not None and self.elapsed >= 60 * t.time_budget_min:
+            return "time_budget"
+        if t.patience is not None and self.bad_validations >= t.patience:
+            return "early_stopping"
+        if self.epoch >= t.max_epochs:
+            return "max_epochs"
+        return None
+
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        log.warning("%s received: saving a checkpoint after this update (again to abort)",
+                    signal.Signals(signum).name)
+        self.interrupted = True
+        signal.signal(signum, signal.SIG_DFL)
+
+    def after_update(self, loss: Optional[float], tokens_per_s: float) -> None:
+        """Log one update (every ``log_every``) and validate when due."""
+        t = self.cfg.train
+        if loss is not None and self.step % t.log_every == 0:
+            self.record({"event": "train", "step": self.step, "epoch": self.epoch + 1, "loss": loss,
+                         "lr": self.schedule.lr, "tf": teacher_forcing_p(t, self.step - 1),
+                         "tok_s": round(tokens_per_s, 1), "elapsed_s": round(self.elapsed, 2)})
+        if t.valid_every and self.step % t.valid_every == 0 and loss is not None:
+            self.run_validation()
+            self.save("last.pt")
+
+    def fit(self) -> str:
+        t = self.cfg.train
+        handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        clock = time.perf_counter() - self.elapsed
+        reason = self._stop_reason()
+        try:
+            while reason is None:
+                batches = self.sampler.batches(self.epoch)
+                bar = tqdm(total=len(batches), initial=self.pos, desc=f"epoch {self.epoch + 1}",
+                           disable=not self.progress, unit="batch", dynamic_ncols=True, leave=False)
+                while self.pos < len(batches) and reason is None:
+                    group = batches[self.pos:self.pos + t.accumulate]
+                    start = time.perf_counter()
+                    loss, n_tokens = self.update(group)
+                    self.pos += len(group)
+                    self.elapsed = time.perf_counter() - clock
+                    speed = n_tokens / max(time.perf_counter() - start, 1e-9)
+                    bar.update(len(group))
+                    if loss is not None:
+                        bar.set_postfix(loss=f"{loss:.3f}", lr=f"{self.schedule.lr:.2e}", tok_s=f"{speed:.0f}")
+                    self.after_update(loss, speed)
+                    reason = self._stop_reason()
+                bar.close()
+                if self.pos >= len(batches):
+                    self.epoch, self.pos = self.epoch + 1, 0
+                    if not (t.valid_every and self.step % t.valid_every == 0):
+                        self.run_validation()
+                    self.save("last.pt")
+                    reason = self._stop_reason()
+            if reason != "interrupted" and not (self.run_dir / "checkpoints" / "best.pt").exists():
+                self.run_validation()
+            self.save("last.pt")
+        finally:
+            for sig, handler in handlers.items():
+                signal.signal(sig, handler)
+        self.record({"event": "stop", "reason": reason, "step": self.step, "epoch": self.epoch,
+                     "elapsed_s": round(self.elapsed, 2), "best": self.best})
+        if reason == "interrupted":
+            return f"interrupted at step {self.step}; continue with: nmt train --resume {self.run_dir}"
+        return (f"stopped ({reason}) at step {self.step}, epoch {self.epoch}, after "
+                f"{self.elapsed / 60:.1f} min; best {t.metric} {self.best}; run in {self.run_dir}")
+
+
+def run_training(config: Optional[Path], overrides: list[str], resume: Optional[Path] = None,
+                 overwrite: bool = False, progress: bool = True) -> str:
+    """Entry point of ``nmt train``: a fresh run from a config, or a resumed one."""
+    if resume is None:
+        cfg = config_mod.load(config, overrides)
+        run_dir = open_run_dir(cfg, overwrite)
+        return Trainer(cfg, run_dir, progress).fit()
+    run_dir = Path(resume)
+    last = run_dir / "checkpoints" / "last.pt"
+    if not last.is_file():
+        raise UserError(f"{run_dir}: no checkpoints/last.pt to resume from")
+    raw = config_mod.read_yaml(run_dir / "config.yaml")
+    for assignment in overrides:
+        config_mod.apply_override(raw, assignment)
+    cfg = config_mod.from_dict(raw)
+    payload = ckpt.load(last)
+    trainer = Trainer(cfg, run_dir, progress)
+    trainer.restore(payload)
+    if overrides:
+        ckpt.atomic_write(run_dir / "config.yaml", lambda f: f.write(config_mod.dump(cfg).encode()))
+    return trainer.fit()

@@ -1,0 +1,143 @@
+"""``nmt translate``: stream text through a checkpoint, one output line per input line.
+
+Input is read in chunks so a file of any size needs memory for one chunk only.
+A file output is written under a temporary name and renamed when complete, so
+an interrupted run never leaves a file that looks finished.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import IO, Iterator, Optional
+
+import torch
+
+from nmt import runtime
+from nmt.config import Config, apply_override, from_dict
+from nmt.errors import DataError, UserError
+from nmt.evaluate import atomic_write
+from nmt.inference import Translation, load_checkpoint, translate_ids
+
+log = logging.getLogger(__name__)
+
+CHUNK_LINES = 2048
+
+
+def with_decode_overrides(config: Config, overrides: list[str]) -> Config:
+    """Apply ``--set decode.*`` overrides to a checkpoint's config (other sections are fixed)."""
+    raw = config.model_dump(mode="json")
+    for assignment in overrides:
+        if not assignment.startswith("decode."):
+            raise UserError(f"--set {assignment}: only decode.* options can change at translation time")
+        apply_override(raw, assignment)
+    return from_dict(raw)
+
+
+def read_chunks(stream: IO[bytes], name: str, size: int = CHUNK_LINES) -> Iterator[list[str]]:
+    """Strict UTF-8 lines in chunks; bad bytes are a DataError naming the line."""
+    chunk: list[str] = []
+    for number, raw in enumerate(stream, start=1):
+        if b"\x00" in raw:
+            raise DataError(f"{name}: line {number} holds NUL bytes; is this a binary file?")
+        try:
+            chunk.append(raw.decode("utf-8").rstrip("\r\n"))
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{name}: line {number} is not valid UTF-8 ({exc.reason})") from None
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def format_lines(results: list[Translation], detok, n_best: int, first_index: int) -> list[str]:
+    """Plain translations, or ``index<TAB>score<TAB>text`` rows for n-best lists."""
+    if n_best == 1:
+        return [detok(r.ids[0]) for r in results]
+    rows = []
+    for offset, result in enumerate(results):
+        for ids, score in zip(result.ids[:n_best], result.scores[:n_best]):
+            rows.append(f"{first_index + offset}\t{score:.4f}\t{detok(ids)}")
+    return rows
+
+
+def write_attention(folder: Path, index: int, result: Translation, src_pieces: list[str],
+                    tgt_pieces: list[str]) -> None:
+    from nmt.plots import plot_attention
+
+    weights = result.attention
+    if weights is None or not src_pieces:
+        return
+    stem = folder / f"{index:06d}"
+    with atomic_write(stem.with_suffix(".json")) as handle:
+        handle.write(json.dumps({"src": src_pieces, "tgt": tgt_pieces,
+                                 "weights": weights.tolist()}).encode("utf-8"))
+    plot_attention(weights, src_pieces, tgt_pieces, stem.with_suffix(".png"), title=f"sentence {index}")
+
+
+def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoint: Path, *,
+                     beam: Optional[int], n_best: Optional[int], attention_dir: Optional[Path],
+                     overrides: list[str]) -> int:
+    """Translate every line of ``source`` into ``sink``; returns the number of input lines."""
+    device = runtime.select_device("auto")
+    loaded = load_checkpoint(checkpoint, device)
+    decode = with_decode_overrides(loaded.config, overrides).decode
+    beam = beam if beam is not None else decode.beam
+    n_best = n_best or 1
+    if beam < 1 or n_best < 1 or n_best > beam:
+        raise UserError(f"--beam {beam} --n-best {n_best}: need 1 <= n-best <= beam")
+    if attention_dir is not None:
+        attention_dir.mkdir(parents=True, exist_ok=True)
+    count = 0
+    for chunk in read_chunks(source, name):
+        ids = loaded.src_tok.encode(chunk)
+        for i, seq in enumerate(ids):
+            if len(seq) > decode.max_src_len:
+                log.warning("%s: line %d has %d tokens; translating its first %d",
+                            name, count + i + 1, len(seq), decode.max_src_len)
+                ids[i] = seq[: decode.max_src_len]
+        results = translate_ids(loaded.model, ids, decode, device, beam=beam, n_best=n_best,
+                                return_attention=attention_dir is not None)
+        for line in format_lines(results, loaded.tgt_tok.decode, n_best, count):
+            sink.write(line + "\n")
+        if attention_dir is not None:
+            for i, result in enumerate(results):
+                write_attention(attention_dir, count + i, result, loaded.src_tok.decode_pieces(ids[i]),
+                                loaded.tgt_tok.decode_pieces(result.ids[0]) + ["</s>"])
+        count += len(chunk)
+    return count
+
+
+def translate_file(checkpoint: Path, input: Optional[Path], output: Optional[Path], *,
+                   beam: Optional[int] = None, n_best: Optional[int] = None,
+                   attention_dir: Optional[Path] = None, overrides: list[str] = ()) -> int:
+    """``nmt translate``: files or stdin/stdout."""
+    options = dict(beam=beam, n_best=n_best, attention_dir=attention_dir, overrides=list(overrides))
+    if input is not None and not Path(input).is_file():
+        raise UserError(f"{input}: input file not found")
+    source = open(input, "rb") if input is not None else sys.stdin.buffer
+    name = str(input) if input is not None else "<stdin>"
+    try:
+        with torch.inference_mode():
+            if output is None:
+                sink = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", line_buffering=True,
+                                        write_through=True)
+                try:
+                    return translate_stream(source, name, sink, checkpoint, **options)
+                except BrokenPipeError:  # the reader went away (e.g. `| head`)
+                    return 0
+                finally:
+                    sink.detach()
+            with atomic_write(Path(output)) as raw:
+                sink = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+                count = translate_stream(source, name, sink, checkpoint, **options)
+                sink.flush()
+                sink.detach()
+            return count
+    finally:
+        if input is not None:
+            source.close()

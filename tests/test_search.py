@@ -1,0 +1,113 @@
+"""Greedy and beam search properties on a trained toy model."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.inference import load_checkpoint, translate_ids
+from nmt.search import beam_search, greedy
+
+
+@pytest.fixture(scope="module")
+def loaded(trained_toy):
+    return load_checkpoint(trained_toy / "checkpoints" / "best.pt", torch.device("cpu"))
+
+
+@pytest.fixture(scope="module")
+def batch(loaded, toy_files):
+    from pathlib import Path
+
+    _, files = toy_files
+    lines = Path(files["test"][0]).read_text().splitlines()[:24]
+    lines[3] = "owl"  # a one-word source among longer ones
+    ids = loaded.src_tok.encode(lines)
+    src = torch.full((len(ids), max(map(len, ids))), PAD, dtype=torch.long)
+    for i, seq in enumerate(ids):
+        src[i, : len(seq)] = torch.tensor(seq)
+    return src, torch.tensor([len(s) for s in ids])
+
+
+def forced_log_prob(model, src, src_len, tokens, lengths) -> torch.Tensor:
+    """Sum of log p(y_t | y_<t, x) under teacher forcing: the model score of a given output."""
+    T = tokens.size(1)
+    tgt_in = torch.cat([torch.full((len(src), 1), BOS), tokens[:, :-1]], dim=1).masked_fill(
+        torch.arange(T) >= lengths.unsqueeze(1), PAD)
+    tgt_in[:, 0] = BOS
+    with torch.no_grad():
+        logits, _ = model(src, src_len, tgt_in)
+    logp = F.log_softmax(logits.float(), -1).gather(2, tokens.unsqueeze(2)).squeeze(2)
+    return logp.masked_fill(torch.arange(T) >= lengths.unsqueeze(1), 0.0).sum(1)
+
+
+def test_beam_of_one_equals_greedy(loaded, batch):
+    src, src_len = batch
+    g = greedy(loaded.model, src, src_len)
+    b = beam_search(loaded.model, src, src_len, beam=1, alpha=0.0)
+    L = min(g.tokens.size(2), b.tokens.size(2))
+    assert torch.equal(g.lengths, b.lengths)
+    assert torch.equal(g.tokens[..., :L], b.tokens[..., :L])
+    torch.testing.assert_close(g.log_probs, b.log_probs)
+
+
+def test_beam_never_scores_below_greedy(loaded, batch):
+    src, src_len = batch
+    g = greedy(loaded.model, src, src_len)
+    b = beam_search(loaded.model, src, src_len, beam=5, alpha=0.0)
+    assert (b.log_probs[:, 0] >= g.log_probs[:, 0] - 1e-4).all()
+
+
+def test_beam_scores_equal_forced_decoding(loaded, batch):
+    src, src_len = batch
+    hyp = beam_search(loaded.model, src, src_len, beam=4, alpha=0.6, n_best=4)
+    for k in range(4):
+        forced = forced_log_prob(loaded.model, src, src_len, hyp.tokens[:, k], hyp.lengths[:, k])
+        torch.testing.assert_close(forced, hyp.log_probs[:, k], atol=1e-4, rtol=1e-4)
+
+
+def test_n_best_sorted_and_ends_in_eos(loaded, batch):
+    src, src_len = batch
+    hyp = beam_search(loaded.model, src, src_len, beam=5, alpha=1.0, n_best=5)
+    assert (hyp.scores[:, :-1] >= hyp.scores[:, 1:]).all()
+    last = hyp.tokens.gather(2, (hyp.lengths - 1).unsqueeze(2)).squeeze(2)
+    assert (last == EOS).all()
+
+
+def test_lengths_respect_min_and_max(loaded, batch):
+    src, src_len = batch
+    hyp = beam_search(loaded.model, src, src_len, beam=3, alpha=1.0, max_len_a=0.0, max_len_b=4, min_len=3)
+    assert (hyp.lengths <= 4).all() and (hyp.lengths >= 3).all()
+    g = greedy(loaded.model, src, src_len, max_len_a=0.0, max_len_b=2)
+    assert (g.lengths <= 2).all()
+
+
+def test_batching_does_not_change_results(loaded, batch):
+    """The same sentence translated alone and inside a padded batch gives the same output."""
+    src, src_len = batch
+    together = beam_search(loaded.model, src, src_len, beam=3, alpha=1.0)
+    for i in (0, 3, 7):
+        alone = beam_search(loaded.model, src[i : i + 1, : src_len[i]], src_len[i : i + 1], beam=3, alpha=1.0)
+        n = int(alone.lengths[0, 0])
+        assert int(together.lengths[i, 0]) == n
+        assert torch.equal(together.tokens[i, 0, :n], alone.tokens[0, 0, :n])
+
+
+def test_attention_rows_are_distributions(loaded, batch):
+    src, src_len = batch
+    hyp = beam_search(loaded.model, src, src_len, beam=3, alpha=1.0, return_attention=True)
+    for i in range(src.size(0)):
+        n, s = int(hyp.lengths[i, 0]), int(src_len[i])
+        w = hyp.attention[i, 0, :n]
+        torch.testing.assert_close(w.sum(-1), torch.ones(n), atol=1e-4, rtol=0)
+        assert (w[:, s:] == 0).all()
+
+
+def test_translate_ids_restores_order_and_handles_empty(loaded, batch):
+    src, src_len = batch
+    seqs = [src[i, : src_len[i]].tolist() for i in range(src.size(0))]
+    seqs.insert(2, [])
+    out = translate_ids(loaded.model, seqs, loaded.config.decode, torch.device("cpu"), beam=2)
+    assert len(out) == len(seqs) and out[2].ids[0] == []
+    ref = greedy(loaded.model, src, src_len)
+    first = translate_ids(loaded.model, seqs[:1], loaded.config.decode, torch.device("cpu"), beam=1)
+    assert first[0].ids[0] == ref.tokens[0, 0, : int(ref.lengths[0, 0]) - 1].tolist()

@@ -1,0 +1,174 @@
+"""The trainer: a toy task learned, exact resume, checkpoints that survive crashes."""
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import toy_overrides
+from nmt import checkpoint as ckpt
+from nmt import config as C
+from nmt.errors import CheckpointError, UserError
+from nmt.evaluate import score
+from nmt.inference import load_checkpoint, translate_ids
+from nmt.train import Trainer, TrainingError, run_training
+
+
+def losses(run_dir: Path) -> dict[int, float]:
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    return {e["step"]: e["loss"] for e in map(json.loads, lines) if e["event"] == "train"}
+
+
+def test_toy_task_learned_to_high_bleu(trained_toy, toy_files):
+    """System test: a tiny model learns reversal + lexicon from scratch (greedy BLEU on test)."""
+    root, files = toy_files
+    loaded = load_checkpoint(trained_toy / "checkpoints" / "best.pt", torch.device("cpu"))
+    srcs = Path(files["test"][0]).read_text().splitlines()
+    refs = Path(files["test"][1]).read_text().splitlines()
+    out = translate_ids(loaded.model, loaded.src_tok.encode(srcs), loaded.config.decode,
+                        torch.device("cpu"), beam=1)
+    hyps = [loaded.tgt_tok.decode(t.ids[0]) for t in out]
+    assert score(hyps, refs).bleu >= 90.0
+
+
+def test_run_directory_contents(trained_toy):
+    for name in ("config.yaml", "metrics.jsonl", "spm.src.model", "spm.tgt.model",
+                 "checkpoints/last.pt", "checkpoints/best.pt"):
+        assert (trained_toy / name).is_file(), name
+    events = [json.loads(l) for l in (trained_toy / "metrics.jsonl").read_text().splitlines()]
+    valid = [e for e in events if e["event"] == "valid"]
+    assert valid and {"loss", "ppl", "bleu", "chrf", "samples"} <= set(valid[-1])
+    assert events[-1]["event"] == "stop"
+    assert list((trained_toy / "attention").glob("*.png"))
+    cfg = C.load(trained_toy / "config.yaml")  # the resolved config rebuilds the experiment
+    assert cfg.model.hidden_size == 64
+
+
+def _interrupt_at(monkeypatch, step: int) -> None:
+    """Deliver a real SIGINT to this process right after update ``step``."""
+    original = Trainer.after_update
+
+    def after_update(self, loss, speed):
+        original(self, loss, speed)
+        if self.step == step:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(Trainer, "after_update", after_update)
+
+
+def test_resume_after_interrupt_gives_identical_losses(tmp_path, toy_files, monkeypatch):
+    _, files = toy_files
+    extra = dict(train__max_steps=14, train__teacher_forcing=0.6, model__dropout=0.3,
+                 train__valid_every=5, train__schedule="plateau", train__accumulate=2)
+    run_training(None, toy_overrides(tmp_path / "a", files, **extra), progress=False)
+    reference = losses(tmp_path / "a" / "runs" / "toy")
+    assert sorted(reference) == list(range(1, 15))
+
+    _interrupt_at(monkeypatch, 6)
+    message = run_training(None, toy_overrides(tmp_path / "b", files, **extra), progress=False)
+    assert "interrupted at step 6" in message
+    run_b = tmp_path / "b" / "runs" / "toy"
+    assert max(losses(run_b)) == 6
+    monkeypatch.undo()
+    run_training(None, [], resume=run_b, progress=False)
+    resumed = losses(run_b)
+    assert resumed == reference  # bit-for-bit the same floats, every step
+
+
+def test_refuses_to_overwrite_a_run(tmp_path, toy_files):
+    _, files = toy_files
+    overrides = toy_overrides(tmp_path, files, train__max_steps=1)
+    run_training(None, overrides, progress=False)
+    with pytest.raises(UserError, match="already holds a run"):
+        run_training(None, overrides, progress=False)
+    run_training(None, overrides, overwrite=True, progress=False)
+
+
+def test_resume_with_different_model_is_refused(tmp_path, toy_files):
+    _, files = toy_files
+    run_training(None, toy_overrides(tmp_path, files, train__max_steps=1), progress=False)
+    with pytest.raises(CheckpointError, match="model.hidden_size"):
+        run_training(None, ["model.hidden_size=32"], resume=tmp_path / "runs" / "toy", progress=False)
+
+
+def test_nonfinite_losses_skip_updates_then_stop(tmp_path, toy_files, monkeypatch):
+    _, files = toy_files
+    monkeypatch.setattr(torch.nn.functional, "cross_entropy",
+                        lambda *a, **k: torch.tensor(float("nan"), requires_grad=True))
+    with pytest.raises(TrainingError, match="non-finite"):
+        run_training(None, toy_overrides(tmp_path, files, train__max_nonfinite=3), progress=False)
+
+
+# ------------------------------------------------------------ checkpoints
+
+
+def test_interrupted_checkpoint_write_keeps_previous(tmp_path, monkeypatch):
+    path = tmp_path / "last.pt"
+    ckpt.save(path, {"step": 1, "w": torch.ones(3)})
+
+    def crash(obj, handle, *a, **k):
+        handle.write(b"PK\x03\x04 half a zip")
+        raise KeyboardInterrupt  # killed mid-write
+
+    monkeypatch.setattr(torch, "save", crash)
+    with pytest.raises(KeyboardInterrupt):
+        ckpt.save(path, {"step": 2, "w": torch.zeros(3)})
+    monkeypatch.undo()
+    assert ckpt.load(path)["step"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["last.pt"]  # no temporary left behind
+
+
+def test_disk_full_is_reported_and_previous_kept(tmp_path, monkeypatch):
+    path = tmp_path / "last.pt"
+    ckpt.save(path, {"step": 1})
+
+    def full(obj, handle, *a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch, "save", full)
+    with pytest.raises(CheckpointError, match="disk full"):
+        ckpt.save(path, {"step": 2})
+    monkeypatch.undo()
+    assert ckpt.load(path)["step"] == 1
+
+
+def test_truncated_random_and_foreign_files_are_clear_errors(tmp_path):
+    good = tmp_path / "good.pt"
+    ckpt.save(good, {"step": 3, "w": torch.randn(100)})
+    data = good.read_bytes()
+    cases = {
+        "truncated.pt": data[: len(data) // 2],
+        "random.pt": os.urandom(4096),
+        "empty.pt": b"",
+    }
+    for name, content in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(CheckpointError, match="not a loadable nmt checkpoint"):
+            ckpt.load(tmp_path / name)
+    torch.save({"weights": torch.ones(2)}, tmp_path / "foreign.pt")
+    with pytest.raises(CheckpointError, match="another program"):
+        ckpt.load(tmp_path / "foreign.pt")
+    with pytest.raises(CheckpointError, match="not found"):
+        ckpt.load(tmp_path / "missing.pt")
+
+
+class _Payload:
+    """Unpickling this would create a file: the attack a checkpoint must not allow."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.marker),))
+
+
+def test_code_executing_pickle_is_not_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    evil = tmp_path / "evil.pt"
+    torch.save({"format": ckpt.FORMAT, "version": ckpt.VERSION, "x": _Payload(str(marker))}, evil)
+    with pytest.raises(CheckpointError):
+        ckpt.load(evil)
+    assert not marker.exists()
