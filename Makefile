@@ -23,7 +23,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench_train.py --quick
-	$(BIN)/python scripts/bench_decode.py --quick
+	$(BIN)/python scripts/bench_decode.py --checkpoint runs/demo/checkpoints/best.pt --quick
 
 clean-venv:
 	rm -rf $(VENV)

@@ -42,6 +42,8 @@ class DataConfig(Section):
     synthetic_sizes: dict[str, int] = Field(
         {"train": 40000, "valid": 500, "test": 1000}, description="Pairs per split for the synthetic corpus.")
     synthetic_seed: int = Field(1, description="Seed of the synthetic corpus generator.")
+    synthetic_min_words: int = Field(3, ge=3, description="Shortest synthetic English sentence, in words.")
+    synthetic_max_words: int = Field(40, ge=3, description="Longest synthetic English sentence, in words.")
     hub_name: Optional[str] = Field(None, description="Hugging Face dataset name (corpus: hub), e.g. wmt14.")
     hub_config: Optional[str] = Field(None, description="Hugging Face dataset configuration, e.g. de-en.")
     hub_splits: dict[str, str] = Field(
@@ -187,6 +189,9 @@ class Config(Section):
             raise ValueError(f"decode.n_best={d.n_best} exceeds decode.beam={d.beam}")
         if self.data.min_len > self.data.max_len:
             raise ValueError(f"data.min_len={self.data.min_len} exceeds data.max_len={self.data.max_len}")
+        if self.data.synthetic_min_words > self.data.synthetic_max_words:
+            raise ValueError(f"data.synthetic_min_words={self.data.synthetic_min_words} exceeds "
+                             f"data.synthetic_max_words={self.data.synthetic_max_words}")
         if self.data.src == self.data.tgt:
             raise ValueError(f"data.src and data.tgt are both '{self.data.src}'")
         return self

@@ -7,6 +7,7 @@ the encoded splits the trainer needs.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,30 +34,39 @@ def _spm(cfg: DataConfig) -> dict[str, Any]:
             "input_sentence_size": cfg.input_sentence_size}
 
 
-def load_raw(cfg: DataConfig) -> tuple[sources.Raw, dict[str, Any]]:
-    """Raw parallel text of every split, and a description of where it came from."""
+def source_info(cfg: DataConfig) -> dict[str, Any]:
+    """Where the text comes from, as recorded in manifest.json (cheap: reads nothing)."""
     if cfg.corpus == "synthetic":
-        info = {"generator": "nmt.data.synthetic", "seed": cfg.synthetic_seed, "sizes": cfg.synthetic_sizes}
-        return sources.load_synthetic(cfg.src, cfg.tgt, cfg.synthetic_sizes, cfg.synthetic_seed), info
+        return {"generator": "nmt.data.synthetic", "seed": cfg.synthetic_seed, "sizes": cfg.synthetic_sizes,
+                "words": [cfg.synthetic_min_words, cfg.synthetic_max_words]}
     if cfg.corpus == "multi30k":
-        raw = sources.load_multi30k(cfg.src, cfg.tgt, cfg.mirror, Path(cfg.root) / "downloads" / "multi30k")
-        return raw, {"multi30k": "task1 raw", "mirror": cfg.mirror}
+        return {"multi30k": "task1 raw", "mirror": cfg.mirror}
+    if cfg.corpus == "hub":
+        return {"hub": cfg.hub_name, "config": cfg.hub_config, "splits": cfg.hub_splits}
+    return {"local": cfg.local_files}
+
+
+def load_raw(cfg: DataConfig) -> sources.Raw:
+    """Raw parallel text of every split."""
+    if cfg.corpus == "synthetic":
+        return sources.load_synthetic(cfg.src, cfg.tgt, cfg.synthetic_sizes, cfg.synthetic_seed,
+                                      cfg.synthetic_min_words, cfg.synthetic_max_words)
+    if cfg.corpus == "multi30k":
+        return sources.load_multi30k(cfg.src, cfg.tgt, cfg.mirror, Path(cfg.root) / "downloads" / "multi30k")
     if cfg.corpus == "hub":
         if not cfg.hub_name:
             raise DataError("data.corpus=hub needs data.hub_name (e.g. wmt14)")
-        raw = sources.load_hub(cfg.hub_name, cfg.hub_config, cfg.src, cfg.tgt, cfg.hub_splits)
-        return raw, {"hub": cfg.hub_name, "config": cfg.hub_config, "splits": cfg.hub_splits}
+        return sources.load_hub(cfg.hub_name, cfg.hub_config, cfg.src, cfg.tgt, cfg.hub_splits)
     if not cfg.local_files:
         raise DataError("data.corpus=local needs data.local_files, e.g. {train: [train.de, train.en]}")
     files = {split: (paths[0] if len(paths) == 1 else tuple(paths)) for split, paths in cfg.local_files.items()}
-    return sources.load_local(files, cfg.src, cfg.tgt), {"local": cfg.local_files}
+    return sources.load_local(files, cfg.src, cfg.tgt)
 
 
 def prepare_corpus(cfg: DataConfig, force: bool = False) -> Path:
     """Write ``data/<corpus>/<src>-<tgt>/`` (reused when inputs and settings are unchanged)."""
-    raw, info = load_raw(cfg)
-    prepare(cfg.corpus, raw, cfg.prepared_dir, cfg.src, cfg.tgt, filters=_filters(cfg),
-            spm=_spm(cfg), source_info=info, force=force)
+    prepare(cfg.corpus, load_raw(cfg), cfg.prepared_dir, cfg.src, cfg.tgt, filters=_filters(cfg),
+            spm=_spm(cfg), source_info=source_info(cfg), force=force)
     return cfg.prepared_dir
 
 
@@ -64,7 +74,8 @@ def _settings_match(manifest: dict[str, Any], cfg: DataConfig) -> bool:
     spm = manifest.get("spm", {})
     filters = manifest.get("cleaning", {}).get("filters", {})
     wanted_filters = {k: v for k, v in _filters(cfg).items() if k != "normalization"}
-    return all(spm.get(k) == v for k, v in _spm(cfg).items()) and filters == wanted_filters
+    same_source = manifest.get("source") == json.loads(json.dumps(source_info(cfg), default=str))
+    return same_source and all(spm.get(k) == v for k, v in _spm(cfg).items()) and filters == wanted_filters
 
 
 @dataclass

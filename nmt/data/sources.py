@@ -19,7 +19,6 @@ import logging
 import os
 import urllib.error
 import urllib.request
-import zlib
 from pathlib import Path
 from typing import Iterator, Mapping
 
@@ -307,7 +306,8 @@ def load_local(files: Mapping[str, tuple[Path, Path] | Path], src: str, tgt: str
 
 # --- synthetic ---------------------------------------------------------------------------
 
-def load_synthetic(src: str, tgt: str, sizes: Mapping[str, int], seed: int) -> Raw:
+def load_synthetic(src: str, tgt: str, sizes: Mapping[str, int], seed: int,
+                   min_words: int = 3, max_words: int = 40) -> Raw:
     """The embedded English-German generator, in either direction.
 
     Each split draws from its own seed derived from ``seed`` and the split's name, exactly as
@@ -320,7 +320,7 @@ def load_synthetic(src: str, tgt: str, sizes: Mapping[str, int], seed: int) -> R
 
     raw: Raw = {}
     for split, n in sizes.items():
-        pairs = synthetic.generate_pairs(n, seed=seed * 2**32 + zlib.crc32(split.encode("utf-8")))
+        pairs = synthetic.generate_pairs(n, synthetic.split_seed(seed, split), min_words, max_words)
         en, de = [p[0] for p in pairs], [p[1] for p in pairs]
         raw[split] = (en, de) if src == "en" else (de, en)
     return raw

@@ -404,6 +404,11 @@ def generate_pairs(n: int, seed: int, min_words: int = 3, max_words: int = 40) -
     return pairs
 
 
+def split_seed(seed: int, split: str) -> int:
+    """The generator seed of one split: ``seed * 2**32 + crc32(split name)`` (stable across runs)."""
+    return seed * 2**32 + zlib.crc32(split.encode("utf-8"))
+
+
 def write_corpus(out_dir: pathlib.Path, sizes: dict[str, int], seed: int, min_words: int = 3,
                  max_words: int = 40) -> dict[str, int]:
     """Write {split}.en and {split}.de (UTF-8, one sentence per line, '\\n' endings) for each split.
@@ -416,7 +421,7 @@ def write_corpus(out_dir: pathlib.Path, sizes: dict[str, int], seed: int, min_wo
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = {}
     for split, size in sizes.items():
-        pairs = generate_pairs(size, seed * 2**32 + zlib.crc32(split.encode("utf-8")), min_words, max_words)
+        pairs = generate_pairs(size, split_seed(seed, split), min_words, max_words)
         for side, lang in enumerate(("en", "de")):
             with open(out_dir / f"{split}.{lang}", "w", encoding="utf-8", newline="\n") as f:
                 f.writelines(p[side] + "\n" for p in pairs)

@@ -1,0 +1,111 @@
+"""What both benchmark scripts share: common options, the environment record, timing, output.
+
+Each benchmark prints one JSON object per measurement on stdout and logs on stderr, so
+``python scripts/bench_x.py ... > results.jsonl`` keeps only the measurements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import resource
+import sys
+import time
+from typing import Any, NoReturn, Optional
+
+import torch
+
+from nmt import runtime
+
+log = logging.getLogger("bench")
+
+
+def add_common_options(parser: argparse.ArgumentParser, quick_help: str) -> None:
+    """Options every benchmark takes; ``quick_help`` says what --quick does in this script."""
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="Where to run: auto = CUDA when present, else CPU (default: auto).")
+    parser.add_argument("--threads", type=int, default=0, metavar="N",
+                        help="Torch intra-op CPU threads; 0 keeps the default (all cores, or the "
+                             "config's train.threads for bench_train) (default: 0).")
+    parser.add_argument("--no-keep-memory", action="store_true",
+                        help="Do not call nmt.runtime.keep_freed_memory(), to measure what it saves "
+                             "(glibc then returns freed tensor memory to the OS after every step).")
+    parser.add_argument("--quick", action="store_true", help=f"A short run for `make bench`: {quick_help}.")
+
+
+def start(args: argparse.Namespace) -> bool:
+    """First thing in main(): allocator settings and stderr logging; returns keep_memory."""
+    keep = False if args.no_keep_memory else runtime.keep_freed_memory()
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    if not args.no_keep_memory and not keep:
+        log.warning("keep_freed_memory() did not take (not glibc, or MALLOC_* set); keep_memory=false")
+    return keep
+
+
+def fail(script: str, message: str) -> NoReturn:
+    """One line on stderr and exit status 2, for mistakes in the command line or its inputs."""
+    print(f"{script}: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_list(text: str, kind: type = str) -> list[Any]:
+    """'1,5' -> [1, 5]; empty items are ignored."""
+    return [kind(item.strip()) for item in text.split(",") if item.strip()]
+
+
+def device_name(device: torch.device) -> str:
+    """A human name for the hardware, so figures from different machines are not mixed up."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def environment(device: torch.device, keep_memory: bool) -> dict[str, Any]:
+    """The settings a figure depends on besides the benchmark's own parameters."""
+    return {"threads": torch.get_num_threads(), "cpus": os.cpu_count(), "keep_memory": keep_memory,
+            "torch": torch.__version__, "device": device.type, "device_name": device_name(device)}
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued GPU work, so the clock measures it (no-op on CPU)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class Stopwatch:
+    """``with Stopwatch(device) as sw: ...`` then ``sw.seconds``; synchronizes CUDA at both ends."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.seconds = 0.0
+        self._start: Optional[float] = None
+
+    def __enter__(self) -> "Stopwatch":
+        synchronize(self.device)
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        synchronize(self.device)
+        self.seconds = time.perf_counter() - (self._start or 0.0)
+
+
+def peak_rss_mb() -> float:
+    """High-water mark of this process's resident memory in MiB (Linux reports KiB)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)
+
+
+def emit(record: dict[str, Any]) -> None:
+    """Print one measurement as one JSON line, flushed so parent processes see it at once."""
+    print(json.dumps(record), flush=True)

@@ -1,0 +1,219 @@
+"""Training throughput of every attention variant on real batches of a prepared corpus.
+
+For each variant the model is built from the config with that attention, and
+``--steps`` full updates (forward, label-smoothed cross-entropy, backward, clip,
+optimizer step) are timed after ``--warmup`` untimed ones, on the first batches of
+epoch 0's shuffled order: the same batches for every variant (collated and moved to
+the device before the clock starts; one batch per update, ``train.accumulate`` is
+ignored).  Each variant runs in a fresh subprocess (``--one VARIANT``) so that its
+``peak_rss_mb`` is its own.  One JSON line per variant on stdout, logs on stderr.
+
+Variants are an attention type (``none bahdanau luong_dot luong_general luong_concat
+scaled_dot qkv gaussian``) with optional suffixes: ``+feed`` input feeding on (off
+otherwise, so Luong variants take the fast path), ``+lstm`` LSTM cells, ``-fast``
+the step-by-step decoder path forced (``fast=False``).  luong_dot and scaled_dot get
+``model.bidirectional=false`` (recorded in ``overrides``).
+
+Commands behind the README figures (from the repository root)::
+
+    python scripts/bench_train.py                      # configs/demo.yaml, all 11 variants
+    python scripts/bench_train.py --no-keep-memory     # the same without keep_freed_memory()
+    python scripts/bench_train.py --quick              # `make bench`: 3 variants, 10 updates
+
+Another corpus: the same with ``--config`` (e.g. a Multi30k config) and ``--set k=v``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import torch
+import torch.nn.functional as F
+
+import _bench_common as common
+from nmt import config as config_mod
+from nmt import runtime
+from nmt.config import ATTENTION_TYPES, UNPROJECTED_ATTENTION, Config
+from nmt.data.batching import Batch, BatchSampler, collate
+from nmt.data.pipeline import load_corpus
+from nmt.data.tokenizer import PAD
+from nmt.errors import UserError
+from nmt.model.seq2seq import build_model, count_parameters
+from nmt.optim import build_optimizer, teacher_forcing_p
+
+log = logging.getLogger("bench_train")
+SCRIPT = "bench_train.py"
+DEFAULT_VARIANTS = (*ATTENTION_TYPES, "luong_general+feed", "luong_general-fast", "bahdanau+lstm")
+QUICK_VARIANTS = ("none", "bahdanau", "luong_general")
+SUFFIXES = ("+feed", "+lstm", "-fast")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named model variant: the config overrides it implies and the decoder path it asks for."""
+
+    name: str
+    attention: str
+    overrides: tuple[str, ...]
+    fast: Optional[bool]  # passed to Seq2Seq.forward: None = automatic, False = step path forced
+
+
+def parse_variant(name: str) -> Variant:
+    """'luong_general+feed' -> Variant; unknown parts are a UserError that lists the options."""
+    base, *suffixes = re.split(r"(?=[+-])", name.strip())
+    bad = [s for s in suffixes if s not in SUFFIXES]
+    if base not in ATTENTION_TYPES or bad:
+        raise UserError(f"unknown variant '{name}': expected one of {', '.join(ATTENTION_TYPES)}, "
+                        f"optionally followed by {', '.join(SUFFIXES)}")
+    overrides = [f"model.attention.type={base}",
+                 f"model.attention.input_feeding={'true' if '+feed' in suffixes else 'false'}"]
+    if "+lstm" in suffixes:
+        overrides.append("model.cell=lstm")
+    if base in UNPROJECTED_ATTENTION:  # query and key sizes must agree
+        overrides.append("model.bidirectional=false")
+    return Variant(name, base, tuple(overrides), False if "-fast" in suffixes else None)
+
+
+def load_config(args: argparse.Namespace, variant: Optional[Variant] = None) -> Config:
+    """The config file, then --set overrides, then the variant's own overrides."""
+    raw = config_mod.read_yaml(Path(args.config))
+    for assignment in [*args.set, *(variant.overrides if variant else ())]:
+        config_mod.apply_override(raw, assignment)
+    return config_mod.from_dict(raw)
+
+
+def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
+               batch: Batch, n_tokens: int, cfg: Config, variant: Variant, amp: Optional[torch.dtype],
+               device: torch.device) -> torch.Tensor:
+    """One update as the trainer does it; returns the summed loss (not synchronized)."""
+    t = cfg.train
+    with runtime.autocast(device, amp):
+        logits, _ = model(batch.src, batch.src_len, batch.tgt_in,
+                          teacher_forcing=teacher_forcing_p(t, 0), fast=variant.fast)  # (B, T, V)
+    loss = F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD,
+                           label_smoothing=t.label_smoothing, reduction="sum")
+    scaler.scale(loss / n_tokens).backward()
+    scaler.unscale_(optimizer)
+    if t.clip_grad_norm > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), t.clip_grad_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+    return loss.detach()
+
+
+def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool) -> dict[str, Any]:
+    """Build, warm up and time one variant; returns its JSON record."""
+    cfg = load_config(args, variant)
+    runtime.set_threads(args.threads or cfg.train.threads)
+    device = runtime.select_device(args.device)
+    amp = runtime.amp_dtype(device, args.amp)
+    corpus = load_corpus(cfg.data, splits=("train",))
+    split, t = corpus.splits["train"], cfg.train
+    sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=t.max_tokens,
+                           batch_size=t.batch_size, shuffle=True, seed=t.seed, max_len=t.max_len)
+    order, wanted = sampler.batches(0), args.warmup + args.steps
+    if len(order) < wanted:
+        log.warning("the corpus has %d batches per epoch; reusing them to make %d", len(order), wanted)
+    groups = [order[i % len(order)] for i in range(wanted)]
+    batches = [collate(split, idx, t.max_len) for idx in groups]
+    n_tokens = [b.n_tgt_tokens for b in batches]  # counted on the CPU, no sync in the loop
+    batches = [b.to(device) for b in batches]
+
+    runtime.seed_everything(t.seed)  # the same initial weights for every run of a variant
+    model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device).train()
+    optimizer = build_optimizer(t, model)
+    scaler = runtime.grad_scaler(device, amp)
+    step_args = (cfg, variant, amp, device)
+    losses = [train_step(model, optimizer, scaler, b, n, *step_args)
+              for b, n in zip(batches[:args.warmup], n_tokens[:args.warmup])]
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    with common.Stopwatch(device) as clock:
+        for b, n in zip(batches[args.warmup:], n_tokens[args.warmup:]):
+            losses.append(train_step(model, optimizer, scaler, b, n, *step_args))
+    log.info("%s: loss per token %.3f -> %.3f", variant.name, losses[0].item() / n_tokens[0],
+             losses[-1].item() / n_tokens[-1])
+
+    tokens = sum(n_tokens[args.warmup:])
+    m = cfg.model
+    record = {
+        "bench": "train", "variant": variant.name, "attention": m.attention.type,
+        "style": m.attention.resolved_style, "input_feeding": m.attention.input_feeding,
+        "fast_path": teacher_forcing_p(t, 0) >= 1.0 and model.decoder.can_run_fast and variant.fast is not False,
+        "cell": m.cell, "bidirectional": m.bidirectional, "overrides": list(variant.overrides),
+        "params": count_parameters(model),
+        "target_tokens_per_s": round(tokens / clock.seconds, 1),
+        "ms_per_update": round(1000 * clock.seconds / args.steps, 2),
+        "updates": args.steps, "warmup": args.warmup, "tokens": tokens,
+        "config": args.config, "set": list(args.set), "max_tokens": t.max_tokens,
+        "amp": str(amp).removeprefix("torch.") if amp else "off",
+        "peak_rss_mb": common.peak_rss_mb(), "isolated": args.one is not None,
+    }
+    if device.type == "cuda":
+        record["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated(device) / 2**20, 1)
+    return {**record, **common.environment(device, keep_memory)}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default="configs/demo.yaml",
+                        help="Experiment YAML whose data, model and train sections are used "
+                             "(default: configs/demo.yaml).")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="Config override, e.g. --set train.max_tokens=3000 (repeatable).")
+    parser.add_argument("--variants", default=None,
+                        help="Comma-separated variants (default: all 11; with --quick: "
+                             + ",".join(QUICK_VARIANTS) + ").")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="Timed updates per variant (default: 50; --quick: 10).")
+    parser.add_argument("--warmup", type=int, default=None,
+                        help="Untimed updates before them (default: 5; --quick: 2).")
+    parser.add_argument("--amp", choices=("auto", "off", "bf16", "fp16"), default="auto",
+                        help="Mixed precision on CUDA (auto = bf16 where supported); always off on CPU "
+                             "(default: auto).")
+    parser.add_argument("--one", metavar="VARIANT", default=None,
+                        help="Run only this variant in this process (what the parent runs per subprocess).")
+    parser.add_argument("--in-process", action="store_true",
+                        help="Run all variants in this process (faster start; peak_rss_mb is then cumulative).")
+    common.add_common_options(parser, f"variants {','.join(QUICK_VARIANTS)}, 2 warm-up and 10 timed updates")
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser().parse_args(argv)
+    keep_memory = common.start(args)
+    names = common.parse_list(args.variants) if args.variants else QUICK_VARIANTS if args.quick else DEFAULT_VARIANTS
+    args.steps = args.steps if args.steps is not None else (10 if args.quick else 50)
+    args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
+    if args.steps < 1 or args.warmup < 0:
+        common.fail(SCRIPT, f"--steps must be at least 1 and --warmup at least 0 (got {args.steps}, {args.warmup})")
+    try:
+        variants = [parse_variant(n) for n in ([args.one] if args.one else names)]
+        for variant in variants:  # check every combination before spending time on any
+            load_config(args, variant)
+        if args.one or args.in_process:
+            for variant in variants:
+                common.emit(bench_variant(args, variant, keep_memory))
+            return
+    except UserError as exc:
+        common.fail(SCRIPT, str(exc))
+    failed = []
+    for variant in variants:  # a fresh process each, so peak memory is per variant
+        proc = subprocess.run([sys.executable, __file__, *argv, "--one", variant.name])
+        if proc.returncode != 0:
+            failed.append(variant.name)
+    if failed:
+        common.fail(SCRIPT, f"variant(s) failed: {', '.join(failed)} (see the messages above)")
+
+
+if __name__ == "__main__":
+    main()

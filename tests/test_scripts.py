@@ -1,0 +1,86 @@
+"""The benchmark scripts, run as a user runs them, with tiny settings on the toy task."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import bench_train  # noqa: E402  (after the path insert)
+from nmt.errors import UserError  # noqa: E402
+
+COMMON_KEYS = {"bench", "threads", "keep_memory", "torch", "device"}
+TRAIN_KEYS = COMMON_KEYS | {"variant", "attention", "style", "fast_path", "cell", "params", "target_tokens_per_s",
+                            "ms_per_update", "updates", "tokens", "peak_rss_mb"}
+DECODE_KEYS = COMMON_KEYS | {"beam", "batch_size", "sentences", "sentences_per_s", "seconds"}
+
+
+def run_script(name: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPTS / name), *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+
+
+def json_lines(stdout: str) -> list[dict]:
+    """Every stdout line must be one JSON object."""
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def test_variant_names_map_to_overrides():
+    dot = bench_train.parse_variant("luong_dot")
+    assert "model.bidirectional=false" in dot.overrides and dot.fast is None
+    feed_lstm = bench_train.parse_variant("luong_general+feed+lstm")
+    assert {"model.attention.input_feeding=true", "model.cell=lstm"} <= set(feed_lstm.overrides)
+    assert bench_train.parse_variant("luong_general-fast").fast is False
+    for name in bench_train.DEFAULT_VARIANTS:
+        assert bench_train.parse_variant(name).name == name
+    for bad in ("luong", "bahdanau+fast", "qkv-lstm"):
+        with pytest.raises(UserError, match="unknown variant"):
+            bench_train.parse_variant(bad)
+
+
+def test_bench_train_one_line_per_variant(trained_toy):
+    proc = run_script("bench_train.py", "--config", str(trained_toy / "config.yaml"),
+                      "--variants", "luong_dot,luong_general-fast", "--steps", "2", "--warmup", "1",
+                      "--set", "train.max_tokens=300", "--threads", "1", "--no-keep-memory")
+    assert proc.returncode == 0, proc.stderr
+    records = json_lines(proc.stdout)
+    assert [r["variant"] for r in records] == ["luong_dot", "luong_general-fast"]
+    for record in records:
+        assert TRAIN_KEYS <= record.keys() and record["bench"] == "train"
+        assert record["target_tokens_per_s"] > 0 and record["ms_per_update"] > 0 and record["params"] > 0
+        assert record["updates"] == 2 and record["isolated"] and record["keep_memory"] is False
+    by_name = {r["variant"]: r for r in records}
+    assert by_name["luong_dot"]["bidirectional"] is False and by_name["luong_dot"]["fast_path"] is True
+    assert by_name["luong_general-fast"]["fast_path"] is False
+    assert by_name["luong_general-fast"]["bidirectional"] is True
+    assert records[0]["tokens"] == records[1]["tokens"]  # the same batches for every variant
+
+
+def test_bench_train_rejects_unknown_variant_in_one_line(trained_toy):
+    proc = run_script("bench_train.py", "--config", str(trained_toy / "config.yaml"), "--variants", "nope")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().count("\n") == 0 and "unknown variant 'nope'" in proc.stderr
+
+
+def test_bench_decode_quick_on_the_test_split(trained_toy):
+    proc = run_script("bench_decode.py", "--checkpoint", str(trained_toy / "checkpoints/best.pt"),
+                      "--quick", "--limit", "12", "--beams", "1,3", "--batch-sizes", "1,8", "--threads", "1")
+    assert proc.returncode == 0, proc.stderr
+    records = json_lines(proc.stdout)
+    assert [(r["beam"], r["batch_size"]) for r in records] == [(1, 1), (1, 8), (3, 8)]  # beam 3 x 1 skipped
+    assert "skipping beam 3 with batch size 1" in proc.stderr
+    for record in records:
+        assert DECODE_KEYS <= record.keys() and record["bench"] == "decode"
+        assert record["sentences"] == 12 and record["sentences_per_s"] > 0 and isinstance(record["keep_memory"], bool)
+        assert Path(record["input"]).name == "test.xx"
+
+
+def test_bench_decode_without_checkpoint_fails_in_one_line():
+    proc = run_script("bench_decode.py")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().count("\n") == 0 and "--checkpoint is required" in proc.stderr
