@@ -71,6 +71,20 @@ def config_cmd(config: Optional[Path] = ConfigOpt, set_: Optional[list[str]] = S
     typer.echo(cfg.dump(_load_config(config, set_)), nl=False)
 
 
+@app.command("presets")
+def presets_cmd() -> None:
+    """List the attention presets (model.attention.type) and the design-space point each expands to.
+
+    Example: nmt presets
+    """
+    from nmt.model.presets import describe_presets
+
+    rows = describe_presets()
+    width = max(len(name) for name, _ in rows)
+    for name, expansion in rows:
+        typer.echo(f"{name:<{width}}  {expansion}")
+
+
 @data_app.command("prepare")
 def data_prepare(
     corpus: str = typer.Argument(..., help="synthetic, multi30k, hub or local."),

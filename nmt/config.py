@@ -16,15 +16,9 @@ from typing import Any, Literal, Optional
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from nmt.attention_space import (ATTENTION_ENERGIES, ATTENTION_MAPS, ATTENTION_PRESETS, ATTENTION_TYPES,
+                                 AXES, CUSTOM_ATTENTION, attention_problem)
 from nmt.errors import ConfigError
-
-ATTENTION_TYPES = (
-    "none", "bahdanau", "luong_dot", "luong_general", "luong_concat",
-    "scaled_dot", "qkv", "gaussian",
-)
-# Energies that compare query and key directly, so their sizes must agree.
-UNPROJECTED_ATTENTION = ("luong_dot", "scaled_dot")
-
 
 class Section(BaseModel):
     """Base of every config section: unknown keys are errors, values are immutable."""
@@ -70,19 +64,60 @@ class DataConfig(Section):
 
 
 class AttentionConfig(Section):
-    type: Literal[ATTENTION_TYPES] = Field(  # type: ignore[valid-type]
-        "bahdanau", description="Energy function: " + ", ".join(ATTENTION_TYPES) + ".")
+    type: Literal[ATTENTION_TYPES + ("custom",)] = Field(  # type: ignore[valid-type]
+        "bahdanau", description="Preset (" + ", ".join(ATTENTION_TYPES) + ") that fills every axis left null "
+        "(an axis you set overrides it), or custom: no preset, energy required, other axes identity/false/1.")
     style: Literal["auto", "bahdanau", "luong"] = Field(
-        "auto", description="Decoder style; auto = bahdanau for bahdanau/none, luong for the others.")
+        "auto", description="Decoder style; auto = the preset's (bahdanau for bahdanau/none, luong for the others and custom).")
     input_feeding: bool = Field(True, description="Luong style: feed the previous attentional vector into the RNN.")
-    heads: int = Field(1, ge=1, description="qkv: number of heads (the attention size must divide by it).")
-    dim: Optional[int] = Field(None, ge=1, description="Size of projected queries/keys (bahdanau, concat, qkv, gaussian); default hidden_size.")
+    energy: Optional[Literal[ATTENTION_ENERGIES]] = Field(  # type: ignore[valid-type]
+        None, description="Energy: " + ", ".join(ATTENTION_ENERGIES) + "; null = the preset's.")
+    query_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]
+        None, description="Query map: identity or linear (bias-free); null = the preset's.")
+    key_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]
+        None, description="Key map: identity or linear (bias-free, but carries the mlp's hidden bias); null = the preset's.")
+    value_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]
+        None, description="Value map: identity or linear (with bias); null = the preset's.")
+    out_proj: Optional[bool] = Field(None, description="Project pooled heads back to the encoder output size; null = the preset's.")
+    heads: Optional[int] = Field(None, ge=1, description="Heads splitting mapped queries, keys and values; null = the preset's (1).")
+    dim: Optional[int] = Field(None, ge=1, description="Size of linearly mapped vectors; null = hidden_size (a lone query map: the key size).")
+    max_src_len: int = Field(256, ge=1, description="location: source positions W_a scores (must cover train.max_len, decode.max_src_len).")
+
+    def axes(self) -> dict[str, Any]:
+        """The resolved point: energy, query_map, key_map, value_map, out_proj, heads."""
+        base = ATTENTION_PRESETS.get(self.type, CUSTOM_ATTENTION)
+        return {k: base[k] if getattr(self, k) is None else getattr(self, k) for k in AXES}
 
     @property
     def resolved_style(self) -> str:
         if self.style != "auto":
             return self.style
-        return "bahdanau" if self.type in ("bahdanau", "none") else "luong"
+        return ATTENTION_PRESETS.get(self.type, CUSTOM_ATTENTION)["style"]
+
+
+class SelfAttentionConfig(Section):
+    """The axes of a self-attention block; defaults are Transformer-like (scaled dot, QKV, W_o)."""
+
+    energy: Literal[ATTENTION_ENERGIES] = Field(  # type: ignore[valid-type]
+        "scaled_dot", description="Energy: " + ", ".join(ATTENTION_ENERGIES) + ".")
+    query_map: Literal[ATTENTION_MAPS] = Field("linear", description="Query map: identity or linear.")  # type: ignore[valid-type]
+    key_map: Literal[ATTENTION_MAPS] = Field("linear", description="Key map: identity or linear.")  # type: ignore[valid-type]
+    value_map: Literal[ATTENTION_MAPS] = Field("linear", description="Value map: identity or linear.")  # type: ignore[valid-type]
+    out_proj: bool = Field(True, description="Project pooled heads back to the state size.")
+    heads: int = Field(1, ge=1, description="Heads splitting mapped queries, keys and values.")
+    dim: Optional[int] = Field(None, ge=1, description="Size of linearly mapped vectors; null = the state size.")
+    max_len: int = Field(256, ge=1, description="location: positions W_a scores; later ones get no weight.")
+
+    def axes(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in AXES}
+
+
+class EncoderSelfAttentionConfig(SelfAttentionConfig):
+    layers: int = Field(0, ge=0, description="Blocks x = LayerNorm(x + attend(x)) after the RNN encoder, padding masked (0 = none).")
+
+
+class DecoderSelfAttentionConfig(SelfAttentionConfig):
+    enabled: bool = Field(False, description="Causal self-attention refining the decoder's query state over its past query states.")
 
 
 class ModelConfig(Section):
@@ -97,12 +132,39 @@ class ModelConfig(Section):
     init_state: Literal["zero", "last", "bridge"] = Field(
         "bridge", description="Decoder start state: zeros, the encoder's final state, or a learned projection of it.")
     tie_embeddings: bool = Field(False, description="Share target embeddings and output projection (needs emb_size == hidden_size).")
-    attention: AttentionConfig = Field(default_factory=AttentionConfig, description="Attention settings.")
+    attention: AttentionConfig = Field(default_factory=AttentionConfig, description="Cross-attention from the decoder.")
+    enc_self_attention: EncoderSelfAttentionConfig = Field(
+        default_factory=EncoderSelfAttentionConfig, description="Self-attention over the encoder outputs.")
+    dec_self_attention: DecoderSelfAttentionConfig = Field(
+        default_factory=DecoderSelfAttentionConfig, description="Causal self-attention in the decoder.")
 
     @property
     def key_size(self) -> int:
         """Size of encoder outputs, which are the attention keys and values."""
         return self.hidden_size * (2 if self.bidirectional else 1)
+
+    @model_validator(mode="after")
+    def _check_attention(self) -> "ModelConfig":
+        att, H, K = self.attention, self.hidden_size, self.key_size
+        if att.type == "custom" and att.energy is None:
+            raise ValueError("model.attention.type=custom needs model.attention.energy (one of "
+                             + ", ".join(ATTENTION_ENERGIES) + ")")
+        axes = att.axes()
+        origin = "" if att.type == "custom" else f"model.attention.type={att.type}: "
+        note = f" (model.bidirectional={str(self.bidirectional).lower()}"
+        note += f", model.attention.dim={att.dim})" if att.dim else ")"
+        problem = attention_problem(axes, H, K, att.dim, lambda k: f"model.attention.{k}", ("decoder", "encoder"), note)
+        if problem:
+            raise ValueError(origin + problem)
+        if axes["energy"] == "uniform" and att.style == "luong":
+            raise ValueError(f"model.attention.style=luong needs an attention; model.attention.type={att.type} "
+                             "has energy=uniform")
+        for name, sa, size, on in (("enc_self_attention", self.enc_self_attention, K, self.enc_self_attention.layers),
+                                   ("dec_self_attention", self.dec_self_attention, H, self.dec_self_attention.enabled)):
+            problem = attention_problem(sa.axes(), size, size, sa.dim, lambda k: f"model.{name}.{k}", residual=True)
+            if on and problem:
+                raise ValueError(problem)
+        return self
 
 
 class TrainConfig(Section):
@@ -125,6 +187,7 @@ class TrainConfig(Section):
     max_tokens: Optional[int] = Field(4096, ge=1, description="Token budget per batch (padded cells); null to batch by sentences.")
     batch_size: Optional[int] = Field(None, ge=1, description="Sentences per batch when max_tokens is null.")
     max_len: int = Field(128, ge=2, description="Truncate training sentences to this many subword tokens.")
+    curriculum_epochs: int = Field(0, ge=0, description="Length curriculum: epoch e < N trains on the shortest (e+1)/(N+1) of the pairs (0 = off).")
     max_epochs: int = Field(20, ge=1, description="Stop after this many epochs.")
     max_steps: Optional[int] = Field(None, ge=1, description="Stop after this many updates.")
     time_budget_min: Optional[float] = Field(None, gt=0.0, description="Stop after this many minutes of wall-clock time.")
@@ -171,18 +234,15 @@ class Config(Section):
             raise ValueError(
                 f"model.tie_embeddings=true needs model.emb_size == model.hidden_size "
                 f"(got {m.emb_size} and {m.hidden_size})")
-        if att.type in UNPROJECTED_ATTENTION and m.key_size != m.hidden_size:
-            raise ValueError(
-                f"model.attention.type={att.type} compares query and key directly, but the decoder "
-                f"state has {m.hidden_size} and the encoder output {m.key_size} (model.bidirectional="
-                f"{str(m.bidirectional).lower()}); set model.bidirectional=false or use luong_general")
-        att_dim = att.dim or m.hidden_size
-        if att.type == "qkv" and att_dim % att.heads:
-            raise ValueError(
-                f"model.attention.heads={att.heads} must divide the attention size "
-                f"(model.attention.dim or model.hidden_size = {att_dim})")
-        if att.type == "none" and att.style == "luong":
-            raise ValueError("model.attention.style=luong needs an attention; model.attention.type is none")
+        longest = max(t.max_len, d.max_src_len)  # the longest source a model may see
+        enc_sa = m.enc_self_attention
+        for key, energy, limit in (("attention.max_src_len", att.axes()["energy"], att.max_src_len),
+                                   ("enc_self_attention.max_len", enc_sa.energy if enc_sa.layers else None, enc_sa.max_len)):
+            if energy == "location" and limit < longest:
+                raise ValueError(
+                    f"model.{key.split('.')[0]}.energy=location scores {limit} source positions (model.{key}), "
+                    f"but train.max_len={t.max_len} and decode.max_src_len={d.max_src_len} let {longest} through; "
+                    f"raise model.{key} or lower those")
         if (t.max_tokens is None) == (t.batch_size is None):
             raise ValueError("set exactly one of train.max_tokens and train.batch_size (the other null)")
         if d.n_best > d.beam:

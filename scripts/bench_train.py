@@ -40,7 +40,8 @@ import torch.nn.functional as F
 import _bench_common as common
 from nmt import config as config_mod
 from nmt import runtime
-from nmt.config import ATTENTION_TYPES, UNPROJECTED_ATTENTION, Config
+from nmt.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_ENERGIES
+from nmt.config import Config
 from nmt.data.batching import Batch, BatchSampler, collate
 from nmt.data.pipeline import load_corpus
 from nmt.data.tokenizer import PAD
@@ -76,7 +77,9 @@ def parse_variant(name: str) -> Variant:
                  f"model.attention.input_feeding={'true' if '+feed' in suffixes else 'false'}"]
     if "+lstm" in suffixes:
         overrides.append("model.cell=lstm")
-    if base in UNPROJECTED_ATTENTION:  # query and key sizes must agree
+    point = ATTENTION_PRESETS[base]
+    if point["energy"] in SAME_SIZE_ENERGIES and point["query_map"] == point["key_map"] == "identity":
+        # unprojected queries and keys are compared directly, so their sizes must agree
         overrides.append("model.bidirectional=false")
     return Variant(name, base, tuple(overrides), False if "-fast" in suffixes else None)
 

@@ -1,13 +1,16 @@
-"""Attention modules on tiny random tensors: masks, sums, shapes, batched == stepwise."""
+"""The attention presets on tiny random tensors: masks, sums, shapes, batched == stepwise.
+
+The whole energy x parametrization grid is in tests/test_design_space.py.
+"""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from nmt.model.attention import (
-    ATTENTION_TYPES, additive_energy, build_attention, gaussian_energy, masked_softmax,
-)
+from nmt.model.attention import masked_softmax
+from nmt.model.energies import additive_energy, gaussian_energy
+from nmt.model.presets import ATTENTION_TYPES, build_preset
 
 B, S, T, HQ, A = 3, 5, 4, 6, 8
 LENGTHS = torch.tensor([5, 3, 1])
@@ -17,7 +20,7 @@ def make(type_: str, heads: int = 2):
     """An attention plus random query/memory for it; dot energies get K == H_q."""
     torch.manual_seed(0)
     key_size = HQ if type_ in ("luong_dot", "scaled_dot") else 10
-    att = build_attention(type_, query_size=HQ, key_size=key_size, attn_dim=A, heads=heads)
+    att = build_preset(type_, query_size=HQ, key_size=key_size, dim=A, heads=heads if type_ == "qkv" else 1)
     memory = torch.randn(B, S, key_size)
     mask = torch.arange(S) < LENGTHS.unsqueeze(1)
     memory = memory * mask.unsqueeze(-1)  # encoder outputs are zero at padding
@@ -27,9 +30,9 @@ def make(type_: str, heads: int = 2):
 @pytest.mark.parametrize("type_", ATTENTION_TYPES)
 def test_single_query_shapes_sums_and_zero_padding(type_: str) -> None:
     att, memory, mask = make(type_)
-    keys = att.project_keys(memory)
+    keys, values = att.project_keys(memory), att.project_values(memory)
     assert keys.shape[:2] == (B, S)
-    context, weights = att(torch.randn(B, HQ), keys, memory, mask)
+    context, weights = att(torch.randn(B, HQ), keys, values, mask)
     assert context.shape == (B, att.context_size) and att.context_size == memory.size(-1)
     assert weights.shape == (B, S)
     assert torch.allclose(weights.sum(-1), torch.ones(B), atol=1e-6)
@@ -40,13 +43,13 @@ def test_single_query_shapes_sums_and_zero_padding(type_: str) -> None:
 @pytest.mark.parametrize("type_", ATTENTION_TYPES)
 def test_batched_queries_equal_one_at_a_time(type_: str) -> None:
     att, memory, mask = make(type_)
-    keys = att.project_keys(memory)
+    keys, values = att.project_keys(memory), att.project_values(memory)
     queries = torch.randn(B, T, HQ)
-    context, weights = att(queries, keys, memory, mask)
+    context, weights = att(queries, keys, values, mask)
     assert context.shape == (B, T, memory.size(-1)) and weights.shape == (B, T, S)
     assert torch.all(weights.masked_select(~mask.unsqueeze(1)) == 0)
     for t in range(T):
-        c_t, w_t = att(queries[:, t], keys, memory, mask)
+        c_t, w_t = att(queries[:, t], keys, values, mask)
         assert torch.allclose(c_t, context[:, t], atol=1e-6)
         assert torch.allclose(w_t, weights[:, t], atol=1e-6)
 
@@ -56,8 +59,8 @@ def test_padded_memory_does_not_leak_into_context(type_: str) -> None:
     att, memory, mask = make(type_)
     query = torch.randn(B, HQ)
     garbage = memory + 100.0 * torch.randn_like(memory) * (~mask).unsqueeze(-1)
-    c1, w1 = att(query, att.project_keys(memory), memory, mask)
-    c2, w2 = att(query, att.project_keys(garbage), garbage, mask)
+    c1, w1 = att(query, att.project_keys(memory), att.project_values(memory), mask)
+    c2, w2 = att(query, att.project_keys(garbage), att.project_values(garbage), mask)
     assert torch.allclose(c1, c2, atol=1e-5) and torch.allclose(w1, w2, atol=1e-6)
 
 
@@ -66,7 +69,7 @@ def test_gradients_reach_every_attention_parameter(type_: str) -> None:
     att, memory, mask = make(type_)
     memory.requires_grad_(True)
     query = torch.randn(B, T, HQ, requires_grad=True)
-    context, _ = att(query, att.project_keys(memory), memory, mask)
+    context, _ = att(query, att.project_keys(memory), att.project_values(memory), mask)
     context.pow(2).sum().backward()
     for name, param in att.named_parameters():
         assert param.grad is not None and param.grad.abs().sum() > 0, name
@@ -75,7 +78,7 @@ def test_gradients_reach_every_attention_parameter(type_: str) -> None:
 
 def test_none_attention_is_the_mean_of_real_positions() -> None:
     att, memory, mask = make("none")
-    context, weights = att(torch.randn(B, HQ), att.project_keys(memory), memory, mask)
+    context, weights = att(torch.randn(B, HQ), att.project_keys(memory), att.project_values(memory), mask)
     mean = memory.sum(1) / LENGTHS.unsqueeze(1)
     assert torch.allclose(context, mean, atol=1e-6)
     assert torch.allclose(weights, mask / LENGTHS.unsqueeze(1), atol=1e-7)
@@ -87,6 +90,9 @@ def test_energy_functions_match_their_definitions() -> None:
     assert torch.allclose(gaussian_energy(q, k), direct, atol=1e-5)
     explicit = torch.einsum("btsa,a->bts", torch.tanh(q.unsqueeze(2) + k.unsqueeze(1)), v)
     assert torch.allclose(additive_energy(q, k, v), explicit, atol=1e-6)
+    qh, kh, vh = torch.randn(2, 3, 4, 5), torch.randn(2, 3, 6, 5), torch.randn(3, 5)  # (B, h, T/S, D), v per head
+    per_head = torch.einsum("bhtsd,hd->bhts", torch.tanh(qh.unsqueeze(3) + kh.unsqueeze(2)), vh)
+    assert torch.allclose(additive_energy(qh, kh, vh), per_head, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
@@ -102,8 +108,8 @@ def test_masked_softmax_is_safe_in_low_precision(dtype: torch.dtype) -> None:
 
 def test_invalid_options_are_named() -> None:
     with pytest.raises(ValueError, match="valid options: none, bahdanau"):
-        build_attention("cosine", 4, 4, 4)
+        build_preset("cosine", 4, 4, 4)
     with pytest.raises(ValueError, match="heads"):
-        build_attention("qkv", 4, 4, attn_dim=6, heads=4)
-    with pytest.raises(ValueError, match="query size == key size"):
-        build_attention("luong_dot", 4, 8, 4)
+        build_preset("qkv", 4, 4, dim=6, heads=4)
+    with pytest.raises(ValueError, match="needs equal query and key sizes: query 4 vs key 8"):
+        build_preset("luong_dot", 4, 8)

@@ -13,6 +13,14 @@ Two styles (``style``):
 Both: logits = W_out dropout(o_t), o_t of size H; with ``tie_embeddings`` W_out is the
 target embedding matrix (Press & Wolf 2017; needs E == H).
 
+Decoder self-attention (optional, :mod:`nmt.model.self_attention`) refines the query state
+q (s_{t-1} for bahdanau, h_t for luong) over the query states so far, causally:
+    r = LayerNorm(q + SA(q; q_1..q_t)),
+and r takes q's place: it queries the encoder, and in luong style it also enters the
+output layer (h~_t = tanh(W_c [c_t; r_t])).  Past keys and values are cached in the
+:class:`DecoderState` (``cache_self_attention = False`` re-projects the whole prefix at
+every step instead; the results agree).
+
 Speed.  Whatever does not depend on the previous step is computed once for all T:
 embeddings and their share of the recurrent input, W_e e_t + b (the layer-0 input weight
 is split into its embedding and context/feed columns); the attention keys (by the caller);
@@ -37,7 +45,8 @@ from nmt.model.attention import Attention
 from nmt.model.bridge import StartState
 from nmt.model.cells import LayerWeights, layer_weights, stack_step
 from nmt.model.encoder import rnn_class
-from nmt.model.state import DecoderState, EncoderOutput, FinalState
+from nmt.model.self_attention import SelfAttentionBlock, causal_mask
+from nmt.model.state import DecoderState, EncoderOutput, FinalState, SelfAttentionMemory
 
 STYLES = ("bahdanau", "luong")
 
@@ -65,6 +74,7 @@ class Decoder(nn.Module):
         emb_dropout: float = 0.0,
         tie_embeddings: bool = False,
         pad_id: int = 0,
+        self_attention: Optional[SelfAttentionBlock] = None,
     ) -> None:
         super().__init__()
         if style not in STYLES:
@@ -87,6 +97,11 @@ class Decoder(nn.Module):
         self.rnn = rnn_class(cell)(
             emb_size + extra, hidden_size, num_layers, batch_first=True, dropout=dropout if num_layers > 1 else 0.0)
         self.attention = attention
+        if self_attention is not None and self_attention.attention.query_size != hidden_size:
+            raise ValueError(f"decoder self-attention size {self_attention.attention.query_size} "
+                             f"!= decoder hidden size {hidden_size}")
+        self.self_attention = self_attention
+        self.cache_self_attention = True  # False: re-project the whole prefix each step (slow; for tests)
         self.start = StartState(init_state, enc_state_size, enc_directions, hidden_size, num_layers, self.lstm)
         # W_o over [s_t; c_t; e_t] (bahdanau) or W_c over [c_t; h_t] (luong).
         self.readout = nn.Linear(hidden_size + K + (emb_size if style == "bahdanau" else 0), hidden_size)
@@ -106,7 +121,10 @@ class Decoder(nn.Module):
         """The start state from the encoder final state (see :mod:`nmt.model.bridge`)."""
         hidden, cell = self.start(final)
         feed = hidden.new_zeros(hidden.shape[1:]) if self.input_feeding else None  # h~_0 = 0
-        return DecoderState(hidden=hidden, cell=cell, feed=feed)
+        past = None
+        if self.self_attention is not None:
+            past = self.self_attention.empty_memory(hidden[-1], self.cache_self_attention)
+        return DecoderState(hidden=hidden, cell=cell, feed=feed, past=past)
 
     def _split_weights(self) -> tuple[Tensor, Tensor, Tensor, list[LayerWeights]]:
         """Layer-0 input weight split into embedding columns W_e (with b_ih) and the rest W_x."""
@@ -119,32 +137,44 @@ class Decoder(nn.Module):
         parts = (s, context, emb) if self.style == "bahdanau" else (context, s)
         return torch.tanh(self.readout(torch.cat(parts, dim=-1)))
 
+    def _refine(
+        self, query: Tensor, past: Optional[SelfAttentionMemory],
+    ) -> tuple[Tensor, Optional[SelfAttentionMemory]]:
+        """The query state (B, H) after decoder self-attention over the past ones (identity without)."""
+        if self.self_attention is None or past is None:
+            return query, past
+        return self.self_attention.step(query, past)
+
     def _advance(
         self, x_gates: Tensor, hs: Layers, cs: Optional[Layers], feed: Optional[Tensor],
-        enc: EncoderOutput, w_x: Tensor, layers: list[LayerWeights],
-    ) -> tuple[Layers, Optional[Layers], Tensor, Tensor]:
+        past: Optional[SelfAttentionMemory], enc: EncoderOutput, w_x: Tensor, layers: list[LayerWeights],
+    ) -> tuple[Layers, Optional[Layers], Tensor, Tensor, Tensor, Optional[SelfAttentionMemory]]:
         """One step given the embedding's input contribution x_gates (B, G).
 
-        Returns new layer states, the context c_t (B, K) and the attention weights (B, S).
+        Returns new layer states, the state the output layer reads (s_t or r_t) (B, H),
+        the context c_t (B, K), the attention weights (B, S) and the self-attention memory.
         """
         if self.style == "bahdanau":
-            context, weights = self.attention(hs[-1], enc.keys, enc.memory, enc.mask)  # query s_{t-1}
+            query, past = self._refine(hs[-1], past)  # from s_{t-1}
+            context, weights = self.attention(query, enc.keys, enc.values, enc.mask)
             x_gates = torch.addmm(x_gates, context, w_x.t())  # + W_c c_t
             hs, cs = stack_step(x_gates, hs, cs, layers, self.dropout_p, self.training)
-            return hs, cs, context, weights
+            return hs, cs, hs[-1], context, weights, past
         if feed is not None:
             x_gates = torch.addmm(x_gates, feed, w_x.t())  # + W_f h~_{t-1}
         hs, cs = stack_step(x_gates, hs, cs, layers, self.dropout_p, self.training)
-        context, weights = self.attention(hs[-1], enc.keys, enc.memory, enc.mask)  # query h_t
-        return hs, cs, context, weights
+        query, past = self._refine(hs[-1], past)  # from h_t
+        context, weights = self.attention(query, enc.keys, enc.values, enc.mask)
+        return hs, cs, query, context, weights, past
 
     @staticmethod
     def _unpack(state: DecoderState) -> tuple[Layers, Optional[Layers]]:
         return list(state.hidden.unbind(0)), (list(state.cell.unbind(0)) if state.cell is not None else None)
 
     @staticmethod
-    def _pack(hs: Layers, cs: Optional[Layers], feed: Optional[Tensor]) -> DecoderState:
-        return DecoderState(torch.stack(hs), torch.stack(cs) if cs is not None else None, feed)
+    def _pack(hs: Layers, cs: Optional[Layers], feed: Optional[Tensor],
+              past: Optional[SelfAttentionMemory]) -> DecoderState:
+        return DecoderState(torch.stack(hs), torch.stack(cs) if cs is not None else None, feed, past)
 
     # ------------------------------------------------------------ public
 
@@ -152,18 +182,21 @@ class Decoder(nn.Module):
         """Previous tokens (B,) -> logits (B, V), the new state, attention weights (B, S)."""
         w_e, b_e, w_x, layers = self._split_weights()
         hs, cs = self._unpack(state)
-        logits, hs, cs, feed, weights = self._token_step(prev, hs, cs, state.feed, enc, w_e, b_e, w_x, layers)
-        return logits, self._pack(hs, cs, feed), weights
+        logits, hs, cs, feed, past, weights = self._token_step(
+            prev, hs, cs, state.feed, state.past, enc, w_e, b_e, w_x, layers)
+        return logits, self._pack(hs, cs, feed, past), weights
 
     def _token_step(
-        self, tokens: Tensor, hs: Layers, cs: Optional[Layers], feed: Optional[Tensor], enc: EncoderOutput,
+        self, tokens: Tensor, hs: Layers, cs: Optional[Layers], feed: Optional[Tensor],
+        past: Optional[SelfAttentionMemory], enc: EncoderOutput,
         w_e: Tensor, b_e: Tensor, w_x: Tensor, layers: list[LayerWeights],
-    ) -> tuple[Tensor, Layers, Optional[Layers], Optional[Tensor], Tensor]:
+    ) -> tuple[Tensor, Layers, Optional[Layers], Optional[Tensor], Optional[SelfAttentionMemory], Tensor]:
         emb = self.emb_dropout(self.embedding(tokens))  # (B, E)
-        hs, cs, context, weights = self._advance(F.linear(emb, w_e, b_e), hs, cs, feed, enc, w_x, layers)
-        out = self._read(hs[-1], context, emb)  # (B, H)
+        hs, cs, top, context, weights, past = self._advance(
+            F.linear(emb, w_e, b_e), hs, cs, feed, past, enc, w_x, layers)
+        out = self._read(top, context, emb)  # (B, H)
         feed = out if self.input_feeding else None
-        return self.output(self.dropout(out)), hs, cs, feed, weights
+        return self.output(self.dropout(out)), hs, cs, feed, past, weights
 
     def forward(
         self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput,
@@ -191,7 +224,9 @@ class Decoder(nn.Module):
         emb = self.emb_dropout(self.embedding(tgt_in))  # (B, T, E)
         hx = (state.hidden, state.cell) if self.lstm else state.hidden
         states, _ = self.rnn(emb, hx)  # (B, T, H): the whole target in one call
-        context, weights = self.attention(states, enc.keys, enc.memory, enc.mask)  # (B, T, K), (B, T, S)
+        if self.self_attention is not None:  # all T positions at once, each seeing only its past
+            states = self.self_attention(states, causal_mask(states.size(1), states.size(0), states.device))
+        context, weights = self.attention(states, enc.keys, enc.values, enc.mask)  # (B, T, K), (B, T, S)
         return self.output(self.dropout(self._read(states, context, emb))), weights
 
     def _forward_forced(self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput) -> tuple[Tensor, Tensor]:
@@ -199,17 +234,17 @@ class Decoder(nn.Module):
         emb = self.emb_dropout(self.embedding(tgt_in))  # (B, T, E)
         x_all = F.linear(emb.transpose(0, 1), w_e, b_e)  # (T, B, G): W_e e_t + b for every t at once
         hs, cs = self._unpack(state)
-        feed = state.feed
+        feed, past = state.feed, state.past
         tops, contexts, attn, feeds = [], [], [], []
         # unbind, not x_all[t]: the backward of T slices would build T full-size zero gradients.
         for x_t in x_all.unbind(0):
-            hs, cs, context, weights = self._advance(x_t, hs, cs, feed, enc, w_x, layers)
+            hs, cs, top, context, weights, past = self._advance(x_t, hs, cs, feed, past, enc, w_x, layers)
             attn.append(weights)
             if self.input_feeding:  # h~_t = tanh(W_c [c_t; h_t]) is needed now, as the next step's input
-                feed = self._read(hs[-1], context, None)
+                feed = self._read(top, context, None)
                 feeds.append(feed)
             else:
-                tops.append(hs[-1])
+                tops.append(top)
                 contexts.append(context)
         if self.input_feeding:
             out = torch.stack(feeds, dim=1)  # (B, T, H)
@@ -225,13 +260,14 @@ class Decoder(nn.Module):
         # One coin per sentence and step, drawn up front from the global RNG on the data's device.
         use_ref = torch.rand(B, T, device=tgt_in.device) < teacher_forcing
         hs, cs = self._unpack(state)
-        feed = state.feed
+        feed, past = state.feed, state.past
         tokens = tgt_in[:, 0]
         all_logits, attn = [], []
         for t in range(T):
             if t > 0:  # argmax carries no gradient: the prediction is fed back as a constant
                 tokens = torch.where(use_ref[:, t], tgt_in[:, t], all_logits[-1].argmax(-1))
-            logits, hs, cs, feed, weights = self._token_step(tokens, hs, cs, feed, enc, w_e, b_e, w_x, layers)
+            logits, hs, cs, feed, past, weights = self._token_step(
+                tokens, hs, cs, feed, past, enc, w_e, b_e, w_x, layers)
             all_logits.append(logits)
             attn.append(weights)
         return torch.stack(all_logits, dim=1), torch.stack(attn, dim=1)

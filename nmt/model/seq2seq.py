@@ -1,12 +1,13 @@
 """The encoder-decoder model and its factory, the only reader of the model config.
 
-``encode`` runs once per batch (encoder, mask, attention keys); ``init_state`` and
+``encode`` runs once per batch (encoder, optional encoder self-attention, mask, the
+cross-attention keys and values); ``init_state`` and
 ``step`` advance one token at a time for greedy and beam search; ``forward`` decodes a
 whole reference target for training, with optional teacher forcing below 1
 (scheduled sampling) and a fast path when nothing is fed back.
 
 Shapes: B batch, S source length, T target length, V target vocabulary,
-K encoder output size, A attention key size.
+K encoder output size, H decoder hidden size, A attention key size.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from nmt.config import ModelConfig
-from nmt.model.attention import build_attention
+from nmt.config import ModelConfig, SelfAttentionConfig
+from nmt.model.attention import Attention
 from nmt.model.decoder import Decoder
 from nmt.model.encoder import Encoder
+from nmt.model.self_attention import SelfAttentionBlock, SelfAttentionEncoder
 from nmt.model.state import DecoderState, EncoderOutput
 
 __all__ = ["EncoderOutput", "DecoderState", "Seq2Seq", "build_model", "count_parameters", "init_weights"]
@@ -28,11 +30,13 @@ PAD_ID = 0  # the padding id of nmt.data.tokenizer
 
 
 class Seq2Seq(nn.Module):
-    """Encoder, attention (held by the decoder) and decoder."""
+    """Encoder, optional encoder self-attention, and decoder (which holds the cross-attention)."""
 
-    def __init__(self, encoder: Encoder, decoder: Decoder) -> None:
+    def __init__(self, encoder: Encoder, decoder: Decoder, enc_self_attention: Optional[SelfAttentionEncoder] = None,
+                 ) -> None:
         super().__init__()
         self.encoder = encoder
+        self.enc_self_attention = enc_self_attention
         self.decoder = decoder
 
     def encode(self, src: Tensor, src_len: Tensor) -> EncoderOutput:
@@ -44,8 +48,11 @@ class Seq2Seq(nn.Module):
         lengths = src_len.to(src.device).clamp(min=1)
         memory, final = self.encoder(src, lengths)  # (B, S, K)
         mask = torch.arange(src.size(1), device=src.device) < lengths.unsqueeze(1)  # (B, S)
-        keys = self.decoder.attention.project_keys(memory)  # (B, S, A), once per batch
-        return EncoderOutput(memory=memory, keys=keys, mask=mask, final=final)
+        if self.enc_self_attention is not None:
+            memory = self.enc_self_attention(memory, mask)  # (B, S, K)
+        attention = self.decoder.attention  # keys and values once per batch, never per step
+        return EncoderOutput(memory=memory, keys=attention.project_keys(memory),
+                             values=attention.project_values(memory), mask=mask, final=final)
 
     def init_state(self, enc: EncoderOutput) -> DecoderState:
         """The decoder's start state."""
@@ -78,6 +85,7 @@ def init_weights(model: nn.Module) -> None:
       orthogonal per gate block (Saxe et al. 2014), zero biases except the LSTM forget
       gate, whose bias b_ih is 1 so that memory is kept at first (Jozefowicz et al. 2015).
     - Additive attention's v: uniform in +-A^-1/2, set where it is created.
+    - Layer norms (self-attention blocks): unit scale, zero shift, as created.
     A tied output layer shares the target embedding, which is initialized as an embedding.
     """
     for module in model.modules():
@@ -107,12 +115,16 @@ def init_weights(model: nn.Module) -> None:
                         nn.init.ones_(blocks[1])  # forget gate (i, f, g, o)
 
 
+def _block(cfg: SelfAttentionConfig, size: int, dropout: float) -> SelfAttentionBlock:
+    """One self-attention block over states of ``size``."""
+    return SelfAttentionBlock(Attention(size, size, **cfg.axes(), dim=cfg.dim, max_len=cfg.max_len), dropout)
+
+
 def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
     """The model described by ``cfg`` for the given vocabulary sizes, initialized."""
-    att = cfg.attention
-    attention = build_attention(
-        att.type, query_size=cfg.hidden_size, key_size=cfg.key_size,
-        attn_dim=att.dim or cfg.hidden_size, heads=att.heads)
+    att, enc_self, dec_self = cfg.attention, cfg.enc_self_attention, cfg.dec_self_attention
+    attention = Attention(cfg.hidden_size, cfg.key_size, **att.axes(), dim=att.dim, max_len=att.max_src_len)
+    blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(
         src_vocab, cfg.emb_size, cfg.hidden_size, num_layers=cfg.enc_layers, bidirectional=cfg.bidirectional,
         cell=cfg.cell, dropout=cfg.dropout, emb_dropout=cfg.emb_dropout, pad_id=PAD_ID)
@@ -121,8 +133,9 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
         enc_state_size=encoder.output_size, enc_directions=encoder.directions,
         num_layers=cfg.dec_layers, cell=cfg.cell, style=att.resolved_style, input_feeding=att.input_feeding,
         init_state=cfg.init_state, dropout=cfg.dropout, emb_dropout=cfg.emb_dropout,
-        tie_embeddings=cfg.tie_embeddings, pad_id=PAD_ID)
-    model = Seq2Seq(encoder, decoder)
+        tie_embeddings=cfg.tie_embeddings, pad_id=PAD_ID,
+        self_attention=_block(dec_self, cfg.hidden_size, cfg.dropout) if dec_self.enabled else None)
+    model = Seq2Seq(encoder, decoder, SelfAttentionEncoder(blocks) if blocks else None)
     init_weights(model)
     return model
 

@@ -5,7 +5,8 @@ cached on a module between calls), so greedy and beam search can reorder, expand
 and discard hypotheses with :meth:`index_select` alone.
 
 Shapes: B batch, S source length, L decoder layers, H decoder hidden size,
-K encoder output size (hidden size x directions), A attention key size.
+K encoder output size (hidden size x directions), A attention key size, A_v value
+size, t decoder steps so far.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ FinalState = Union[Tensor, tuple[Tensor, Tensor]]
 class EncoderOutput:
     """Everything computed once per batch from the source sentence."""
 
-    memory: Tensor  # (B, S, K) encoder outputs: the attention values, zeros at padding
-    keys: Tensor  # (B, S, A) attention keys, projected once per batch
+    memory: Tensor  # (B, S, K) encoder outputs (after any self-attention), zeros at padding
+    keys: Tensor  # (B, S, A) cross-attention keys, projected once per batch
+    values: Tensor  # (B, S, A_v) cross-attention values, projected once per batch
     mask: Tensor  # (B, S) bool, True at real tokens
     final: FinalState  # encoder final state per layer, directions concatenated
 
@@ -37,9 +39,31 @@ class EncoderOutput:
         return EncoderOutput(
             memory=self.memory.index_select(0, idx),
             keys=self.keys.index_select(0, idx),
+            values=self.values.index_select(0, idx),
             mask=self.mask.index_select(0, idx),
             final=final,
         )
+
+
+def _rows(x: Optional[Tensor], idx: Tensor) -> Optional[Tensor]:
+    return None if x is None else x.index_select(0, idx)
+
+
+@dataclass
+class SelfAttentionMemory:
+    """What the decoder self-attention keeps of the query states so far.
+
+    Cached (the default): their projected keys and values, one row appended per step.
+    Uncached (``Decoder.cache_self_attention = False``, for tests): the raw states,
+    re-projected as a whole at every step.
+    """
+
+    keys: Optional[Tensor] = None  # (B, t, A) cached keys
+    values: Optional[Tensor] = None  # (B, t, A_v) cached values
+    states: Optional[Tensor] = None  # (B, t, H) raw query states when not caching
+
+    def index_select(self, idx: Tensor) -> "SelfAttentionMemory":
+        return SelfAttentionMemory(_rows(self.keys, idx), _rows(self.values, idx), _rows(self.states, idx))
 
 
 @dataclass
@@ -49,11 +73,13 @@ class DecoderState:
     hidden: Tensor  # (L, B, H) hidden state of every layer
     cell: Optional[Tensor] = None  # (L, B, H) LSTM memory cell; None for a GRU
     feed: Optional[Tensor] = None  # (B, H) previous attentional vector (Luong input feeding), else None
+    past: Optional[SelfAttentionMemory] = None  # decoder self-attention memory, else None
 
     def index_select(self, idx: Tensor) -> "DecoderState":
         """Rows ``idx`` (1-D long tensor) along the batch: beam expansion and reordering."""
         return DecoderState(
             hidden=self.hidden.index_select(1, idx),
             cell=None if self.cell is None else self.cell.index_select(1, idx),
-            feed=None if self.feed is None else self.feed.index_select(0, idx),
+            feed=_rows(self.feed, idx),
+            past=None if self.past is None else self.past.index_select(idx),
         )

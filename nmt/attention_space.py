@@ -1,0 +1,85 @@
+"""The attention design space as data: energies, maps, presets and their size rules.
+
+A point of the space is (energy, query map, key map, value map, output projection,
+heads).  The attention type names of the literature are presets, i.e. named points.
+Both the config validation and the model's modules apply :func:`attention_problem`, so
+a combination is accepted or refused for the same reason in both places.  Pure Python,
+no torch: the config imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+ATTENTION_TYPES = (
+    "none", "bahdanau", "luong_dot", "luong_general", "luong_concat",
+    "scaled_dot", "qkv", "gaussian",
+)
+
+ATTENTION_ENERGIES = ("uniform", "dot", "scaled_dot", "bilinear", "mlp", "gaussian", "location")
+ATTENTION_MAPS = ("identity", "linear")
+# Energies that compare mapped queries and keys element by element, so their sizes must agree.
+SAME_SIZE_ENERGIES = ("dot", "scaled_dot", "mlp", "gaussian")
+# Each attention type of issue 4 is a point of the design space (plus the decoder style it implies).
+_IDENTITY = dict(query_map="identity", key_map="identity", value_map="identity", out_proj=False, heads=1)
+_QK_LINEAR = dict(_IDENTITY, query_map="linear", key_map="linear")
+ATTENTION_PRESETS: dict[str, dict[str, Any]] = {
+    "none": dict(_IDENTITY, energy="uniform", style="bahdanau"),
+    "bahdanau": dict(_QK_LINEAR, energy="mlp", style="bahdanau"),
+    "luong_dot": dict(_IDENTITY, energy="dot", style="luong"),
+    "luong_general": dict(_IDENTITY, energy="bilinear", style="luong"),
+    "luong_concat": dict(_QK_LINEAR, energy="mlp", style="luong"),
+    "scaled_dot": dict(_IDENTITY, energy="scaled_dot", style="luong"),
+    "qkv": dict(_QK_LINEAR, energy="scaled_dot", value_map="linear", out_proj=True, style="luong"),
+    "gaussian": dict(_QK_LINEAR, energy="gaussian", style="luong"),
+}
+# type=custom: no preset; energy must be given, every other axis defaults to this.
+CUSTOM_ATTENTION: dict[str, Any] = dict(_IDENTITY, energy=None, style="luong")
+AXES = ("energy", "query_map", "key_map", "value_map", "out_proj", "heads")
+
+
+def attention_sizes(query_size: int, key_size: int, query_map: str, key_map: str, value_map: str,
+                    dim: Optional[int]) -> tuple[int, int, int]:
+    """Sizes of mapped (queries, keys, values); values come in with the key size.
+
+    A linear map projects to ``dim``; with dim null, to the query size, except that a lone
+    query map projects onto the key size (so that a lone map always makes the sizes agree).
+    """
+    if query_map == "linear":
+        a_q = dim or (query_size if key_map == "linear" else key_size)
+    else:
+        a_q = query_size
+    a_k = (dim or query_size) if key_map == "linear" else key_size
+    a_v = (dim or query_size) if value_map == "linear" else key_size
+    return a_q, a_k, a_v
+
+
+def attention_problem(axes: dict[str, Any], query_size: int, key_size: int, dim: Optional[int],
+                      opt: Callable[[str], str] = str, sides: tuple[str, str] = ("query", "key"),
+                      note: str = "", residual: bool = False) -> Optional[str]:
+    """What is wrong with one point of the attention space, or None; ``opt`` renders option names.
+
+    Shared by the config checks (full YAML paths) and the model's leaf modules (bare names).
+    ``residual``: a self-attention block adds the context to its input, so sizes must agree.
+    """
+    e, qm, km, vm, heads = (axes[k] for k in ("energy", "query_map", "key_map", "value_map", "heads"))
+    if e == "uniform" and "linear" in (qm, km):
+        return (f"{opt('energy')}=uniform scores neither query nor key, so {opt('query_map')}={qm} and "
+                f"key_map={km} would be unused parameters; set both to identity")
+    if e == "location" and km == "linear":
+        return (f"{opt('energy')}=location scores positions from the query alone, so {opt('key_map')}=linear "
+                f"would be an unused parameter; set key_map=identity")
+    a_q, a_k, a_v = attention_sizes(query_size, key_size, qm, km, vm, dim)
+    if e in SAME_SIZE_ENERGIES and a_q != a_k:
+        fix = "key_map=linear" if km == "identity" else f"{opt('dim')}=null"
+        return (f"{opt('energy')}={e} with {opt('query_map')}={qm} and key_map={km} needs equal query and key "
+                f"sizes: {sides[0]} {a_q} vs {sides[1]} {a_k}{note}; use {fix} or energy=bilinear")
+    split = [("query/key", a_q)] if e not in ("uniform", "location") else []
+    for what, size in split + [("value", a_v)]:
+        if size % heads:
+            return (f"{opt('heads')}={heads} must divide the {what} size {size} "
+                    f"({opt('dim')} or the state size); change heads or dim")
+    if residual and not axes["out_proj"] and a_v != query_size:
+        return (f"{opt('value_map')}=linear with {opt('dim')}={dim} and out_proj=false gives contexts of size "
+                f"{a_v}, but the residual connection needs {query_size}; set out_proj=true or dim=null")
+    return None

@@ -1,0 +1,44 @@
+"""The named attention types, each a point of the design space of :mod:`nmt.model.attention`.
+
+``model.attention.type`` picks a preset; every axis left null in the config takes the
+preset's value and an axis that is set overrides it (``type: custom`` starts from no
+preset: the energy is required, maps identity, no output projection, one head).  The table
+itself lives in :mod:`nmt.config` (the config resolves it); this module shows it and
+builds a preset with explicit sizes, for tests and notebooks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from nmt.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, AXES, CUSTOM_ATTENTION
+from nmt.model.attention import Attention
+
+__all__ = ["PRESETS", "ATTENTION_TYPES", "describe_presets", "build_preset"]
+
+PRESETS: dict[str, dict[str, Any]] = ATTENTION_PRESETS
+
+_SHORT = {"query_map": "query", "key_map": "key", "value_map": "value"}
+
+
+def _line(point: dict[str, Any]) -> str:
+    def shown(value: Any) -> str:
+        if value is None:
+            return "<required>"
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    return ", ".join(f"{_SHORT.get(k, k)}={shown(point[k])}" for k in (*AXES, "style"))
+
+
+def describe_presets() -> list[tuple[str, str]]:
+    """(name, one-line expansion) for every preset, then ``custom`` (what unset axes default to)."""
+    return [(name, _line(point)) for name, point in PRESETS.items()] + [("custom", _line(CUSTOM_ATTENTION))]
+
+
+def build_preset(name: str, query_size: int, key_size: int, dim: Optional[int] = None, heads: int = 1,
+                 max_len: int = 256) -> Attention:
+    """The attention of preset ``name`` with explicit sizes; ``heads`` overrides the preset's."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown attention type {name!r}; valid options: {', '.join(PRESETS)}")
+    axes = {k: PRESETS[name][k] for k in AXES}
+    axes["heads"] = heads
+    return Attention(query_size, key_size, **axes, dim=dim, max_len=max_len)

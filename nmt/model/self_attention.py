@@ -1,0 +1,90 @@
+"""Self-attention: a sequence attends over itself (the *direction* axis of the design space).
+
+A :class:`SelfAttentionBlock` wraps any :class:`~nmt.model.attention.Attention` whose
+queries and keys are the same states:
+
+    x <- LayerNorm(x + dropout(attend(query x, keys and values from x)))
+
+(a residual connection with post-normalization, as in Vaswani et al. 2017).
+
+- :class:`SelfAttentionEncoder`: N blocks after the RNN encoder, padding masked as keys
+  and the outputs at padded positions set back to zero.
+- In the decoder, one block refines the query state over the query states so far; it is
+  causal by construction.  ``forward`` runs a whole target with a causal mask (T, T);
+  ``step`` runs one position against a :class:`SelfAttentionMemory`, either appending the
+  new projected key and value (cached) or re-projecting the whole prefix (uncached).
+
+Shapes: B batch, N sequence length, D state size, t positions so far.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import Tensor, nn
+
+from nmt.model.attention import Attention
+from nmt.model.state import SelfAttentionMemory
+
+
+def causal_mask(n: int, batch: int, device: torch.device) -> Tensor:
+    """(B, N, N) bool, True where query position i may see key position j <= i."""
+    return torch.ones(n, n, dtype=torch.bool, device=device).tril().expand(batch, n, n)
+
+
+class SelfAttentionBlock(nn.Module):
+    """LayerNorm(x + dropout(self-attention(x))) for states of size D."""
+
+    def __init__(self, attention: Attention, dropout: float = 0.0) -> None:
+        super().__init__()
+        D = attention.query_size
+        if attention.key_size != D or attention.context_size != D:
+            raise ValueError(
+                f"self-attention needs query, key and context sizes equal for the residual connection "
+                f"(got {D}, {attention.key_size} and {attention.context_size}); use out_proj or leave dim unset")
+        self.attention = attention
+        self.dropout = nn.Dropout(dropout)
+        self.norm = nn.LayerNorm(D)
+
+    def forward(self, x: Tensor, mask: Optional[Tensor]) -> Tensor:
+        """States (B, N, D) -> (B, N, D); ``mask`` (B, N) for padding or (B, N, N) per query."""
+        att = self.attention
+        context, _ = att(x, att.project_keys(x), att.project_values(x), mask)
+        return self.norm(x + self.dropout(context))
+
+    def empty_memory(self, like: Tensor, cache: bool) -> SelfAttentionMemory:
+        """Memory with no position yet for states shaped like ``like`` (B, D)."""
+        none = like.new_zeros(like.size(0), 0, like.size(-1))  # (B, 0, D)
+        if not cache:
+            return SelfAttentionMemory(states=none)
+        return SelfAttentionMemory(keys=self.attention.project_keys(none), values=self.attention.project_values(none))
+
+    def step(self, x: Tensor, memory: SelfAttentionMemory) -> tuple[Tensor, SelfAttentionMemory]:
+        """One new state (B, D): append it to ``memory`` and attend over all of it (itself included)."""
+        att, new = self.attention, x.unsqueeze(1)  # (B, 1, D)
+        if memory.states is not None:  # uncached: keep raw states, project the whole prefix again
+            states = torch.cat([memory.states, new], 1)  # (B, t, D)
+            memory = SelfAttentionMemory(states=states)
+            keys, values = att.project_keys(states), att.project_values(states)
+        else:  # cached: project only the new state
+            keys = torch.cat([memory.keys, att.project_keys(new)], 1)  # (B, t, A)
+            values = torch.cat([memory.values, att.project_values(new)], 1)  # (B, t, A_v)
+            memory = SelfAttentionMemory(keys=keys, values=values)
+        context, _ = att(x, keys, values, None)  # (B, D)
+        return self.norm(x + self.dropout(context)), memory
+
+
+class SelfAttentionEncoder(nn.Module):
+    """N self-attention blocks over the encoder outputs, padding masked."""
+
+    def __init__(self, blocks: list[SelfAttentionBlock]) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(blocks)
+
+    def forward(self, memory: Tensor, mask: Tensor) -> Tensor:
+        """Encoder outputs (B, S, K) and mask (B, S) -> (B, S, K), zeros at padding."""
+        pad = ~mask.unsqueeze(-1)  # (B, S, 1)
+        for block in self.blocks:
+            memory = block(memory, mask).masked_fill(pad, 0.0)
+        return memory
