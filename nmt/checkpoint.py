@@ -9,8 +9,6 @@ the target, so a crash or a full disk mid-write leaves the previous file.
 
 from __future__ import annotations
 
-import errno
-import os
 import pickle
 import zipfile
 from pathlib import Path
@@ -19,39 +17,18 @@ from typing import Any
 import torch
 
 from nmt.errors import CheckpointError
+from nmt.fileio import atomic_write
 
 FORMAT = "nmt-checkpoint"
 VERSION = 1
 
 
-def atomic_write(path: Path, write: Any) -> Path:
-    """Call ``write(file)`` on a temporary sibling of ``path``, then rename it over ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise CheckpointError(f"{path}: disk full while writing; the previous file is intact") from None
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-    return path
-
-
 def save(path: Path, payload: dict[str, Any]) -> Path:
     """Atomically save a checkpoint payload (tagged with our format and version)."""
     tagged = {"format": FORMAT, "version": VERSION, **payload}
-    return atomic_write(path, lambda handle: torch.save(tagged, handle))
+    with atomic_write(path) as handle:
+        torch.save(tagged, handle)
+    return Path(path)
 
 
 def load(path: Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:

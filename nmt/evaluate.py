@@ -11,17 +11,17 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
 from nmt.errors import DataError, UserError
+from nmt.fileio import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -186,27 +186,6 @@ def compare_systems(
         rows.append(row)
     logger.info("paired bootstrap over %d systems, %d resamples, seed %d", len(rows), n_samples, seed)
     return rows
-
-
-@contextmanager
-def atomic_write(path: Path) -> Iterator[IO[bytes]]:
-    """Open a temporary file beside `path` and move it over `path` only on success.
-
-    A crash mid-write leaves the old file (or none), never a truncated one that looks
-    complete. The temporary name starts with a dot and is removed on failure.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        with open(tmp, "xb") as handle:  # "x": never clobber someone else's temp file
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def _collect_signatures(obj: Any, found: dict[str, str], where: str) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nmt.evaluate import atomic_write
+from nmt.fileio import atomic_write
 
 if TYPE_CHECKING:
     import torch

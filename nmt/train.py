@@ -33,6 +33,7 @@ from nmt.data.batching import BatchSampler, collate
 from nmt.data.pipeline import load_corpus
 from nmt.data.tokenizer import PAD
 from nmt.errors import CheckpointError, UserError
+from nmt.fileio import atomic_write_bytes
 from nmt.model.seq2seq import build_model, count_parameters
 from nmt.optim import Schedule, build_optimizer, teacher_forcing_p
 from nmt.validate import ValidationSet, validate
@@ -53,7 +54,7 @@ def open_run_dir(cfg: Config, overwrite: bool) -> Path:
                             f"or --overwrite to start over")
         shutil.rmtree(run_dir)
     (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
-    ckpt.atomic_write(run_dir / "config.yaml", lambda f: f.write(config_mod.dump(cfg).encode()))
+    atomic_write_bytes(run_dir / "config.yaml", config_mod.dump(cfg).encode("utf-8"))
     return run_dir
 
 
@@ -73,10 +74,11 @@ class Trainer:
         self.valid = ValidationSet(corpus.splits["valid"], corpus.text("valid", cfg.data.tgt),
                                    corpus.text("valid", cfg.data.src))
         for side, tok in (("src", self.src_tok), ("tgt", self.tgt_tok)):
-            ckpt.atomic_write(run_dir / f"spm.{side}.model", lambda f, tok=tok: f.write(tok.model_bytes))
+            atomic_write_bytes(run_dir / f"spm.{side}.model", tok.model_bytes)
         self.sampler = BatchSampler(self.train_split.src_lengths, self.train_split.tgt_lengths,
                                     max_tokens=t.max_tokens, batch_size=t.batch_size,
-                                    shuffle=True, seed=t.seed, max_len=t.max_len)
+                                    shuffle=True, seed=t.seed, max_len=t.max_len,
+                                    curriculum_epochs=t.curriculum_epochs)
         self.model = build_model(cfg.model, self.src_tok.vocab_size, self.tgt_tok.vocab_size).to(self.device)
         self.optimizer = build_optimizer(t, self.model)
         per_epoch = math.ceil(len(self.sampler.batches(0)) / t.accumulate)
@@ -138,11 +140,17 @@ class Trainer:
         total = 0.0
         for batch in batches:
             batch = batch.to(self.device, non_blocking=True)
-            with runtime.autocast(self.device, self.amp):
-                logits, _ = self.model(batch.src, batch.src_len, batch.tgt_in, teacher_forcing=p)
-            loss = F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(),
-                                   ignore_index=PAD, label_smoothing=t.label_smoothing, reduction="sum")
-            self.scaler.scale(loss / n_tokens).backward()
+            try:
+                with runtime.autocast(self.device, self.amp):
+                    logits, _ = self.model(batch.src, batch.src_len, batch.tgt_in, teacher_forcing=p)
+                loss = F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(),
+                                       ignore_index=PAD, label_smoothing=t.label_smoothing, reduction="sum")
+                self.scaler.scale(loss / n_tokens).backward()
+            except torch.OutOfMemoryError:
+                raise UserError(
+                    f"out of memory on a batch of {batch.src.size(0)} sentences, source length "
+                    f"{batch.src.size(1)}, target length {batch.tgt_in.size(1)} (step {self.step + 1}); "
+                    f"lower train.max_tokens (now {t.max_tokens}) and raise train.accumulate") from None
             total += loss.item()
         if not math.isfinite(total):
             self.optimizer.zero_grad(set_to_none=True)
@@ -295,5 +303,5 @@ def run_training(config: Optional[Path], overrides: list[str], resume: Optional[
     trainer = Trainer(cfg, run_dir, progress)
     trainer.restore(payload)
     if overrides:
-        ckpt.atomic_write(run_dir / "config.yaml", lambda f: f.write(config_mod.dump(cfg).encode()))
+        atomic_write_bytes(run_dir / "config.yaml", config_mod.dump(cfg).encode("utf-8"))
     return trainer.fit()

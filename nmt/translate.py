@@ -19,7 +19,7 @@ import torch
 from nmt import runtime
 from nmt.config import Config, apply_override, from_dict
 from nmt.errors import DataError, UserError
-from nmt.evaluate import atomic_write
+from nmt.fileio import atomic_write
 from nmt.inference import Translation, load_checkpoint, translate_ids
 
 log = logging.getLogger(__name__)

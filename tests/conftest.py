@@ -5,6 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
+
+# Tiny models run fastest on one thread, and two test processes' threads never fight for
+# the two cores of the reference machine.
+torch.set_num_threads(1)
 
 # --- data ----------------------------------------------------------------------------------
 

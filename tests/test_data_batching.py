@@ -137,3 +137,14 @@ def test_multi30k_padding_is_low(multi30k_prepared: Path) -> None:
     random_order = np.random.default_rng(0).permutation(len(train))
     unsorted = [random_order[i:i + 150].tolist() for i in range(0, len(train), 150)]
     assert padding_ratio(unsorted, train.src_lengths, train.tgt_lengths) > 0.3
+
+
+def test_length_curriculum_starts_short_then_covers_everything():
+    rng = np.random.default_rng(0)
+    src = rng.integers(1, 60, size=500)
+    tgt = rng.integers(1, 60, size=500)
+    sampler = BatchSampler(src, tgt, max_tokens=400, batch_size=None, shuffle=True, seed=3, curriculum_epochs=2)
+    seen = [sorted(i for b in sampler.batches(e) for i in b) for e in range(3)]
+    assert len(seen[0]) == 500 // 3 and len(seen[1]) == 2 * 500 // 3 and seen[2] == list(range(500))
+    longest_first = max(tgt[i] for i in seen[0])
+    assert longest_first <= np.sort(tgt)[len(seen[0])]  # only the short end of the corpus

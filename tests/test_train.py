@@ -129,7 +129,7 @@ def test_disk_full_is_reported_and_previous_kept(tmp_path, monkeypatch):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(torch, "save", full)
-    with pytest.raises(CheckpointError, match="disk full"):
+    with pytest.raises(UserError, match="disk full"):
         ckpt.save(path, {"step": 2})
     monkeypatch.undo()
     assert ckpt.load(path)["step"] == 1
@@ -172,3 +172,17 @@ def test_code_executing_pickle_is_not_executed(tmp_path):
     with pytest.raises(CheckpointError):
         ckpt.load(evil)
     assert not marker.exists()
+
+
+def test_out_of_memory_names_the_batch(tmp_path, toy_files, monkeypatch):
+    """A CUDA out-of-memory error (simulated on CPU) becomes a user error with the batch shape."""
+    from nmt.model.seq2seq import Seq2Seq
+
+    _, files = toy_files
+
+    def oom(self, *args, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    monkeypatch.setattr(Seq2Seq, "forward", oom)
+    with pytest.raises(UserError, match=r"out of memory on a batch of \d+ sentences.*train.max_tokens"):
+        run_training(None, toy_overrides(tmp_path, files), progress=False)

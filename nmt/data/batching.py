@@ -106,10 +106,15 @@ class BatchSampler:
     training can resume in the middle of an epoch by skipping the batches already done.
     Without ``shuffle`` the order is the deterministic length order (for evaluation; restore
     corpus order with :attr:`Batch.index`).
+
+    ``curriculum_epochs`` = N > 0 is a length curriculum (in the spirit of Platanios et al.
+    2019): epoch e < N uses only the shortest (e + 1) / (N + 1) of the sentences, so the
+    model learns to align on short sentences before it meets long ones.
     """
 
     def __init__(self, src_lengths: np.ndarray, tgt_lengths: np.ndarray, *, max_tokens: int | None,
-                 batch_size: int | None, shuffle: bool, seed: int, max_len: int | None = None) -> None:
+                 batch_size: int | None, shuffle: bool, seed: int, max_len: int | None = None,
+                 curriculum_epochs: int = 0) -> None:
         if (max_tokens is None) == (batch_size is None):
             raise ConfigError("set exactly one of max_tokens and batch_size")
         limit = max_tokens if max_tokens is not None else batch_size
@@ -122,6 +127,7 @@ class BatchSampler:
         self.tgt_lengths = np.minimum(np.asarray(tgt_lengths, dtype=np.int64), max_len or np.iinfo(np.int64).max)
         self.max_tokens, self.batch_size = max_tokens, batch_size
         self.shuffle, self.seed = shuffle, seed
+        self.curriculum_epochs = curriculum_epochs
         self._memo: tuple[int, list[list[int]]] | None = None  # the last epoch's batches
 
     def _cut_by_tokens(self, order: np.ndarray) -> list[list[int]]:
@@ -149,6 +155,8 @@ class BatchSampler:
             order = np.lexsort((rng.random(len(self.src_lengths)), self.src_lengths, self.tgt_lengths))
         else:
             order = np.lexsort((self.src_lengths, self.tgt_lengths))  # stable: ties keep corpus order
+        if epoch < self.curriculum_epochs:  # the order runs from short to long
+            order = order[: max(1, len(order) * (epoch + 1) // (self.curriculum_epochs + 1))]
         if self.max_tokens is not None:
             batches = self._cut_by_tokens(order)
         else:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
-import os
 from pathlib import Path
 from typing import Sequence
 
@@ -25,6 +24,7 @@ from tqdm import tqdm
 from nmt.data.sources import read_lines, sha256_file
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import DataError
+from nmt.fileio import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -71,16 +71,9 @@ class EncodedSplit:
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
-    """np.save, atomically (temp file + rename) so a crash never leaves a truncated cache."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            np.save(f, array)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """np.save, atomically, so a crash never leaves a truncated cache."""
+    with atomic_write(path) as handle:
+        np.save(handle, array)
 
 
 def _load_npy(path: Path) -> np.ndarray:

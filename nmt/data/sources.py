@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from nmt.errors import DataError
+from nmt.fileio import atomic_write_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -39,21 +40,6 @@ MIRROR_ENV = "NMT_DATA_MIRROR"
 
 
 # --- files -------------------------------------------------------------------------------
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so readers see the old file or the new one, never a part."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
 
 def write_lines(path: Path, lines: list[str]) -> None:
     """Write one line per item, UTF-8, ``\\n``-terminated, atomically."""

@@ -23,7 +23,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import sentencepiece as spm
 
-from nmt.data.sources import atomic_write_bytes
+from nmt.fileio import atomic_write_bytes
 from nmt.errors import ConfigError, DataError
 
 logger = logging.getLogger(__name__)
