@@ -39,7 +39,8 @@ def load(path: Path, map_location: str | torch.device = "cpu") -> dict[str, Any]
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True)
     except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError,
-            TypeError, AttributeError, ImportError, KeyError, IndexError, UnicodeDecodeError) as exc:
+            TypeError, AttributeError, ImportError, KeyError, IndexError, UnicodeDecodeError,
+            OSError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CheckpointError(
             f"{path}: not a loadable nmt checkpoint (truncated, foreign or unsafe file): {reason[:200]}"

@@ -109,8 +109,11 @@ def data_prepare(
     if mirror:
         overrides.append(f"data.mirror={mirror}")
     cfg = _load_config(config, overrides)
-    out = prepare_corpus(cfg.data, force=force)
-    typer.echo(f"prepared {out}")
+    manifest = prepare_corpus(cfg.data, force=force)
+    sizes = ", ".join(f"{name} {info['pairs']}" for name, info in manifest["splits"].items())
+    removed = manifest["cleaning"]["removed"]
+    typer.echo(f"prepared {cfg.data.prepared_dir}: {sizes} pairs; training pairs removed by filter: "
+               f"{', '.join(f'{k} {v}' for k, v in removed.items()) or 'none'}")
 
 
 @app.command("train")

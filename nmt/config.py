@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -33,7 +33,7 @@ class DataConfig(Section):
     tgt: str = Field("de", min_length=2, description="Target language code.")
     root: str = Field("data", description="Folder under which prepared corpora live (data/<corpus>/<src>-<tgt>/).")
     mirror: Optional[str] = Field(None, description="Local folder standing in for the Multi30k download URL (else $NMT_DATA_MIRROR).")
-    synthetic_sizes: dict[str, int] = Field(
+    synthetic_sizes: dict[str, Annotated[int, Field(ge=0)]] = Field(
         {"train": 40000, "valid": 500, "test": 1000}, description="Pairs per split for the synthetic corpus.")
     synthetic_seed: int = Field(1, description="Seed of the synthetic corpus generator.")
     synthetic_min_words: int = Field(3, ge=3, description="Shortest synthetic English sentence, in words.")
@@ -47,7 +47,7 @@ class DataConfig(Section):
     normalization: Literal["nfc", "nfkc", "none"] = Field("nfc", description="Unicode normalization of all splits.")
     min_len: int = Field(1, ge=1, description="Training pairs with fewer words on a side are dropped.")
     max_len: int = Field(100, ge=1, description="Training pairs with more words on a side are dropped.")
-    max_ratio: float = Field(3.0, ge=1.0, description="Training pairs whose word-length ratio exceeds this are dropped.")
+    max_ratio: float = Field(9.0, ge=1.0, description="Training pairs whose word-length ratio exceeds this are dropped (Moses default 9).")
     vocab_size: int = Field(8000, ge=16, description="SentencePiece vocabulary size (per model).")
     spm_type: Literal["unigram", "bpe"] = Field("unigram", description="SentencePiece model type.")
     joint_vocab: bool = Field(True, description="One SentencePiece model for both languages (else one per side).")
@@ -178,7 +178,7 @@ class TrainConfig(Section):
     momentum: float = Field(0.9, ge=0.0, lt=1.0, description="SGD momentum.")
     schedule: Literal["constant", "plateau", "inverse_sqrt", "cosine"] = Field(
         "constant", description="Learning-rate schedule.")
-    warmup_steps: int = Field(0, ge=0, description="Linear warm-up steps (inverse_sqrt, cosine).")
+    warmup_steps: int = Field(0, ge=0, description="Linear warm-up steps (every schedule but plateau).")
     plateau_factor: float = Field(0.5, gt=0.0, lt=1.0, description="plateau: multiply lr by this when the metric stalls.")
     plateau_patience: int = Field(1, ge=0, description="plateau: validations without improvement before decaying.")
     min_lr: float = Field(1e-6, ge=0.0, description="Floor for decaying schedules.")
@@ -212,7 +212,7 @@ class DecodeConfig(Section):
     length_penalty: float = Field(1.0, ge=0.0, description="GNMT length penalty alpha (0 = none).")
     max_len_a: float = Field(1.5, ge=0.0, description="Max output length = a * source length + b.")
     max_len_b: int = Field(10, ge=1, description="Max output length = a * source length + b.")
-    min_len: int = Field(1, ge=0, description="Least output tokens before EOS may end a hypothesis.")
+    min_len: int = Field(1, ge=0, description="Least output tokens before EOS (1 = never an empty translation).")
     batch_size: int = Field(64, ge=1, description="Sentences decoded at once.")
     n_best: int = Field(1, ge=1, description="Hypotheses written per input (at most beam).")
     max_src_len: int = Field(256, ge=1, description="Longer inputs are cut to this many tokens, with a warning.")
@@ -245,6 +245,8 @@ class Config(Section):
                     f"raise model.{key} or lower those")
         if (t.max_tokens is None) == (t.batch_size is None):
             raise ValueError("set exactly one of train.max_tokens and train.batch_size (the other null)")
+        if t.min_lr > t.lr:
+            raise ValueError(f"train.min_lr={t.min_lr} exceeds train.lr={t.lr}")
         if d.n_best > d.beam:
             raise ValueError(f"decode.n_best={d.n_best} exceeds decode.beam={d.beam}")
         if self.data.min_len > self.data.max_len:

@@ -20,7 +20,7 @@ from typing import Any
 from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
-from nmt.errors import DataError, UserError
+from nmt.errors import UserError
 from nmt.fileio import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -253,28 +253,3 @@ def write_report(path_stem: Path, payload: dict[str, Any], table_rows: list[dict
         handle.write(_markdown(path_stem.name, table_rows, signatures).encode("utf-8"))
     logger.info("wrote %s and %s", json_path, md_path)
     return json_path, md_path
-
-
-def read_lines(path: Path) -> list[str]:
-    """Read a UTF-8 text file as one string per line, without line endings.
-
-    Decoding is strict: a bad byte is reported with the file and line number instead
-    of being silently replaced, since a mangled line would quietly lower BLEU.
-    """
-    path = Path(path)
-    lines: list[str] = []
-    try:
-        with open(path, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise DataError(
-                        f"{path}: line {number} is not valid UTF-8 (byte {exc.start}: {exc.reason})"
-                    ) from None
-                lines.append(text.removesuffix("\n").removesuffix("\r"))
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    return lines

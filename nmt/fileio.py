@@ -8,13 +8,15 @@ written, flushed, fsynced and renamed over the target, and removed on failure.
 from __future__ import annotations
 
 import errno
+import gzip
+import hashlib
 import os
 import secrets
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator
 
-from nmt.errors import UserError
+from nmt.errors import DataError, UserError
 
 
 class DiskFullError(UserError):
@@ -48,3 +50,45 @@ def atomic_write(path: Path) -> Iterator[IO[bytes]]:
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     with atomic_write(path) as handle:
         handle.write(data)
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    """Write one line per item, UTF-8, ``\\n``-terminated, atomically."""
+    atomic_write_bytes(path, "".join(line + "\n" for line in lines).encode("utf-8"))
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def decode_lines(data: bytes, name: str) -> list[str]:
+    """Strict UTF-8 bytes -> lines; a bad byte is a DataError naming ``name`` and the line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise DataError(f"{name}: line {line} is not valid UTF-8 (byte 0x{data[e.start]:02x}); "
+                        "convert the file to UTF-8, e.g. with iconv") from None
+    lines = text.removeprefix("\ufeff").split("\n")
+    if lines[-1] == "":  # a final newline ends the last line; it does not start a new one
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines of a UTF-8 text file, gzip-compressed when its name ends in ``.gz``."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
+    except FileNotFoundError:
+        raise DataError(f"file not found: {path}") from None
+    except (OSError, EOFError) as e:  # unreadable, or a corrupt/truncated gzip stream
+        raise DataError(f"cannot read {path}: {e}") from None
+    return decode_lines(data, str(path))

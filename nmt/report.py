@@ -10,7 +10,8 @@ import torch
 
 from nmt import runtime
 from nmt.errors import UserError
-from nmt.evaluate import (bleu_by_length, compare_systems, read_lines, score, write_report)
+from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
+from nmt.fileio import read_lines, write_lines
 from nmt.translate import with_decode_overrides
 
 log = logging.getLogger(__name__)
@@ -31,14 +32,15 @@ def _translate_split(checkpoint: Path, split: str, beam: Optional[int], override
         raise UserError(f"{src_path}: no split '{split}' (have: {', '.join(found) or 'none'}); "
                         f"run nmt data prepare first")
     srcs, refs = read_lines(src_path), read_lines(ref_path)
-    beam = beam or cfg.decode.beam
+    beam = beam if beam is not None else cfg.decode.beam
+    if beam < 1:
+        raise UserError(f"--beam {beam}: the beam size must be at least 1")
     ids = [s[: cfg.decode.max_src_len] for s in loaded.src_tok.encode(srcs)]
     with torch.inference_mode():
         results = translate_ids(loaded.model, ids, cfg.decode, device, beam=beam)
     hyps = [loaded.tgt_tok.decode(r.ids[0]) for r in results]
     hyp_path = out / f"{split}.hyp.{cfg.data.tgt}"
-    with open(hyp_path, "w", encoding="utf-8") as handle:
-        handle.writelines(h + "\n" for h in hyps)
+    write_lines(hyp_path, hyps)
     info = {"checkpoint": str(checkpoint), "step": loaded.step, "split": split, "beam": beam,
             "length_penalty": cfg.decode.length_penalty, "hypotheses": str(hyp_path)}
     return {f"beam{beam}": hyps}, refs, srcs, info

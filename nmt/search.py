@@ -42,7 +42,7 @@ def _restrict(logp: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
     """Forbid EOS before ``min_len`` and force it at each sentence's last allowed position."""
     logp[:, PAD] = -float("inf")
     logp[:, BOS] = -float("inf")
-    if t + 1 < min_len:
+    if t < min_len:  # t tokens precede a token chosen at step t
         logp[:, EOS] = -float("inf")
     last = (t + 1 >= max_len).unsqueeze(1)                       # (N, 1)
     eos_only = torch.full_like(logp, -float("inf"))

@@ -87,7 +87,7 @@ def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoint: Pa
     loaded = load_checkpoint(checkpoint, device)
     decode = with_decode_overrides(loaded.config, overrides).decode
     beam = beam if beam is not None else decode.beam
-    n_best = n_best or 1
+    n_best = n_best if n_best is not None else decode.n_best
     if beam < 1 or n_best < 1 or n_best > beam:
         raise UserError(f"--beam {beam} --n-best {n_best}: need 1 <= n-best <= beam")
     if attention_dir is not None:

@@ -30,7 +30,7 @@ import torch
 import _bench_common as common
 from nmt import runtime
 from nmt.config import Config
-from nmt.data.sources import read_lines
+from nmt.fileio import read_lines
 from nmt.errors import UserError
 from nmt.inference import Loaded, load_checkpoint, translate_ids
 from nmt.model.seq2seq import count_parameters

@@ -10,7 +10,7 @@ import pytest
 
 from nmt.data.dataset import EncodedSplit, load_split
 from nmt.data.prepare import load_prepared
-from nmt.data.sources import read_lines
+from nmt.fileio import read_lines
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import DataError
 

@@ -11,7 +11,8 @@ import pytest
 from nmt.data import prepare as prepare_module
 from nmt.data.clean import clean_pairs
 from nmt.data.prepare import MANIFEST, load_prepared, prepare
-from nmt.data.sources import load_multi30k, read_lines
+from nmt.data.sources import load_multi30k
+from nmt.fileio import read_lines
 from nmt.errors import ConfigError, DataError
 
 SMALL_SPM = {"vocab_size": 60, "num_threads": 1}

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from nmt.data import sources
-from nmt.data.sources import load_hub, load_local, load_multi30k, load_synthetic, read_lines
+from nmt.data.sources import load_hub, load_local, load_multi30k, load_synthetic
+from nmt.fileio import read_lines
 from nmt.data.synthetic import write_corpus
 from nmt.errors import DataError
 

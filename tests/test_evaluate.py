@@ -11,11 +11,11 @@ import sacrebleu
 import torch
 
 from nmt.errors import UserError
+from nmt.fileio import read_lines
 from nmt.evaluate import (
     Score,
     bleu_by_length,
     compare_systems,
-    read_lines,
     score,
     write_report,
 )

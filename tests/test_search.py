@@ -76,7 +76,7 @@ def test_n_best_sorted_and_ends_in_eos(loaded, batch):
 def test_lengths_respect_min_and_max(loaded, batch):
     src, src_len = batch
     hyp = beam_search(loaded.model, src, src_len, beam=3, alpha=1.0, max_len_a=0.0, max_len_b=4, min_len=3)
-    assert (hyp.lengths <= 4).all() and (hyp.lengths >= 3).all()
+    assert (hyp.lengths <= 4).all() and (hyp.lengths >= 4).all()  # 3 tokens, then EOS
     g = greedy(loaded.model, src, src_len, max_len_a=0.0, max_len_b=2)
     assert (g.lengths <= 2).all()
 

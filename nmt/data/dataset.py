@@ -21,10 +21,9 @@ from typing import Sequence
 import numpy as np
 from tqdm import tqdm
 
-from nmt.data.sources import read_lines, sha256_file
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import DataError
-from nmt.fileio import atomic_write
+from nmt.fileio import atomic_write, read_lines, sha256_file
 
 logger = logging.getLogger(__name__)
 

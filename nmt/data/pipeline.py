@@ -19,6 +19,7 @@ from nmt.data.dataset import EncodedSplit, load_split
 from nmt.data.prepare import MANIFEST, load_prepared, prepare
 from nmt.data.tokenizer import Tokenizer
 from nmt.errors import DataError
+from nmt.fileio import read_lines
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,8 @@ def source_info(cfg: DataConfig) -> dict[str, Any]:
     if cfg.corpus == "synthetic":
         return {"generator": "nmt.data.synthetic", "seed": cfg.synthetic_seed, "sizes": cfg.synthetic_sizes,
                 "words": [cfg.synthetic_min_words, cfg.synthetic_max_words]}
-    if cfg.corpus == "multi30k":
-        return {"multi30k": "task1 raw", "mirror": cfg.mirror}
+    if cfg.corpus == "multi30k":  # a mirror holds the same files, so it is not part of the identity
+        return {"multi30k": "task1 raw"}
     if cfg.corpus == "hub":
         return {"hub": cfg.hub_name, "config": cfg.hub_config, "splits": cfg.hub_splits}
     return {"local": cfg.local_files}
@@ -63,11 +64,13 @@ def load_raw(cfg: DataConfig) -> sources.Raw:
     return sources.load_local(files, cfg.src, cfg.tgt)
 
 
-def prepare_corpus(cfg: DataConfig, force: bool = False) -> Path:
-    """Write ``data/<corpus>/<src>-<tgt>/`` (reused when inputs and settings are unchanged)."""
-    prepare(cfg.corpus, load_raw(cfg), cfg.prepared_dir, cfg.src, cfg.tgt, filters=_filters(cfg),
-            spm=_spm(cfg), source_info=source_info(cfg), force=force)
-    return cfg.prepared_dir
+def prepare_corpus(cfg: DataConfig, force: bool = False) -> dict[str, Any]:
+    """Write ``data/<corpus>/<src>-<tgt>/`` (reused when inputs and settings are unchanged).
+
+    Returns the manifest (split sizes, filter counts, file hashes).
+    """
+    return prepare(cfg.corpus, load_raw(cfg), cfg.prepared_dir, cfg.src, cfg.tgt, filters=_filters(cfg),
+                   spm=_spm(cfg), source_info=source_info(cfg), force=force)
 
 
 def _settings_match(manifest: dict[str, Any], cfg: DataConfig) -> bool:
@@ -75,6 +78,7 @@ def _settings_match(manifest: dict[str, Any], cfg: DataConfig) -> bool:
     filters = manifest.get("cleaning", {}).get("filters", {})
     wanted_filters = {k: v for k, v in _filters(cfg).items() if k != "normalization"}
     same_source = manifest.get("source") == json.loads(json.dumps(source_info(cfg), default=str))
+    same_source &= manifest.get("cleaning", {}).get("normalization") == cfg.normalization
     return same_source and all(spm.get(k) == v for k, v in _spm(cfg).items()) and filters == wanted_filters
 
 
@@ -90,7 +94,7 @@ class Corpus:
 
     def text(self, split: str, lang: str) -> list[str]:
         """The prepared (normalized) text of one side of a split."""
-        return sources.read_lines(self.dir / f"{split}.{lang}")
+        return read_lines(self.dir / f"{split}.{lang}")
 
 
 def load_corpus(cfg: DataConfig, splits: Sequence[str] = ("train", "valid")) -> Corpus:

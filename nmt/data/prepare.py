@@ -24,8 +24,8 @@ from typing import Any, Mapping
 
 import nmt
 from nmt.data.clean import clean_pairs, normalize_lines
-from nmt.data.sources import Raw, sha256_file, write_lines
-from nmt.fileio import atomic_write_bytes
+from nmt.data.sources import Raw
+from nmt.fileio import atomic_write_bytes, sha256_file, write_lines
 from nmt.data.tokenizer import Tokenizer, train_sentencepiece
 from nmt.errors import ConfigError, DataError
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import gzip
-import hashlib
 import logging
 import os
 import urllib.error
@@ -23,7 +21,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from nmt.errors import DataError
-from nmt.fileio import atomic_write_bytes
+from nmt.fileio import atomic_write_bytes, decode_lines, read_lines
 
 logger = logging.getLogger(__name__)
 
@@ -40,48 +38,6 @@ MIRROR_ENV = "NMT_DATA_MIRROR"
 
 
 # --- files -------------------------------------------------------------------------------
-
-def write_lines(path: Path, lines: list[str]) -> None:
-    """Write one line per item, UTF-8, ``\\n``-terminated, atomically."""
-    atomic_write_bytes(path, "".join(line + "\n" for line in lines).encode("utf-8"))
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def decode_lines(data: bytes, name: str) -> list[str]:
-    """Strict UTF-8 bytes -> lines; a bad byte is a DataError naming ``name`` and the line."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise DataError(f"{name}: line {line} is not valid UTF-8 (byte 0x{data[e.start]:02x}); "
-                        "convert the file to UTF-8, e.g. with iconv") from None
-    lines = text.removeprefix("\ufeff").split("\n")
-    if lines[-1] == "":  # a final newline ends the last line; it does not start a new one
-        lines.pop()
-    return [line.removesuffix("\r") for line in lines]
-
-
-def read_lines(path: Path) -> list[str]:
-    """Lines of a UTF-8 text file, gzip-compressed when its name ends in ``.gz``."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-        if path.suffix == ".gz":
-            data = gzip.decompress(data)
-    except FileNotFoundError:
-        raise DataError(f"file not found: {path}") from None
-    except (OSError, EOFError) as e:  # unreadable, or a corrupt/truncated gzip stream
-        raise DataError(f"cannot read {path}: {e}") from None
-    return decode_lines(data, str(path))
-
 
 def _aligned(src_path: Path, tgt_path: Path) -> tuple[list[str], list[str]]:
     src, tgt = read_lines(src_path), read_lines(tgt_path)
