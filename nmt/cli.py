@@ -118,21 +118,44 @@ def data_prepare(
 
 @app.command("train")
 def train_cmd(
+    ctx: typer.Context,
     config: Optional[Path] = ConfigOpt,
     set_: Optional[list[str]] = SetOpt,
     resume: Optional[Path] = typer.Option(None, help="Continue the run in this run directory exactly where it stopped."),
     overwrite: bool = typer.Option(False, help="Replace an existing run directory of the same name."),
     progress: bool = typer.Option(True, help="Show a progress bar (--no-progress for logs)."),
+    nproc: Optional[int] = typer.Option(
+        None, "--nproc", min=1,
+        help="Train in N processes (DistributedDataParallel, one per GPU, or Gloo on CPU) by running "
+             "torchrun --nproc_per_node N for you. An update then holds N x accumulate x max_tokens."),
 ) -> None:
     """Train a model; writes runs/<name>/ with config, checkpoints and metrics.jsonl.
 
-    Example: nmt train --config configs/demo.yaml --set train.teacher_forcing=0.5
+    Example: nmt train --config configs/demo.yaml --set train.teacher_forcing=0.5;
+    on 4 GPUs: nmt train --config configs/demo.yaml --nproc 4
     """
+    from nmt import distributed
+
+    if nproc is not None and nproc > 1:
+        from nmt.train import check_run
+
+        check_run(config, set_ or [], resume, overwrite)  # user errors in one line, before torchrun
+        root = ctx.parent.params if ctx.parent else {}
+        args = [*(["--debug"] if root.get("debug") else []), *(["--quiet"] if root.get("quiet") else []), "train"]
+        args += ["--config", str(config)] if config else []
+        args += [arg for assignment in set_ or [] for arg in ("--set", assignment)]
+        args += ["--resume", str(resume)] if resume else []
+        args += (["--overwrite"] if overwrite else []) + ([] if progress else ["--no-progress"])
+        distributed.relaunch(nproc, args)
     from nmt.train import run_training
 
-    summary = run_training(config=config, overrides=set_ or [], resume=resume,
-                           overwrite=overwrite, progress=progress)
-    typer.echo(summary)
+    try:
+        summary = run_training(config=config, overrides=set_ or [], resume=resume,
+                               overwrite=overwrite, progress=progress)
+    except distributed.RankZeroFailed:
+        raise typer.Exit(2) from None  # rank 0 reports the error; one message is enough
+    if distributed.is_main_process():
+        typer.echo(summary)
 
 
 @app.command("translate")

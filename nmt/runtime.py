@@ -50,15 +50,27 @@ def set_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-def select_device(name: str) -> torch.device:
-    """``auto`` picks CUDA when present, else CPU; asking for CUDA without one is a user error."""
+def select_device(name: str, local_rank: int | None = None) -> torch.device:
+    """``auto`` picks CUDA when present, else CPU; asking for CUDA without one is a user error.
+
+    ``local_rank`` (one process per GPU under torchrun) picks ``cuda:<local_rank>`` and makes
+    it the current device; it does not change a CPU choice.
+    """
     from nmt.errors import UserError
 
     if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    elif name == "cuda" and not torch.cuda.is_available():
         raise UserError("train.device=cuda but no CUDA device is available; use auto or cpu")
-    return torch.device(name)
+    else:
+        device = torch.device(name)
+    if device.type == "cuda" and local_rank is not None:
+        if local_rank >= torch.cuda.device_count():
+            raise UserError(f"local rank {local_rank} but only {torch.cuda.device_count()} GPU(s) here; "
+                            f"start at most that many processes per node")
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+    return device
 
 
 def amp_dtype(device: torch.device, amp: str) -> torch.dtype | None:

@@ -8,6 +8,15 @@ Exact resume: a checkpoint holds every random stream, the optimizer and
 schedules, and the position inside the epoch's batch order, which is a pure
 function of (seed, epoch); so on CPU a resumed run computes the same losses
 as one that was never interrupted.
+
+Several processes (torchrun, see :mod:`nmt.distributed`): with W ranks and
+accumulation A, update u consumes the epoch's global batches
+[u*W*A, (u+1)*W*A), rank r the batches r, r+W, ... of them, and the loss is
+normalized by the target tokens of all of them.  So W ranks with
+``max_tokens`` compute the update of one process with accumulation W*A (up to
+float rounding), ``pos`` counts global batches, and a run resumes with any W.
+Dropout and teacher forcing draw from seed + rank, so a resume is bit-identical
+only with the same W (on CPU).
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from tqdm import tqdm
 
 from nmt import checkpoint as ckpt
 from nmt import config as config_mod
-from nmt import runtime
+from nmt import distributed, runtime
 from nmt.config import Config
 from nmt.data.batching import BatchSampler, collate
 from nmt.data.pipeline import load_corpus
@@ -45,13 +54,20 @@ class TrainingError(RuntimeError):
     """Training cannot go on (e.g. the loss keeps being non-finite)."""
 
 
+def _occupied(run_dir: Path, overwrite: bool) -> bool:
+    """Whether ``run_dir`` holds a run (to replace); refuses to clobber one unless ``overwrite``."""
+    if not (run_dir.exists() and any(run_dir.iterdir())):
+        return False
+    if not overwrite:
+        raise UserError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it "
+                        f"or --overwrite to start over")
+    return True
+
+
 def open_run_dir(cfg: Config, overwrite: bool) -> Path:
     """Create ``runs/<name>``; refuse to clobber an existing run unless ``overwrite``."""
     run_dir = Path(cfg.runs_dir) / cfg.name
-    if run_dir.exists() and any(run_dir.iterdir()):
-        if not overwrite:
-            raise UserError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it "
-                            f"or --overwrite to start over")
+    if _occupied(run_dir, overwrite):
         shutil.rmtree(run_dir)
     (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(run_dir / "config.yaml", config_mod.dump(cfg).encode("utf-8"))
@@ -61,30 +77,37 @@ def open_run_dir(cfg: Config, overwrite: bool) -> Path:
 class Trainer:
     """Owns model, optimizer, data order and counters of one run."""
 
-    def __init__(self, cfg: Config, run_dir: Path, progress: bool = True) -> None:
-        self.cfg, self.run_dir, self.progress = cfg, run_dir, progress
+    def __init__(self, cfg: Config, run_dir: Path, progress: bool = True,
+                 dist: Optional[distributed.Context] = None) -> None:
         t = cfg.train
+        self.dist = dist or distributed.Context(device=runtime.select_device(t.device))
+        self.cfg, self.run_dir, self.progress = cfg, run_dir, progress and self.dist.is_main
         runtime.set_threads(t.threads)
-        runtime.seed_everything(t.seed)
-        self.device = runtime.select_device(t.device)
+        # Each rank its own dropout / teacher-forcing stream; DDP copies rank 0's initial weights.
+        runtime.seed_everything(t.seed + self.dist.rank)
+        self.device = self.dist.device
         self.amp = runtime.amp_dtype(self.device, t.amp)
-        corpus = load_corpus(cfg.data, splits=("train", "valid"))
+        # Rank 0 prepares the corpus if needed, then the others load it.
+        corpus = self.dist.main_first(lambda: load_corpus(cfg.data, splits=("train", "valid")))
         self.src_tok, self.tgt_tok = corpus.src_tok, corpus.tgt_tok
         self.train_split = corpus.splits["train"]
         self.valid = ValidationSet(corpus.splits["valid"], corpus.text("valid", cfg.data.tgt),
                                    corpus.text("valid", cfg.data.src))
-        for side, tok in (("src", self.src_tok), ("tgt", self.tgt_tok)):
-            atomic_write_bytes(run_dir / f"spm.{side}.model", tok.model_bytes)
+        if self.dist.is_main:
+            for side, tok in (("src", self.src_tok), ("tgt", self.tgt_tok)):
+                atomic_write_bytes(run_dir / f"spm.{side}.model", tok.model_bytes)
         self.sampler = BatchSampler(self.train_split.src_lengths, self.train_split.tgt_lengths,
                                     max_tokens=t.max_tokens, batch_size=t.batch_size,
                                     shuffle=True, seed=t.seed, max_len=t.max_len,
                                     curriculum_epochs=t.curriculum_epochs)
         self.model = build_model(cfg.model, self.src_tok.vocab_size, self.tgt_tok.vocab_size).to(self.device)
+        self.train_model = self.dist.wrap(self.model)  # training forwards; the rest uses self.model
         self.optimizer = build_optimizer(t, self.model)
-        per_epoch = math.ceil(len(self.sampler.batches(0)) / t.accumulate)
+        self.per_update = self.dist.world_size * t.accumulate  # global batches per update
+        per_epoch = math.ceil(len(self.sampler.batches(0)) / self.per_update)
         self.schedule = Schedule(t, self.optimizer, t.max_steps or t.max_epochs * per_epoch)
         self.scaler = runtime.grad_scaler(self.device, self.amp)
-        self.step = self.epoch = self.pos = 0
+        self.step = self.epoch = self.pos = self.tokens = 0
         self.best: Optional[float] = None
         self.best_history: list[tuple[float, int]] = []
         self.bad_validations = self.nonfinite = 0
@@ -92,6 +115,11 @@ class Trainer:
         self.interrupted = False
         log.info("model: %s parameters; %d training pairs, %d batches per epoch",
                  f"{count_parameters(self.model):,}", len(self.train_split), len(self.sampler.batches(0)))
+        unit, size = ("tokens", t.max_tokens) if t.max_tokens else ("sentences", t.batch_size)
+        log.info("%d process(es)%s; batch per update: up to %d x %d x %d = %d %s (processes x "
+                 "accumulate x train.max_tokens/batch_size)", self.dist.world_size,
+                 f" ({self.dist.backend})" if self.dist.backend else "", self.dist.world_size,
+                 t.accumulate, size, self.per_update * size, unit)
 
     # ------------------------------------------------------------ state
     def state(self) -> dict[str, Any]:
@@ -101,7 +129,7 @@ class Trainer:
             "scaler": self.scaler.state_dict(), "rng": runtime.rng_state(), "step": self.step,
             "epoch": self.epoch, "pos": self.pos, "best": self.best,
             "best_history": self.best_history, "bad_validations": self.bad_validations,
-            "elapsed": self.elapsed,
+            "elapsed": self.elapsed, "world_size": self.dist.world_size,
             "tokenizers": {"src": ckpt.bytes_to_tensor(self.src_tok.model_bytes),
                            "tgt": ckpt.bytes_to_tensor(self.tgt_tok.model_bytes)},
         }
@@ -115,43 +143,75 @@ class Trainer:
         self.optimizer.load_state_dict(payload["optimizer"])
         self.schedule.load_state_dict(payload["schedule"])
         self.scaler.load_state_dict(payload["scaler"])
-        runtime.set_rng_state(payload["rng"])
+        streams = payload.get("rng_ranks") or [payload["rng"]]
+        if self.dist.rank < len(streams):  # a rank new to the run keeps its fresh seed + rank stream
+            runtime.set_rng_state(streams[self.dist.rank])
+        saved_world = payload.get("world_size", 1)
+        if saved_world != self.dist.world_size and self.dist.is_main:
+            log.warning("checkpoint written by %d process(es), resuming with %d: same batches, model and "
+                        "optimizer, but other dropout/teacher-forcing draws than an uninterrupted run",
+                        saved_world, self.dist.world_size)
         self.step, self.epoch, self.pos = payload["step"], payload["epoch"], payload["pos"]
         self.best, self.bad_validations = payload["best"], payload["bad_validations"]
         self.best_history = [tuple(x) for x in payload["best_history"]]
         self.elapsed = payload["elapsed"]
         log.info("resumed at step %d (epoch %d, batch %d)", self.step, self.epoch + 1, self.pos)
 
-    def save(self, name: str) -> Path:
-        return ckpt.save(self.run_dir / "checkpoints" / name, self.state())
+    def save(self, name: str) -> Optional[Path]:
+        """Rank 0 writes the checkpoint, with every rank's random streams; all ranks must call it."""
+        streams = self.dist.gather(runtime.rng_state())
+        if not self.dist.is_main:
+            return None
+        payload = self.state()
+        if self.dist.enabled:
+            payload["rng_ranks"] = streams
+        return ckpt.save(self.run_dir / "checkpoints" / name, payload)
 
     def record(self, event: dict[str, Any]) -> None:
-        """Append one machine-readable line to metrics.jsonl."""
+        """Append one machine-readable line to metrics.jsonl (rank 0)."""
+        if not self.dist.is_main:
+            return
         with open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps(event) + "\n")
 
     # ------------------------------------------------------------ one update
+    def target_tokens(self, group: list[list[int]]) -> int:
+        """Scored target tokens (EOS included) of ``group``, from the lengths: no tensors, no messages."""
+        lengths = self.sampler.tgt_lengths  # already cut to max_len, like collate
+        return sum(int(lengths[idx].sum()) + len(idx) for idx in group)
+
     def update(self, group: list[list[int]]) -> tuple[Optional[float], int]:
-        """One optimizer update over ``group`` batches; returns (loss per token, target tokens)."""
-        t = self.cfg.train
-        batches = [collate(self.train_split, idx, t.max_len) for idx in group]
-        n_tokens = sum(int(b.n_tgt_tokens) for b in batches)
+        """One optimizer update over the global ``group`` of batches; returns (loss per token, target tokens).
+
+        This rank computes its :func:`~nmt.distributed.shard` of ``group``; every loss is
+        divided by the target tokens of the whole group, so the gradients summed over ranks are
+        those of one process on all of ``group``.  DDP averages over the W ranks: hence ``* W``.
+        """
+        t, world = self.cfg.train, self.dist.world_size
+        n_tokens = self.target_tokens(group)
+        mine, weight = distributed.shard(group, self.dist.rank, world), world
+        if not mine:  # an epoch's short last group: still join DDP's all-reduce, with zero gradient
+            mine, weight = group[:1], 0
+        batches = [collate(self.train_split, idx, t.max_len) for idx in mine]
         p = teacher_forcing_p(t, self.step)
         total = 0.0
-        for batch in batches:
+        for i, batch in enumerate(batches):
             batch = batch.to(self.device, non_blocking=True)
             try:
-                with runtime.autocast(self.device, self.amp):
-                    logits, _ = self.model(batch.src, batch.src_len, batch.tgt_in, teacher_forcing=p)
-                loss = F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(),
-                                       ignore_index=PAD, label_smoothing=t.label_smoothing, reduction="sum")
-                self.scaler.scale(loss / n_tokens).backward()
+                with self.dist.no_sync(self.train_model, sync=i == len(batches) - 1):
+                    with runtime.autocast(self.device, self.amp):
+                        logits, _ = self.train_model(batch.src, batch.src_len, batch.tgt_in, teacher_forcing=p)
+                    loss = F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD,
+                                           label_smoothing=t.label_smoothing, reduction="sum")
+                    self.scaler.scale(loss * weight / n_tokens).backward()
             except torch.OutOfMemoryError:
                 raise UserError(
                     f"out of memory on a batch of {batch.src.size(0)} sentences, source length "
                     f"{batch.src.size(1)}, target length {batch.tgt_in.size(1)} (step {self.step + 1}); "
                     f"lower train.max_tokens (now {t.max_tokens}) and raise train.accumulate") from None
-            total += loss.item()
+            value = loss.item()
+            total += value if weight else 0.0 * value  # 0 * nan is nan: a bad stand-in still vetoes
+        total = self.dist.all_sum([total])[0]  # every rank skips, or steps, alike
         if not math.isfinite(total):
             self.optimizer.zero_grad(set_to_none=True)
             self.nonfinite += 1
@@ -173,9 +233,11 @@ class Trainer:
 
     # ------------------------------------------------------------ validation
     def run_validation(self) -> dict[str, Any]:
+        """Rank 0 validates while the others wait; then every rank applies the same score."""
         t = self.cfg.train
-        metrics = validate(self.model, self.valid, self.cfg, self.tgt_tok, self.src_tok, self.device,
-                           self.amp, plot_path=self.run_dir / "attention" / f"step{self.step:07d}.png")
+        metrics = self.dist.on_main(lambda: validate(
+            self.model, self.valid, self.cfg, self.tgt_tok, self.src_tok, self.device, self.amp,
+            plot_path=self.run_dir / "attention" / f"step{self.step:07d}.png"))
         value = metrics[t.metric]
         better = self.best is None or (value < self.best if t.metric == "loss" else value > self.best)
         if better:
@@ -206,12 +268,16 @@ class Trainer:
         if (value, self.step) in self.best_history[:keep]:
             self.save(f"step{self.step:07d}.pt")
         for _, step in self.best_history[keep:]:
-            (self.run_dir / "checkpoints" / f"step{step:07d}.pt").unlink(missing_ok=True)
+            if self.dist.is_main:
+                (self.run_dir / "checkpoints" / f"step{step:07d}.pt").unlink(missing_ok=True)
         self.best_history = self.best_history[:keep]
 
     # ------------------------------------------------------------ the loop
     def _stop_reason(self) -> Optional[str]:
+        """Why to stop now, if at all; ranks agree on signals (any rank) and time (slowest clock)."""
         t = self.cfg.train
+        flag, self.elapsed = self.dist.all_max([float(self.interrupted), self.elapsed])
+        self.interrupted = flag > 0
         if self.interrupted:
             return "interrupted"
         if t.max_steps is not None and self.step >= t.max_steps:
@@ -225,8 +291,8 @@ class Trainer:
         return None
 
     def _on_signal(self, signum: int, _frame: Any) -> None:
-        log.warning("%s received: saving a checkpoint after this update (again to abort)",
-                    signal.Signals(signum).name)
+        log.warning("%s%s received: saving a checkpoint after this update (again to abort)",
+                    f"rank {self.dist.rank}: " if self.dist.enabled else "", signal.Signals(signum).name)
         self.interrupted = True
         signal.signal(signum, signal.SIG_DFL)
 
@@ -236,7 +302,8 @@ class Trainer:
         if loss is not None and self.step % t.log_every == 0:
             self.record({"event": "train", "step": self.step, "epoch": self.epoch + 1, "loss": loss,
                          "lr": self.schedule.lr, "tf": teacher_forcing_p(t, self.step - 1),
-                         "tok_s": round(tokens_per_s, 1), "elapsed_s": round(self.elapsed, 2)})
+                         "tok_s": round(tokens_per_s, 1), "tgt_tokens": self.tokens,
+                         "world_size": self.dist.world_size, "elapsed_s": round(self.elapsed, 2)})
         if t.valid_every and self.step % t.valid_every == 0 and loss is not None:
             self.run_validation()
             self.save("last.pt")
@@ -252,12 +319,12 @@ class Trainer:
                 bar = tqdm(total=len(batches), initial=self.pos, desc=f"epoch {self.epoch + 1}",
                            disable=not self.progress, unit="batch", dynamic_ncols=True, leave=False)
                 while self.pos < len(batches) and reason is None:
-                    group = batches[self.pos:self.pos + t.accumulate]
+                    group = batches[self.pos:self.pos + self.per_update]
                     start = time.perf_counter()
-                    loss, n_tokens = self.update(group)
+                    loss, self.tokens = self.update(group)
                     self.pos += len(group)
                     self.elapsed = time.perf_counter() - clock
-                    speed = n_tokens / max(time.perf_counter() - start, 1e-9)
+                    speed = self.tokens / max(time.perf_counter() - start, 1e-9)
                     bar.update(len(group))
                     if loss is not None:
                         bar.set_postfix(loss=f"{loss:.3f}", lr=f"{self.schedule.lr:.2e}", tok_s=f"{speed:.0f}")
@@ -270,7 +337,7 @@ class Trainer:
                         self.run_validation()
                     self.save("last.pt")
                     reason = self._stop_reason()
-            if reason != "interrupted" and not (self.run_dir / "checkpoints" / "best.pt").exists():
+            if reason != "interrupted" and self.best is None:  # never validated (no best.pt)
                 self.run_validation()
             self.save("last.pt")
         finally:
@@ -284,24 +351,44 @@ class Trainer:
                 f"{self.elapsed / 60:.1f} min; best {t.metric} {self.best}; run in {self.run_dir}")
 
 
-def run_training(config: Optional[Path], overrides: list[str], resume: Optional[Path] = None,
-                 overwrite: bool = False, progress: bool = True) -> str:
-    """Entry point of ``nmt train``: a fresh run from a config, or a resumed one."""
+def resolve_run(config: Optional[Path], overrides: list[str], resume: Optional[Path] = None) -> tuple[Config, Path]:
+    """The run's config and directory; a bad config or nothing to resume is a user error."""
     if resume is None:
         cfg = config_mod.load(config, overrides)
-        run_dir = open_run_dir(cfg, overwrite)
-        return Trainer(cfg, run_dir, progress).fit()
+        return cfg, Path(cfg.runs_dir) / cfg.name
     run_dir = Path(resume)
-    last = run_dir / "checkpoints" / "last.pt"
-    if not last.is_file():
+    if not (run_dir / "checkpoints" / "last.pt").is_file():
         raise UserError(f"{run_dir}: no checkpoints/last.pt to resume from")
     raw = config_mod.read_yaml(run_dir / "config.yaml")
     for assignment in overrides:
         config_mod.apply_override(raw, assignment)
-    cfg = config_mod.from_dict(raw)
-    payload = ckpt.load(last)
-    trainer = Trainer(cfg, run_dir, progress)
-    trainer.restore(payload)
-    if overrides:
-        atomic_write_bytes(run_dir / "config.yaml", config_mod.dump(cfg).encode("utf-8"))
-    return trainer.fit()
+    return config_mod.from_dict(raw), run_dir
+
+
+def check_run(config: Optional[Path], overrides: list[str], resume: Optional[Path], overwrite: bool) -> None:
+    """Raise the user errors ``nmt train`` meets before reading data (``--nproc`` checks first).
+
+    Not called by every rank: rank 0 may already have created the run directory.
+    """
+    _, run_dir = resolve_run(config, overrides, resume)
+    if resume is None:
+        _occupied(run_dir, overwrite)
+
+
+def run_training(config: Optional[Path], overrides: list[str], resume: Optional[Path] = None,
+                 overwrite: bool = False, progress: bool = True) -> str:
+    """Entry point of ``nmt train``: a fresh run from a config, or a resumed one.
+
+    Under torchrun every rank calls this; only rank 0 creates or changes files.
+    """
+    cfg, run_dir = resolve_run(config, overrides, resume)
+    with distributed.process_group(cfg.train.device) as dist:
+        if resume is None:
+            run_dir = dist.on_main(lambda: open_run_dir(cfg, overwrite))
+            return Trainer(cfg, run_dir, progress, dist).fit()
+        payload = ckpt.load(run_dir / "checkpoints" / "last.pt")
+        trainer = Trainer(cfg, run_dir, progress, dist)
+        trainer.restore(payload)
+        if overrides and dist.is_main:
+            atomic_write_bytes(run_dir / "config.yaml", config_mod.dump(cfg).encode("utf-8"))
+        return trainer.fit()
