@@ -104,8 +104,12 @@ class Trainer:
         self.train_model = self.dist.wrap(self.model)  # training forwards; the rest uses self.model
         self.optimizer = build_optimizer(t, self.model)
         self.per_update = self.dist.world_size * t.accumulate  # global batches per update
-        per_epoch = math.ceil(len(self.sampler.batches(0)) / self.per_update)
-        self.schedule = Schedule(t, self.optimizer, t.max_steps or t.max_epochs * per_epoch)
+        # Curriculum epochs are shorter; every later epoch has the size of the first full one.
+        full = min(t.curriculum_epochs, t.max_epochs)
+        epochs = [self.sampler.n_batches(e) for e in range(full)]
+        epochs += [self.sampler.n_batches(full)] * (t.max_epochs - full)
+        total = sum(math.ceil(n / self.per_update) for n in epochs)
+        self.schedule = Schedule(t, self.optimizer, t.max_steps or total)
         self.scaler = runtime.grad_scaler(self.device, self.amp)
         self.step = self.epoch = self.pos = self.tokens = 0
         self.best: Optional[float] = None
@@ -113,8 +117,8 @@ class Trainer:
         self.bad_validations = self.nonfinite = 0
         self.elapsed = 0.0
         self.interrupted = False
-        log.info("model: %s parameters; %d training pairs, %d batches per epoch",
-                 f"{count_parameters(self.model):,}", len(self.train_split), len(self.sampler.batches(0)))
+        log.info("model: %s parameters; %d training pairs, %d batches per full epoch, %d updates planned",
+                 f"{count_parameters(self.model):,}", len(self.train_split), epochs[-1] if epochs else 0, total)
         unit, size = ("tokens", t.max_tokens) if t.max_tokens else ("sentences", t.batch_size)
         log.info("%d process(es)%s; batch per update: up to %d x %d x %d = %d %s (processes x "
                  "accumulate x train.max_tokens/batch_size)", self.dist.world_size,
