@@ -36,10 +36,13 @@ def toy_pairs() -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="session")
 def multi30k_dir() -> Path:
-    """The shared Multi30k mirror folder; tests that need it skip where it is absent."""
-    if not (MULTI30K_SHARED / "train.de.gz").is_file():
-        pytest.skip(f"Multi30k files not found in {MULTI30K_SHARED}")
-    return MULTI30K_SHARED
+    """The Multi30k mirror ($NMT_DATA_MIRROR, else ../shared beside the repository); skip if absent."""
+    import os
+
+    folder = Path(os.environ.get("NMT_DATA_MIRROR") or MULTI30K_SHARED)
+    if not (folder / "train.de.gz").is_file():
+        pytest.skip(f"Multi30k files not found in {folder} (set NMT_DATA_MIRROR)")
+    return folder
 
 
 @pytest.fixture()
