@@ -148,3 +148,20 @@ def trained_toy(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     overrides = toy_overrides(root, files, train__max_epochs=6, train__valid_every=0)
     run_training(None, overrides, progress=False)
     return root / "runs" / "toy"
+
+
+# --- model: a small random batch -----------------------------------------------------------
+
+V_SRC, V_TGT, BOS = 17, 19, 2
+
+
+def random_batch(B: int = 3, S: int = 6, T: int = 5) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Source ids (B, S) with lengths S, 3, 1, 4 (padding after), their lengths, and a target
+    (B, T) starting with BOS; the same tensors on every call."""
+    g = torch.Generator().manual_seed(1)
+    lengths = torch.tensor([S, 3, 1, 4][:B])
+    src = torch.randint(4, V_SRC, (B, S), generator=g)
+    src[torch.arange(S) >= lengths.unsqueeze(1)] = 0
+    tgt_in = torch.randint(4, V_TGT, (B, T), generator=g)
+    tgt_in[:, 0] = BOS
+    return src, lengths, tgt_in

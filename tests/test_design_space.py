@@ -25,7 +25,7 @@ from nmt.model.presets import PRESETS, describe_presets
 from nmt.model.seq2seq import Seq2Seq, build_model
 from nmt.search import beam_search, greedy
 
-V_SRC, V_TGT, BOS = 17, 19, 2
+from conftest import V_SRC, V_TGT, BOS, random_batch as batch
 H = 4  # decoder hidden size; the encoder output is 8 when bidirectional
 MAPS = ("identity", "linear")
 GRID = list(itertools.product(ATTENTION_ENERGIES, MAPS, MAPS, MAPS, (False, True), (1, 2, 3), (True, False)))
@@ -146,16 +146,6 @@ def model(overrides: dict[str, Any] | None = None, attention: dict[str, Any] | N
     cfg = ModelConfig.model_validate(raw)
     torch.manual_seed(seed)
     return build_model(cfg, V_SRC, V_TGT).eval()
-
-
-def batch(B: int = 3, S: int = 6, T: int = 5) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    g = torch.Generator().manual_seed(1)
-    lengths = torch.tensor([S, 3, 1, 4][:B])
-    src = torch.randint(4, V_SRC, (B, S), generator=g)
-    src[torch.arange(S) >= lengths.unsqueeze(1)] = 0
-    tgt_in = torch.randint(4, V_TGT, (B, T), generator=g)
-    tgt_in[:, 0] = BOS
-    return src, lengths, tgt_in
 
 
 ENC_SA = {"enc_self_attention": {"layers": 2, "heads": 2}}
