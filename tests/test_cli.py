@@ -152,3 +152,17 @@ def test_eval_from_checkpoint_with_length_plot(trained_toy, capsys):
     report = json.loads((out_dir / "report.json").read_text())
     assert report["systems"]["beam1"]["bleu"] >= 90
     assert (out_dir / "bleu_by_length.png").is_file()
+
+
+def test_translate_with_stdin_closed_and_reader_gone(trained_toy):
+    """No input gives no output and status 0; a reader that leaves early is not an error."""
+    ckpt_path = str(trained_toy / "checkpoints/best.pt")
+    proc = subprocess.run(NMT + ["translate", "--checkpoint", ckpt_path], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0 and proc.stdout == ""
+    reader = subprocess.Popen(NMT + ["translate", "--checkpoint", ckpt_path], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    reader.stdout.close()  # like `nmt translate ... | head -0`
+    _, err = reader.communicate(("ant bee\n" * 3000).encode())
+    assert reader.returncode == 0, err.decode()
+    assert b"Traceback" not in err

@@ -58,3 +58,10 @@ def test_all_removed_is_a_data_error_with_counts() -> None:
 def test_eval_normalization_keeps_count_order_and_empty_lines() -> None:
     lines = ["b  zwei", "", "a eins ", "\u3000"]
     assert normalize_lines(lines) == ["b zwei", "", "a eins", ""]
+
+
+def test_a_ten_thousand_word_line_is_filtered_from_training_only():
+    huge = " ".join(["wort"] * 10_000)
+    src, tgt, removed = clean_pairs(["ein Hund", huge], ["a dog", "a word"], max_len=100)
+    assert src == ["ein Hund"] and removed["too_long"] == 1
+    assert normalize_lines([huge])[0] == huge  # evaluation splits keep it, untouched

@@ -186,3 +186,25 @@ def test_out_of_memory_names_the_batch(tmp_path, toy_files, monkeypatch):
     monkeypatch.setattr(Seq2Seq, "forward", oom)
     with pytest.raises(UserError, match=r"out of memory on a batch of \d+ sentences.*train.max_tokens"):
         run_training(None, toy_overrides(tmp_path, files), progress=False)
+
+
+def test_kill_9_during_checkpoint_writes_leaves_a_loadable_file(tmp_path):
+    """A process killed with SIGKILL while saving checkpoints in a loop never leaves a broken one."""
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "last.pt"
+    ckpt.save(path, {"step": 0, "w": torch.zeros(10)})
+    writer = subprocess.Popen([sys.executable, "-c", (
+        "import torch, sys\n"
+        "from nmt import checkpoint as c\n"
+        "for step in range(1, 10**6):\n"
+        "    c.save(sys.argv[1], {'step': step, 'w': torch.full((5_000_000,), float(step))})\n"
+        "    print(step, flush=True)\n"), str(path)], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout.readline().strip() == "1"  # at least one complete save
+    time.sleep(0.3)  # now somewhere in the middle of later saves
+    writer.kill()
+    writer.wait()
+    loaded = ckpt.load(path)
+    assert loaded["step"] >= 1 and bool((loaded["w"] == float(loaded["step"])).all())
