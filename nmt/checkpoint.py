@@ -58,4 +58,5 @@ def bytes_to_tensor(data: bytes) -> torch.Tensor:
 
 
 def tensor_to_bytes(tensor: torch.Tensor) -> bytes:
+    """The bytes stored by :func:`bytes_to_tensor`."""
     return bytes(tensor.cpu().numpy().tobytes())

@@ -48,6 +48,7 @@ def atomic_write(path: Path) -> Iterator[IO[bytes]]:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically."""
     with atomic_write(path) as handle:
         handle.write(data)
 

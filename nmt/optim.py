@@ -11,6 +11,7 @@ from nmt.config import TrainConfig
 
 
 def build_optimizer(cfg: TrainConfig, model: nn.Module) -> torch.optim.Optimizer:
+    """Adam, AdamW or SGD over the trainable parameters, at the peak learning rate."""
     params = [p for p in model.parameters() if p.requires_grad]
     if cfg.optimizer == "adam":
         return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay)

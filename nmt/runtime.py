@@ -95,6 +95,7 @@ def grad_scaler(device: torch.device, dtype: torch.dtype | None) -> torch.amp.Gr
 
 
 def seed_everything(seed: int) -> None:
+    """Seed Python's, NumPy's and torch's global generators (dropout, teacher-forcing coins)."""
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
@@ -114,6 +115,7 @@ def rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore the streams captured by :func:`rng_state`."""
     random.setstate(state["python"])
     name, keys, pos, has_gauss, cached = state["numpy"]
     np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))

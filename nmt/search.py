@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.model.seq2seq import Seq2Seq
 
 
 @dataclass
@@ -51,7 +52,7 @@ def _restrict(logp: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
 
 
 @torch.inference_mode()
-def greedy(model, src: Tensor, src_len: Tensor, *, max_len_a: float = 1.5, max_len_b: int = 10,
+def greedy(model: Seq2Seq, src: Tensor, src_len: Tensor, *, max_len_a: float = 1.5, max_len_b: int = 10,
            min_len: int = 1, return_attention: bool = False) -> Hypotheses:
     """Pick the most probable token at every step, for all sentences at once."""
     enc = model.encode(src, src_len)
@@ -83,7 +84,7 @@ def greedy(model, src: Tensor, src_len: Tensor, *, max_len_a: float = 1.5, max_l
 
 
 @torch.inference_mode()
-def beam_search(model, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: float = 1.0,
+def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: float = 1.0,
                 max_len_a: float = 1.5, max_len_b: int = 10, min_len: int = 1, n_best: int = 1,
                 return_attention: bool = False) -> Hypotheses:
     """Beam search over all sentences and beams at once (B * K rows per step).
@@ -168,7 +169,7 @@ def beam_search(model, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: fl
     return Hypotheses(tokens, lengths, pool_logp[:, :n], pool_scores[:, :n], attention)
 
 
-def search(model, src: Tensor, src_len: Tensor, *, beam: int, alpha: float, max_len_a: float,
+def search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int, alpha: float, max_len_a: float,
            max_len_b: int, min_len: int, n_best: int = 1, return_attention: bool = False) -> Hypotheses:
     """Greedy search for ``beam == 1`` (it is what a beam of one computes), else beam search."""
     if beam == 1:

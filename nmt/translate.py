@@ -12,7 +12,7 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import IO, Iterator, Optional
+from typing import IO, Callable, Iterator, Optional
 
 import torch
 
@@ -54,7 +54,8 @@ def read_chunks(stream: IO[bytes], name: str, size: int = CHUNK_LINES) -> Iterat
         yield chunk
 
 
-def format_lines(results: list[Translation], detok, n_best: int, first_index: int) -> list[str]:
+def format_lines(results: list[Translation], detok: Callable[[list[int]], str], n_best: int,
+                 first_index: int) -> list[str]:
     """Plain translations, or ``index<TAB>score<TAB>text`` rows for n-best lists."""
     if n_best == 1:
         return [detok(r.ids[0]) for r in results]
@@ -67,6 +68,7 @@ def format_lines(results: list[Translation], detok, n_best: int, first_index: in
 
 def write_attention(folder: Path, index: int, result: Translation, src_pieces: list[str],
                     tgt_pieces: list[str]) -> None:
+    """Heat map PNG and JSON weights of one sentence's best hypothesis (EOS row included)."""
     from nmt.plots import plot_attention
 
     weights = result.attention
