@@ -166,3 +166,19 @@ def test_translate_with_stdin_closed_and_reader_gone(trained_toy):
     _, err = reader.communicate(("ant bee\n" * 3000).encode())
     assert reader.returncode == 0, err.decode()
     assert b"Traceback" not in err
+
+
+def test_unreachable_hub_is_one_line_and_exit_2(tmp_path):
+    """No network (here: a hub endpoint that refuses connections) fails fast with one line."""
+    import os
+    import time
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))}
+    env["HF_ENDPOINT"] = "http://127.0.0.1:9"
+    start = time.perf_counter()
+    proc = subprocess.run(NMT + ["data", "prepare", "hub", "--pair", "de-en", "--set", "data.hub_name=wmt14",
+                                 "--set", f"data.root={tmp_path}"], capture_output=True, text=True,
+                          cwd=REPO, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "cannot reach the Hugging Face hub" in proc.stderr
+    assert "--mirror" in proc.stderr and time.perf_counter() - start < 30

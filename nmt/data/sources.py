@@ -15,7 +15,9 @@ import contextlib
 import csv
 import logging
 import os
+import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Iterator, Mapping
@@ -170,6 +172,23 @@ def _columns(table, src: str, tgt: str, what: str) -> tuple[list[str], list[str]
     return list(src_lines), list(tgt_lines)
 
 
+def _hub_unreachable(timeout: float = 3.0) -> str | None:
+    """Why the hub's host cannot be reached (DNS, refused, timeout), or None when it can.
+
+    Asked once up front so an offline machine fails in seconds with one line, instead of
+    after the hub client's own retries and warnings.  Skipped in offline mode, where a
+    dataset may come from the local cache.
+    """
+    if os.environ.get("HF_HUB_OFFLINE") or os.environ.get("HF_DATASETS_OFFLINE"):
+        return None
+    host = urllib.parse.urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    try:
+        socket.create_connection((host.hostname, host.port or 443), timeout=timeout).close()
+    except OSError as e:
+        return f"{host.hostname}: {e.strerror or e}"
+    return None
+
+
 def load_hub(name: str, config: str | None, src: str, tgt: str, splits: Mapping[str, str]) -> Raw:
     """A translation dataset from the Hugging Face hub, e.g. ``load_hub("wmt14", "de-en", ...)``.
 
@@ -180,6 +199,10 @@ def load_hub(name: str, config: str | None, src: str, tgt: str, splits: Mapping[
     import datasets
 
     label = name if config is None else f"{name}/{config}"
+    reason = _hub_unreachable()
+    if reason is not None:
+        raise DataError(f"cannot reach the Hugging Face hub for '{label}' ({reason}); "
+                        "use --mirror or local files")
     raw: Raw = {}
     for ours, theirs in splits.items():
         try:  # one split at a time: hub datasets in parquet then fetch only that split's files
