@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
+import logging
+
 import torch
 
 from nmt import checkpoint as ckpt
@@ -18,6 +20,8 @@ from nmt.config import Config, DecodeConfig, from_dict
 from nmt.data.tokenizer import PAD, Tokenizer
 from nmt.errors import CheckpointError
 from nmt.model.seq2seq import Seq2Seq, build_model
+
+log = logging.getLogger(__name__)
 from nmt.search import search
 
 
@@ -54,6 +58,18 @@ def load_checkpoint(path: Path, device: torch.device) -> Loaded:
                               f"{str(exc).splitlines()[0][:200]}") from None
     model.to(device).eval()
     return Loaded(config, model, src_tok, tgt_tok, int(payload.get("step", 0)))
+
+
+def encode_sources(tok: Tokenizer, lines: Sequence[str], max_len: int, name: str = "input",
+                   first_line: int = 1) -> list[list[int]]:
+    """Subword ids of source lines (no BOS/EOS), each cut to ``max_len`` tokens with a warning."""
+    ids = tok.encode(lines)
+    for i, seq in enumerate(ids):
+        if len(seq) > max_len:
+            log.warning("%s: line %d has %d tokens; translating its first %d",
+                        name, first_line + i, len(seq), max_len)
+            ids[i] = seq[:max_len]
+    return ids
 
 
 def _batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:

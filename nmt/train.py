@@ -363,10 +363,7 @@ def resolve_run(config: Optional[Path], overrides: list[str], resume: Optional[P
     run_dir = Path(resume)
     if not (run_dir / "checkpoints" / "last.pt").is_file():
         raise UserError(f"{run_dir}: no checkpoints/last.pt to resume from")
-    raw = config_mod.read_yaml(run_dir / "config.yaml")
-    for assignment in overrides:
-        config_mod.apply_override(raw, assignment)
-    return config_mod.from_dict(raw), run_dir
+    return config_mod.load(run_dir / "config.yaml", overrides), run_dir
 
 
 def check_run(config: Optional[Path], overrides: list[str], resume: Optional[Path], overwrite: bool) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import IO, Callable, Iterator, Optional
@@ -20,9 +19,7 @@ from nmt import runtime
 from nmt.config import Config, apply_override, from_dict
 from nmt.errors import DataError, UserError
 from nmt.fileio import atomic_write
-from nmt.inference import Translation, load_checkpoint, translate_ids
-
-log = logging.getLogger(__name__)
+from nmt.inference import Translation, encode_sources, load_checkpoint, translate_ids
 
 CHUNK_LINES = 2048
 
@@ -96,12 +93,7 @@ def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoint: Pa
         attention_dir.mkdir(parents=True, exist_ok=True)
     count = 0
     for chunk in read_chunks(source, name):
-        ids = loaded.src_tok.encode(chunk)
-        for i, seq in enumerate(ids):
-            if len(seq) > decode.max_src_len:
-                log.warning("%s: line %d has %d tokens; translating its first %d",
-                            name, count + i + 1, len(seq), decode.max_src_len)
-                ids[i] = seq[: decode.max_src_len]
+        ids = encode_sources(loaded.src_tok, chunk, decode.max_src_len, name, first_line=count + 1)
         results = translate_ids(loaded.model, ids, decode, device, beam=beam, n_best=n_best,
                                 return_attention=attention_dir is not None)
         for line in format_lines(results, loaded.tgt_tok.decode, n_best, count):

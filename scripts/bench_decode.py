@@ -32,7 +32,7 @@ from nmt import runtime
 from nmt.config import Config
 from nmt.fileio import read_lines
 from nmt.errors import UserError
-from nmt.inference import Loaded, load_checkpoint, translate_ids
+from nmt.inference import Loaded, encode_sources, load_checkpoint, translate_ids
 from nmt.model.seq2seq import count_parameters
 
 log = logging.getLogger("bench_decode")
@@ -53,8 +53,7 @@ def default_input(cfg: Config) -> Path:
 
 def encode(loaded: Loaded, lines: list[str]) -> list[list[int]]:
     """Subword ids as `nmt translate` feeds them: no BOS/EOS, cut to decode.max_src_len."""
-    limit = loaded.config.decode.max_src_len
-    return [ids[:limit] for ids in loaded.src_tok.encode(lines)]
+    return encode_sources(loaded.src_tok, lines, loaded.config.decode.max_src_len)
 
 
 def bench_setting(loaded: Loaded, sentences: list[list[int]], beam: int, batch_size: int,

@@ -31,7 +31,6 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Optional
 
 import torch
@@ -86,10 +85,7 @@ def parse_variant(name: str) -> Variant:
 
 def load_config(args: argparse.Namespace, variant: Optional[Variant] = None) -> Config:
     """The config file, then --set overrides, then the variant's own overrides."""
-    raw = config_mod.read_yaml(Path(args.config))
-    for assignment in [*args.set, *(variant.overrides if variant else ())]:
-        config_mod.apply_override(raw, assignment)
-    return config_mod.from_dict(raw)
+    return config_mod.load(args.config, [*args.set, *(variant.overrides if variant else ())])
 
 
 def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
