@@ -16,6 +16,7 @@ from torch import Tensor
 
 from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.model.seq2seq import Seq2Seq
+from nmt.model.state import DecoderState, EncoderOutput
 
 
 @dataclass
@@ -39,16 +40,35 @@ def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
     return ((5.0 + lengths.float()) / 6.0) ** alpha
 
 
-def _restrict(logp: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
-    """Forbid EOS before ``min_len`` and force it at each sentence's last allowed position."""
-    logp[:, PAD] = -float("inf")
-    logp[:, BOS] = -float("inf")
+def _restrict(scores: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
+    """Forbid PAD, BOS and (before ``min_len``) EOS; force EOS at each row's last position.
+
+    Works in place on ``scores`` (N, V) and returns it.  A forced EOS keeps its own
+    score (made finite), so search scores stay equal to forced-decoding scores.
+    """
+    scores[:, PAD] = -float("inf")
+    scores[:, BOS] = -float("inf")
     if t < min_len:  # t tokens precede a token chosen at step t
-        logp[:, EOS] = -float("inf")
-    last = (t + 1 >= max_len).unsqueeze(1)                       # (N, 1)
-    eos_only = torch.full_like(logp, -float("inf"))
-    eos_only[:, EOS] = logp[:, EOS].clamp_min(torch.finfo(logp.dtype).min)
-    return torch.where(last, eos_only, logp)
+        scores[:, EOS] = -float("inf")
+    last = (t + 1 >= max_len).nonzero().squeeze(1)             # rows out of room
+    if last.numel():
+        eos = scores[last, EOS].clamp_min(torch.finfo(scores.dtype).min)
+        scores[last] = -float("inf")
+        scores[last, EOS] = eos
+    return scores
+
+
+def _next_token_scores(model: Seq2Seq, prev: Tensor, state: DecoderState, enc: EncoderOutput, t: int,
+                       min_len: int, max_len: Tensor) -> tuple[Tensor, Tensor, DecoderState, Tensor]:
+    """One decoder step: restricted logits (N, V), their log-normalizer (N, 1), state, attention.
+
+    ``logits - log_z`` is log p(y_t | y_<t, x) for every allowed token; ranking raw logits
+    avoids writing the full log-softmax, since only a few candidates per row are kept.
+    """
+    logits, state, attn = model.step(prev, state, enc)
+    logits = logits.float()
+    log_z = torch.logsumexp(logits, dim=-1, keepdim=True)      # before any token is forbidden
+    return _restrict(logits, t, min_len, max_len), log_z, state, attn
 
 
 @torch.inference_mode()
@@ -64,11 +84,10 @@ def greedy(model: Seq2Seq, src: Tensor, src_len: Tensor, *, max_len_a: float = 1
     log_probs = torch.zeros(batch, device=src.device)
     tokens, weights = [], []
     for t in range(int(limit.max())):
-        logits, state, attn = model.step(prev, state, enc)
-        logp = _restrict(torch.log_softmax(logits.float(), dim=-1), t, min_len, limit)
-        best, tok = logp.max(dim=-1)                             # (B,)
+        scores, log_z, state, attn = _next_token_scores(model, prev, state, enc, t, min_len, limit)
+        best, tok = scores.max(dim=-1)                           # (B,)
         tok = tok.masked_fill(done, PAD)
-        log_probs += best.masked_fill(done, 0.0)
+        log_probs += (best - log_z.squeeze(1)).masked_fill(done, 0.0)
         tokens.append(tok)
         if return_attention:
             weights.append(attn.float().masked_fill(done.unsqueeze(1), 0.0))
@@ -87,25 +106,34 @@ def greedy(model: Seq2Seq, src: Tensor, src_len: Tensor, *, max_len_a: float = 1
 def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: float = 1.0,
                 max_len_a: float = 1.5, max_len_b: int = 10, min_len: int = 1, n_best: int = 1,
                 return_attention: bool = False) -> Hypotheses:
-    """Beam search over all sentences and beams at once (B * K rows per step).
+    """Beam search over all sentences and beams at once (n * K rows per step).
 
-    Each step extends the K alive hypotheses of every sentence, takes the 2K best
-    candidates, moves those ending in EOS into a per-sentence pool of the K best
-    finished ones (by length-normalized score), and keeps the K best others
-    alive.  A sentence is done when its pool is full and no alive hypothesis can
-    still beat the pool's worst member; its alive rows are then frozen at -inf.
+    Each step extends the K alive hypotheses of every sentence still searching, takes
+    the 2K best candidates (from the 2K best tokens of each beam, which hold them),
+    moves those ending in EOS into the sentence's pool of the K best finished ones (by
+    length-normalized score), and keeps the K best others alive.  A sentence is done
+    when its pool is full and no alive hypothesis can still beat the pool's worst
+    member, or when nothing is alive; its pool is then written out and its rows leave
+    the batch, so later steps only compute the sentences still searching.
     """
     B, K, dev = src.size(0), beam, src.device
     if n_best > K:
         raise ValueError(f"n_best={n_best} exceeds beam={K}")
-    rows = torch.arange(B, device=dev).repeat_interleave(K)      # (B*K,) sentence of each row
-    enc = model.encode(src, src_len).index_select(rows)
+    enc = model.encode(src, src_len).index_select(torch.arange(B, device=dev).repeat_interleave(K))
     state = model.init_state(enc)
-    limit = max_lengths(src_len, max_len_a, max_len_b)           # (B,)
-    L = int(limit.max())
-    S = src.size(1)
+    limit = max_lengths(src_len, max_len_a, max_len_b)           # (B,) of the active sentences
+    L, S = int(limit.max()), src.size(1)
     neg_inf = -float("inf")
+    lp_max = length_penalty(limit, alpha)                        # (B,)
 
+    # Results of finished sentences, by sentence.
+    out_scores = torch.full((B, K), neg_inf, device=dev)
+    out_logp = torch.full((B, K), neg_inf, device=dev)
+    out_tokens = torch.full((B, K, L), PAD, dtype=torch.long, device=dev)
+    out_attn = torch.zeros((B, K, L, S), device=dev) if return_attention else None
+
+    # Search state of the n active sentences (rows of the tensors below).
+    active = torch.arange(B, device=dev)                         # (n,) sentence ids
     alive = torch.full((B, K), neg_inf, device=dev)
     alive[:, 0] = 0.0                                            # one live start per sentence
     history = torch.full((B, K, L), PAD, dtype=torch.long, device=dev)
@@ -115,58 +143,71 @@ def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, 
     pool_tokens = torch.full((B, K, L), PAD, dtype=torch.long, device=dev)
     pool_attn = torch.zeros((B, K, L, S), device=dev) if return_attention else None
     prev = torch.full((B * K,), BOS, dtype=torch.long, device=dev)
-    done = torch.zeros(B, dtype=torch.bool, device=dev)
-    lp_max = length_penalty(limit, alpha)                        # (B,)
 
     for t in range(L):
-        logits, state, attn = model.step(prev, state, enc)
-        logp = _restrict(torch.log_softmax(logits.float(), dim=-1), t, min_len, limit[rows])
-        V = logp.size(-1)
-        cand = (alive.view(-1, 1) + logp).view(B, K * V)         # (B, K*V)
-        top, idx = cand.topk(2 * K, dim=1)                       # (B, 2K)
-        src_beam, tok = idx // V, idx % V
-        gather_rows = (torch.arange(B, device=dev).unsqueeze(1) * K + src_beam)  # (B, 2K)
-        seqs = history.view(B * K, L)[gather_rows]               # (B, 2K, L)
+        n = active.size(0)
+        row_limit = limit.repeat_interleave(K)                   # (n*K,)
+        scores, log_z, state, attn = _next_token_scores(model, prev, state, enc, t, min_len, row_limit)
+        per_beam = min(2 * K, scores.size(1))
+        tok_score, tok_id = scores.topk(per_beam, dim=1)         # (n*K, 2K) best tokens of each beam
+        cand = (alive.view(-1, 1) + (tok_score - log_z)).view(n, K * per_beam)
+        top, idx = cand.topk(2 * K, dim=1)                       # (n, 2K)
+        src_beam = idx // per_beam
+        tok = tok_id.view(n, K * per_beam).gather(1, idx)
+        gather_rows = torch.arange(n, device=dev).unsqueeze(1) * K + src_beam  # (n, 2K)
+        seqs = history.view(n * K, L)[gather_rows]               # (n, 2K, L)
         seqs[:, :, t] = tok
         if return_attention:
-            cand_attn = alive_attn.view(B * K, L, S)[gather_rows].clone()
+            cand_attn = alive_attn.view(n * K, L, S)[gather_rows].clone()
             cand_attn[:, :, t] = attn.float()[gather_rows]
 
         # Only an EOS that ranks inside the beam (top K) finishes a hypothesis, so a
         # beam of one makes exactly the choices greedy search makes.
         in_beam = torch.arange(2 * K, device=dev).unsqueeze(0) < K
-        is_eos = (tok == EOS) & in_beam & ~done.unsqueeze(1) & torch.isfinite(top)
+        is_eos = (tok == EOS) & in_beam & torch.isfinite(top)
         norm = top / length_penalty(torch.full_like(top, t + 1), alpha)
         new_fin = torch.where(is_eos, norm, torch.full_like(norm, neg_inf))
-        merged = torch.cat([pool_scores, new_fin], dim=1)        # (B, 3K)
-        pool_scores, keep = merged.topk(K, dim=1)
+        pool_scores, keep = torch.cat([pool_scores, new_fin], dim=1).topk(K, dim=1)  # of (n, 3K)
         pool_logp = torch.cat([pool_logp, top.masked_fill(~is_eos, neg_inf)], 1).gather(1, keep)
         pool_tokens = torch.cat([pool_tokens, seqs], 1).gather(1, keep.unsqueeze(-1).expand(-1, -1, L))
         if return_attention:
             both = torch.cat([pool_attn, cand_attn], 1)
-            pool_attn = both.gather(1, keep.view(B, K, 1, 1).expand(-1, -1, L, S))
+            pool_attn = both.gather(1, keep.view(n, K, 1, 1).expand(-1, -1, L, S))
 
         # The K best non-EOS candidates stay alive.
-        cont = top.masked_fill(tok == EOS, neg_inf)
-        alive, pick = cont.topk(K, dim=1)                        # (B, K)
-        chosen = gather_rows.gather(1, pick)                     # (B, K) rows of the old beams
+        alive, pick = top.masked_fill(tok == EOS, neg_inf).topk(K, dim=1)  # (n, K)
+        chosen = gather_rows.gather(1, pick)                     # (n, K) rows of the old beams
         history = seqs.gather(1, pick.unsqueeze(-1).expand(-1, -1, L))
         if return_attention:
-            alive_attn = cand_attn.gather(1, pick.view(B, K, 1, 1).expand(-1, -1, L, S))
+            alive_attn = cand_attn.gather(1, pick.view(n, K, 1, 1).expand(-1, -1, L, S))
         prev = tok.gather(1, pick).view(-1)
-        state = state.index_select(chosen.view(-1))
 
         bound = alive[:, 0] / lp_max                             # best any alive one can still reach
-        done |= (pool_scores[:, -1] >= bound) | ~torch.isfinite(alive[:, 0])
-        alive = alive.masked_fill(done.unsqueeze(1), neg_inf)
-        if bool(done.all()):
-            break
+        done = (pool_scores[:, -1] >= bound) | ~torch.isfinite(alive[:, 0])
+        if bool(done.any()):
+            finished = active[done]
+            out_scores[finished], out_logp[finished], out_tokens[finished] = (
+                pool_scores[done], pool_logp[done], pool_tokens[done])
+            if return_attention:
+                out_attn[finished] = pool_attn[done]
+            stay = (~done).nonzero().squeeze(1)                  # (n',) rows still searching
+            if stay.numel() == 0:
+                break
+            stay_rows = (stay.unsqueeze(1) * K + torch.arange(K, device=dev)).view(-1)
+            enc = enc.index_select(stay_rows)
+            chosen, prev = chosen[stay], prev.view(n, K)[stay].reshape(-1)
+            active, limit, lp_max, alive, history = (
+                active[stay], limit[stay], lp_max[stay], alive[stay], history[stay])
+            pool_scores, pool_logp, pool_tokens = pool_scores[stay], pool_logp[stay], pool_tokens[stay]
+            if return_attention:
+                alive_attn, pool_attn = alive_attn[stay], pool_attn[stay]
+        state = state.index_select(chosen.reshape(-1))
 
     n = n_best
-    tokens = pool_tokens[:, :n]
-    lengths = ((tokens != PAD).sum(-1))
-    attention = pool_attn[:, :n] if return_attention else None
-    return Hypotheses(tokens, lengths, pool_logp[:, :n], pool_scores[:, :n], attention)
+    tokens = out_tokens[:, :n]
+    lengths = (tokens != PAD).sum(-1)
+    attention = out_attn[:, :n] if return_attention else None
+    return Hypotheses(tokens, lengths, out_logp[:, :n], out_scores[:, :n], attention)
 
 
 def search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int, alpha: float, max_len_a: float,
