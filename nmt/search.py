@@ -50,7 +50,8 @@ def _restrict(scores: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
     scores[:, BOS] = -float("inf")
     if t < min_len:  # t tokens precede a token chosen at step t
         scores[:, EOS] = -float("inf")
-    last = (t + 1 >= max_len).nonzero().squeeze(1)             # rows out of room
+    last = (t + 1 >= max_len).nonzero().squeeze(1)             # rows out of room (a sync on GPU,
+    #                                                            as the searches sync per step anyway)
     if last.numel():
         eos = scores[last, EOS].clamp_min(torch.finfo(scores.dtype).min)
         scores[last] = -float("inf")
@@ -106,7 +107,7 @@ def greedy(model: Seq2Seq, src: Tensor, src_len: Tensor, *, max_len_a: float = 1
 def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: float = 1.0,
                 max_len_a: float = 1.5, max_len_b: int = 10, min_len: int = 1, n_best: int = 1,
                 return_attention: bool = False) -> Hypotheses:
-    """Beam search over all sentences and beams at once (n * K rows per step).
+    """Beam search over all sentences and beams at once (active sentences x K rows per step).
 
     Each step extends the K alive hypotheses of every sentence still searching, takes
     the 2K best candidates (from the 2K best tokens of each beam, which hold them),
@@ -196,12 +197,14 @@ def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, 
             stay_rows = (stay.unsqueeze(1) * K + torch.arange(K, device=dev)).view(-1)
             enc = enc.index_select(stay_rows)
             chosen, prev = chosen[stay], prev.view(n, K)[stay].reshape(-1)
-            active, limit, lp_max, alive, history = (
-                active[stay], limit[stay], lp_max[stay], alive[stay], history[stay])
+            active, limit, lp_max = active[stay], limit[stay], lp_max[stay]
+            alive, history = alive[stay], history[stay]
             pool_scores, pool_logp, pool_tokens = pool_scores[stay], pool_logp[stay], pool_tokens[stay]
             if return_attention:
                 alive_attn, pool_attn = alive_attn[stay], pool_attn[stay]
         state = state.index_select(chosen.reshape(-1))
+    else:  # each sentence's last allowed step admits only EOS, which ends it: never reached
+        raise AssertionError("beam search ran out of steps with unfinished sentences")
 
     n = n_best
     tokens = out_tokens[:, :n]

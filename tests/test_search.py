@@ -82,14 +82,32 @@ def test_lengths_respect_min_and_max(loaded, batch):
 
 
 def test_batching_does_not_change_results(loaded, batch):
-    """The same sentence translated alone and inside a padded batch gives the same output."""
+    """A sentence searched alone and inside a padded batch (where others finish earlier or
+    later and leave the batch) gets the same n-best list and scores."""
     src, src_len = batch
-    together = beam_search(loaded.model, src, src_len, beam=3, alpha=1.0)
+    together = beam_search(loaded.model, src, src_len, beam=3, alpha=1.0, n_best=3)
     for i in (0, 3, 7):
-        alone = beam_search(loaded.model, src[i : i + 1, : src_len[i]], src_len[i : i + 1], beam=3, alpha=1.0)
-        n = int(alone.lengths[0, 0])
-        assert int(together.lengths[i, 0]) == n
-        assert torch.equal(together.tokens[i, 0, :n], alone.tokens[0, 0, :n])
+        alone = beam_search(loaded.model, src[i : i + 1, : src_len[i]], src_len[i : i + 1], beam=3,
+                            alpha=1.0, n_best=3)
+        assert torch.equal(together.lengths[i], alone.lengths[0])
+        for k in range(3):
+            n = int(alone.lengths[0, k])
+            assert torch.equal(together.tokens[i, k, :n], alone.tokens[0, k, :n])
+        torch.testing.assert_close(together.log_probs[i], alone.log_probs[0], atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(together.scores[i], alone.scores[0], atol=1e-5, rtol=1e-5)
+
+
+def test_beam_wider_than_half_the_vocabulary(loaded, batch):
+    """2K > V: every token of every beam is a candidate; the search still scores exactly."""
+    src, src_len = batch
+    V = loaded.tgt_tok.vocab_size
+    K = V // 2 + 1
+    hyp = beam_search(loaded.model, src[:4], src_len[:4], beam=K, alpha=0.0, n_best=3)
+    g = greedy(loaded.model, src[:4], src_len[:4])
+    assert (hyp.log_probs[:, 0] >= g.log_probs[:, 0] - 1e-4).all()
+    for k in range(3):
+        forced = forced_log_prob(loaded.model, src[:4], src_len[:4], hyp.tokens[:, k], hyp.lengths[:, k])
+        torch.testing.assert_close(forced, hyp.log_probs[:, k], atol=1e-4, rtol=1e-4)
 
 
 def test_attention_rows_are_distributions(loaded, batch):
