@@ -214,7 +214,9 @@ def _rank_signalled_at(rank: int, port: int, assignments: list[str], victim: int
     def after_update(self, loss, speed):
         original(self, loss, speed)
         if self.dist.rank == victim and self.step == step:
-            os.kill(os.getpid(), signal.SIGTERM)
+            # raise() delivers to the calling (main) thread and runs the Python handler before it
+            # returns; os.kill may land on another thread and be handled an update late under load.
+            signal.raise_signal(signal.SIGTERM)
 
     Trainer.after_update = after_update
     _rank(rank, port, assignments)

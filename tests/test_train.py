@@ -54,7 +54,7 @@ def _interrupt_at(monkeypatch, step: int) -> None:
     def after_update(self, loss, speed):
         original(self, loss, speed)
         if self.step == step:
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)  # handled in this thread before it returns
 
     monkeypatch.setattr(Trainer, "after_update", after_update)
 
