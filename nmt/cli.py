@@ -93,6 +93,7 @@ def data_prepare(
     config: Optional[Path] = ConfigOpt,
     set_: Optional[list[str]] = SetOpt,
     force: bool = typer.Option(False, help="Rebuild even if the prepared files are up to date."),
+    progress: bool = typer.Option(True, help="Show progress bars on a terminal (--no-progress for logs)."),
 ) -> None:
     """Fetch a corpus, clean the training split, write the splits and train SentencePiece.
 
@@ -109,7 +110,7 @@ def data_prepare(
     if mirror:
         overrides.append(f"data.mirror={mirror}")
     cfg = _load_config(config, overrides)
-    manifest = prepare_corpus(cfg.data, force=force)
+    manifest = prepare_corpus(cfg.data, force=force, progress=progress)
     sizes = ", ".join(f"{name} {info['pairs']}" for name, info in manifest["splits"].items())
     removed = manifest["cleaning"]["removed"]
     typer.echo(f"prepared {cfg.data.prepared_dir}: {sizes} pairs; training pairs removed by filter: "

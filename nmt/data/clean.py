@@ -71,6 +71,7 @@ def clean_pairs(
     max_len: int = 250,
     max_ratio: float = 3.0,
     normalization: str = "nfc",
+    progress: bool = False,
 ) -> tuple[list[str], list[str], dict[str, int]]:
     """Normalize a training split and drop the pairs that fail a filter.
 
@@ -78,7 +79,8 @@ def clean_pairs(
     (``too_short``) or more than ``max_len`` words (``too_long``), or when the longer side has
     more than ``max_ratio`` times the words of the shorter one (``ratio``). A pair is counted
     under the first filter, in that order, that rejects it, so the counts add up to the
-    number of removed pairs. The kept pairs stay in their original order.
+    number of removed pairs. The kept pairs stay in their original order. ``progress``
+    shows a bar on a terminal.
 
     Returns:
         kept source lines, kept target lines, and ``{filter name: pairs removed}`` with the
@@ -92,7 +94,8 @@ def clean_pairs(
     removed = dict.fromkeys(FILTERS, 0)
     kept_src: list[str] = []
     kept_tgt: list[str] = []
-    for s, t in tqdm(zip(src, tgt), total=len(src), desc="cleaning", unit=" pairs", disable=None, leave=False):
+    for s, t in tqdm(zip(src, tgt), total=len(src), desc="cleaning", unit=" pairs",
+                    disable=None if progress else True, leave=False):
         s, t = normalize(s, normalization), normalize(t, normalization)
         reason = _rejection(len(s.split()), len(t.split()), min_len, max_len, max_ratio)
         if reason is None:

@@ -97,7 +97,8 @@ def _read_cached(ids_path: Path, offsets_path: Path) -> tuple[np.ndarray, np.nda
     return ids, offsets
 
 
-def _encode_file(text_path: Path, tok: Tokenizer, cache_dir: Path) -> tuple[np.ndarray, np.ndarray]:
+def _encode_file(text_path: Path, tok: Tokenizer, cache_dir: Path,
+                 progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Ids and offsets of one text file, from the cache or freshly encoded (then cached)."""
     if not text_path.is_file():
         raise DataError(f"prepared file {text_path} is missing; prepare the corpus again with --force")
@@ -113,7 +114,8 @@ def _encode_file(text_path: Path, tok: Tokenizer, cache_dir: Path) -> tuple[np.n
     lines = read_lines(text_path)
     encoded: list[list[int]] = []
     chunks = range(0, len(lines), ENCODE_CHUNK)
-    for start in tqdm(chunks, desc=f"encoding {text_path.name}", unit=" chunks", disable=None, leave=False):
+    for start in tqdm(chunks, desc=f"encoding {text_path.name}", unit=" chunks",
+                      disable=None if progress else True, leave=False):
         encoded.extend(tok.encode(lines[start:start + ENCODE_CHUNK]))
     ids, offsets = _flatten(encoded)
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -127,17 +129,18 @@ def _encode_file(text_path: Path, tok: Tokenizer, cache_dir: Path) -> tuple[np.n
 
 
 def load_split(data_dir: Path, split: str, src_lang: str, tgt_lang: str, src_tok: Tokenizer,
-               tgt_tok: Tokenizer, cache_dir: Path | None = None) -> EncodedSplit:
+               tgt_tok: Tokenizer, cache_dir: Path | None = None, progress: bool = False) -> EncodedSplit:
     """Encoded ids of ``data_dir/{split}.{src_lang}`` and ``.{tgt_lang}``, cached on disk.
 
     The first call encodes both files and writes the arrays to ``cache_dir`` (default
-    ``data_dir/cache``); later calls with unchanged text and tokenizers only map the files.
+    ``data_dir/cache``); later calls with unchanged text and tokenizers only map the files. ``progress``
+    shows a bar (on a terminal) while encoding.
     """
     data_dir = Path(data_dir)
     cache_dir = data_dir / "cache" if cache_dir is None else Path(cache_dir)
     src_path, tgt_path = data_dir / f"{split}.{src_lang}", data_dir / f"{split}.{tgt_lang}"
-    src_ids, src_offsets = _encode_file(src_path, src_tok, cache_dir)
-    tgt_ids, tgt_offsets = _encode_file(tgt_path, tgt_tok, cache_dir)
+    src_ids, src_offsets = _encode_file(src_path, src_tok, cache_dir, progress)
+    tgt_ids, tgt_offsets = _encode_file(tgt_path, tgt_tok, cache_dir, progress)
     if len(src_offsets) != len(tgt_offsets):
         raise DataError(f"{src_path} has {len(src_offsets) - 1} lines but {tgt_path} has {len(tgt_offsets) - 1}; "
                         "prepare the corpus again with --force")

@@ -64,13 +64,14 @@ def load_raw(cfg: DataConfig) -> sources.Raw:
     return sources.load_local(files, cfg.src, cfg.tgt)
 
 
-def prepare_corpus(cfg: DataConfig, force: bool = False) -> dict[str, Any]:
+def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False) -> dict[str, Any]:
     """Write ``data/<corpus>/<src>-<tgt>/`` (reused when inputs and settings are unchanged).
 
-    Returns the manifest (split sizes, filter counts, file hashes).
+    Returns the manifest (split sizes, filter counts, file hashes); ``progress`` shows bars
+    on a terminal.
     """
     return prepare(cfg.corpus, load_raw(cfg), cfg.prepared_dir, cfg.src, cfg.tgt, filters=_filters(cfg),
-                   spm=_spm(cfg), source_info=source_info(cfg), force=force)
+                   spm=_spm(cfg), source_info=source_info(cfg), force=force, progress=progress)
 
 
 def _settings_match(manifest: dict[str, Any], cfg: DataConfig) -> bool:
@@ -97,21 +98,21 @@ class Corpus:
         return read_lines(self.dir / f"{split}.{lang}")
 
 
-def load_corpus(cfg: DataConfig, splits: Sequence[str] = ("train", "valid")) -> Corpus:
+def load_corpus(cfg: DataConfig, splits: Sequence[str] = ("train", "valid"), progress: bool = False) -> Corpus:
     """Prepare the corpus if needed (or if its settings changed), then load encoded splits."""
     folder = cfg.prepared_dir
     if not (folder / MANIFEST).is_file():
         log.info("no prepared corpus in %s; preparing it now", folder)
-        prepare_corpus(cfg)
+        prepare_corpus(cfg, progress=progress)
     manifest, src_tok, tgt_tok = load_prepared(folder)
     if not _settings_match(manifest, cfg):
         log.info("data settings differ from %s/manifest.json; preparing again", folder)
-        prepare_corpus(cfg)
+        prepare_corpus(cfg, progress=progress)
         manifest, src_tok, tgt_tok = load_prepared(folder)
     missing = [s for s in splits if s not in manifest["splits"]]
     if missing:
         raise DataError(f"{folder} has no split(s) {', '.join(missing)} (have: {', '.join(manifest['splits'])})")
     corpus = Corpus(folder, manifest, src_tok, tgt_tok)
     for split in splits:
-        corpus.splits[split] = load_split(folder, split, cfg.src, cfg.tgt, src_tok, tgt_tok)
+        corpus.splits[split] = load_split(folder, split, cfg.src, cfg.tgt, src_tok, tgt_tok, progress=progress)
     return corpus

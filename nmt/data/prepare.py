@@ -88,7 +88,8 @@ def read_manifest(out_dir: Path) -> dict[str, Any]:
 
 
 def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters: Mapping[str, Any],
-            spm: Mapping[str, Any], source_info: Mapping[str, Any], force: bool = False) -> dict[str, Any]:
+            spm: Mapping[str, Any], source_info: Mapping[str, Any], force: bool = False,
+            progress: bool = False) -> dict[str, Any]:
     """Clean, write and tokenize-train one corpus; return its manifest (also in manifest.json).
 
     Args:
@@ -104,6 +105,7 @@ def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters
         source_info: where the text came from (URL, mirror, hub name...); recorded, and part
             of the reuse check.
         force: rebuild even when the folder already matches.
+        progress: show a progress bar (on a terminal) while cleaning.
     """
     out_dir = Path(out_dir)
     filters = _with_defaults(filters, FILTER_DEFAULTS, "filter")
@@ -132,7 +134,7 @@ def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters
         if len(src_lines) != len(tgt_lines):
             raise DataError(f"split '{split}' has {len(src_lines)} {src} lines but {len(tgt_lines)} {tgt} lines")
         if split == TRAIN_SPLIT:
-            kept_src, kept_tgt, removed = clean_pairs(src_lines, tgt_lines, **filters)
+            kept_src, kept_tgt, removed = clean_pairs(src_lines, tgt_lines, **filters, progress=progress)
         else:
             kept_src = normalize_lines(src_lines, filters["normalization"])
             kept_tgt = normalize_lines(tgt_lines, filters["normalization"])
