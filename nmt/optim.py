@@ -97,3 +97,14 @@ def teacher_forcing_p(cfg: TrainConfig, step: int) -> float:
         k = cfg.tf_k
         return p * k / (k + math.exp(min(step / k, 700.0)))
     return p
+
+
+def apply_gradients(model: nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
+                    clip_grad_norm: float) -> None:
+    """Unscale the gradients, clip their norm (0 = no clipping), step, then clear them."""
+    scaler.unscale_(optimizer)
+    if clip_grad_norm > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)

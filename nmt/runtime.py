@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import platform
 import random
 import sys
 from typing import Any, Iterator
@@ -48,6 +49,22 @@ def set_threads(threads: int) -> None:
     """Use ``threads`` intra-op threads (0 keeps torch's default: all cores)."""
     if threads > 0:
         torch.set_num_threads(threads)
+
+
+def hardware(device: torch.device) -> dict[str, Any]:
+    """What a speed or wall-clock figure depends on: the device's name, cores, threads, torch."""
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+    else:
+        name = platform.processor() or platform.machine()
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as handle:
+                name = next((line.split(":", 1)[1].strip() for line in handle
+                             if line.startswith("model name")), name)
+        except OSError:
+            pass
+    return {"device": device.type, "device_name": name, "cpus": os.cpu_count(),
+            "threads": torch.get_num_threads(), "torch": torch.__version__}
 
 
 def select_device(name: str, local_rank: int | None = None) -> torch.device:

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 import torch
-import torch.nn.functional as F
 from tqdm import tqdm
 
 from nmt import checkpoint as ckpt
@@ -40,11 +39,11 @@ from nmt import distributed, runtime
 from nmt.config import Config
 from nmt.data.batching import BatchSampler, collate
 from nmt.data.pipeline import load_corpus
-from nmt.data.tokenizer import PAD
 from nmt.errors import CheckpointError, UserError
 from nmt.fileio import atomic_write_bytes
 from nmt.model.seq2seq import build_model, count_parameters
-from nmt.optim import Schedule, build_optimizer, teacher_forcing_p
+from nmt.loss import batch_loss
+from nmt.optim import Schedule, apply_gradients, build_optimizer, teacher_forcing_p
 from nmt.validate import ValidationSet, validate
 
 log = logging.getLogger(__name__)
@@ -88,7 +87,7 @@ class Trainer:
         self.device = self.dist.device
         self.amp = runtime.amp_dtype(self.device, t.amp)
         # Rank 0 prepares the corpus if needed, then the others load it.
-        corpus = self.dist.main_first(lambda: load_corpus(cfg.data, splits=("train", "valid")))
+        corpus = self.dist.main_first(lambda: load_corpus(cfg.data, splits=("train", "valid"), progress=self.progress))
         self.src_tok, self.tgt_tok = corpus.src_tok, corpus.tgt_tok
         self.train_split = corpus.splits["train"]
         self.valid = ValidationSet(corpus.splits["valid"], corpus.text("valid", cfg.data.tgt),
@@ -203,10 +202,8 @@ class Trainer:
             batch = batch.to(self.device, non_blocking=True)
             try:
                 with self.dist.no_sync(self.train_model, sync=i == len(batches) - 1):
-                    with runtime.autocast(self.device, self.amp):
-                        logits, _ = self.train_model(batch.src, batch.src_len, batch.tgt_in, teacher_forcing=p)
-                    loss = F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD,
-                                           label_smoothing=t.label_smoothing, reduction="sum")
+                    loss = batch_loss(self.train_model, batch, label_smoothing=t.label_smoothing,
+                                      teacher_forcing=p, device=self.device, amp=self.amp)
                     self.scaler.scale(loss * weight / n_tokens).backward()
             except torch.OutOfMemoryError:
                 raise UserError(
@@ -225,12 +222,7 @@ class Trainer:
                                     f"lower train.lr or enable train.clip_grad_norm")
             return None, n_tokens
         self.nonfinite = 0
-        self.scaler.unscale_(self.optimizer)
-        if t.clip_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.clip_grad_norm)
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        self.optimizer.zero_grad(set_to_none=True)
+        apply_gradients(self.model, self.optimizer, self.scaler, t.clip_grad_norm)
         self.schedule.step()
         self.step += 1
         return total / n_tokens, n_tokens
@@ -316,6 +308,10 @@ class Trainer:
         t = self.cfg.train
         handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         clock = time.perf_counter() - self.elapsed
+        self.record({"event": "start", "step": self.step, "epoch": self.epoch, "elapsed_s": round(self.elapsed, 2),
+                     "params": count_parameters(self.model), "world_size": self.dist.world_size,
+                     "amp": str(self.amp).removeprefix("torch.") if self.amp else "off",
+                     **runtime.hardware(self.device)})
         reason = self._stop_reason()
         try:
             while reason is None:

@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from nmt import runtime
 from nmt.config import Config
 from nmt.data.batching import BatchSampler, collate
 from nmt.data.dataset import EncodedSplit
-from nmt.data.tokenizer import PAD, Tokenizer
+from nmt.data.tokenizer import Tokenizer
 from nmt.evaluate import score
 from nmt.inference import translate_ids
+from nmt.loss import batch_loss
 from nmt.model.seq2seq import Seq2Seq
 
 
@@ -36,10 +36,8 @@ def token_loss(model: Seq2Seq, split: EncodedSplit, cfg: Config, device: torch.d
     total, count = 0.0, 0
     for indices in sampler.batches(0):
         batch = collate(split, indices, cfg.train.max_len).to(device)
-        with runtime.autocast(device, amp):
-            logits, _ = model(batch.src, batch.src_len, batch.tgt_in, teacher_forcing=1.0)
-        total += F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(),
-                                 ignore_index=PAD, reduction="sum").item()
+        total += batch_loss(model, batch, label_smoothing=0.0, teacher_forcing=1.0,
+                            device=device, amp=amp).item()
         count += int(batch.n_tgt_tokens)
     return total, count
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
-import platform
 import resource
 import sys
 import time
@@ -56,24 +54,9 @@ def parse_list(text: str, kind: type = str) -> list[Any]:
     return [kind(item.strip()) for item in text.split(",") if item.strip()]
 
 
-def device_name(device: torch.device) -> str:
-    """A human name for the hardware, so figures from different machines are not mixed up."""
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def environment(device: torch.device, keep_memory: bool) -> dict[str, Any]:
     """The settings a figure depends on besides the benchmark's own parameters."""
-    return {"threads": torch.get_num_threads(), "cpus": os.cpu_count(), "keep_memory": keep_memory,
-            "torch": torch.__version__, "device": device.type, "device_name": device_name(device)}
+    return {"keep_memory": keep_memory, **runtime.hardware(device)}
 
 
 def synchronize(device: torch.device) -> None:

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import torch
-import torch.nn.functional as F
 
 import _bench_common as common
 from nmt import config as config_mod
@@ -43,10 +42,10 @@ from nmt.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_EN
 from nmt.config import Config
 from nmt.data.batching import Batch, BatchSampler, collate
 from nmt.data.pipeline import load_corpus
-from nmt.data.tokenizer import PAD
 from nmt.errors import UserError
 from nmt.model.seq2seq import build_model, count_parameters
-from nmt.optim import build_optimizer, teacher_forcing_p
+from nmt.loss import batch_loss
+from nmt.optim import apply_gradients, build_optimizer, teacher_forcing_p
 
 log = logging.getLogger("bench_train")
 SCRIPT = "bench_train.py"
@@ -91,20 +90,12 @@ def load_config(args: argparse.Namespace, variant: Optional[Variant] = None) -> 
 def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
                batch: Batch, n_tokens: int, cfg: Config, variant: Variant, amp: Optional[torch.dtype],
                device: torch.device) -> torch.Tensor:
-    """One update as the trainer does it; returns the summed loss (not synchronized)."""
+    """One update with the trainer's loss and gradient step; returns the summed loss (not synchronized)."""
     t = cfg.train
-    with runtime.autocast(device, amp):
-        logits, _ = model(batch.src, batch.src_len, batch.tgt_in,
-                          teacher_forcing=teacher_forcing_p(t, 0), fast=variant.fast)  # (B, T, V)
-    loss = F.cross_entropy(logits.float().flatten(0, 1), batch.tgt_out.flatten(), ignore_index=PAD,
-                           label_smoothing=t.label_smoothing, reduction="sum")
+    loss = batch_loss(model, batch, label_smoothing=t.label_smoothing, teacher_forcing=teacher_forcing_p(t, 0),
+                      device=device, amp=amp, fast=variant.fast)
     scaler.scale(loss / n_tokens).backward()
-    scaler.unscale_(optimizer)
-    if t.clip_grad_norm > 0:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), t.clip_grad_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    optimizer.zero_grad(set_to_none=True)
+    apply_gradients(model, optimizer, scaler, t.clip_grad_norm)
     return loss.detach()
 
 
@@ -114,7 +105,7 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
     runtime.set_threads(args.threads or cfg.train.threads)
     device = runtime.select_device(args.device)
     amp = runtime.amp_dtype(device, args.amp)
-    corpus = load_corpus(cfg.data, splits=("train",))
+    corpus = load_corpus(cfg.data, splits=("train",), progress=True)
     split, t = corpus.splits["train"], cfg.train
     sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=t.max_tokens,
                            batch_size=t.batch_size, shuffle=True, seed=t.seed, max_len=t.max_len)

@@ -86,7 +86,8 @@ def test_every_attention_config_trains_from_the_cli(config, tmp_path, capsys):
     run_dir = tmp_path / "runs" / config.stem
     assert (run_dir / "checkpoints" / "best.pt").is_file()
     events = [json.loads(l) for l in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    assert [e["step"] for e in events if e["event"] == "train"][:3] == [1, 2, 3] or "loss" in events[0]
+    assert events[0]["event"] == "start" and events[0]["params"] > 0 and events[0]["device"] == "cpu"
+    assert (events[-1]["event"], events[-1]["reason"], events[-1]["step"]) == ("stop", "max_steps", 3)
 
 
 def test_translate_stdin_to_stdout_keeps_line_alignment(trained_toy):
