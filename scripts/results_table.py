@@ -1,0 +1,124 @@
+"""The results table of finished runs: training time, epochs, size, hardware and test scores.
+
+For each run directory it reads what the repository's own commands wrote there:
+``metrics.jsonl`` (from ``nmt train``: the start event's parameters and hardware, the stop
+event's wall-clock minutes, epochs and updates, the validation curve) and the
+``report.json`` of each evaluation folder (from ``nmt eval --out RUN/eval-greedy`` and
+``--out RUN/eval-beam5``).  Prints one JSON line per run; ``--markdown`` prints the
+README table instead.  Command behind the README's Multi30k table::
+
+    python scripts/results_table.py runs/multi30k_de_en_* runs/multi30k_en_de_* --markdown
+
+Runs trained before metrics.jsonl had a start event (parameters and hardware unrecorded)
+get their parameter count from ``checkpoints/best.pt`` and hardware ``null``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+SCRIPT = "results_table.py"
+EVALS = {"greedy": "eval-greedy", "beam5": "eval-beam5"}
+
+
+def read_events(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "metrics.jsonl"
+    if not path.is_file():
+        sys.exit(f"{SCRIPT}: error: {path} not found (not a run directory?)")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def read_scores(run_dir: Path, folder: str) -> Optional[dict[str, Any]]:
+    """The one system of ``run_dir/folder/report.json``: BLEU, chrF, signatures, split; None if absent."""
+    path = run_dir / folder / "report.json"
+    if not path.is_file():
+        return None
+    report = json.loads(path.read_text(encoding="utf-8"))
+    (system,) = report["systems"].values()
+    return {**system, "split": report["info"]["split"], "step": report["info"]["step"]}
+
+
+def parameters_from_checkpoint(run_dir: Path) -> Optional[int]:
+    """Trainable parameters of the run's best model, each shared tensor counted once."""
+    import torch
+
+    from nmt.inference import load_checkpoint
+    from nmt.model.seq2seq import count_parameters
+
+    path = run_dir / "checkpoints" / "best.pt"
+    if not path.is_file():
+        return None
+    return count_parameters(load_checkpoint(path, torch.device("cpu")).model)
+
+
+def first_minutes_at(events: list[dict[str, Any]], bleu: float) -> Optional[float]:
+    """Wall-clock minutes of the first validation with greedy BLEU >= ``bleu``."""
+    return next((round(e["elapsed_s"] / 60, 1) for e in events
+                 if e.get("event") == "valid" and e["bleu"] >= bleu), None)
+
+
+def summarize(run_dir: Path) -> dict[str, Any]:
+    """One row: what the run was, how long it trained, on what, and how it scored."""
+    import yaml
+
+    events = read_events(run_dir)
+    config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
+    starts = [e for e in events if e.get("event") == "start"]
+    stops = [e for e in events if e.get("event") == "stop"]
+    valid = [e for e in events if e.get("event") == "valid"]
+    if not stops:
+        sys.exit(f"{SCRIPT}: error: {run_dir} has no stop event (still training, or killed?)")
+    stop = stops[-1]
+    row: dict[str, Any] = {
+        "run": str(run_dir), "pair": f"{config['data']['src']}-{config['data']['tgt']}",
+        "attention": config["model"]["attention"]["type"],
+        "params": starts[0]["params"] if starts else parameters_from_checkpoint(run_dir),
+        "hardware": ({k: starts[0][k] for k in ("device", "device_name", "cpus", "threads", "torch")}
+                     if starts else None),
+        "train_minutes": round(stop["elapsed_s"] / 60, 1), "epochs": stop["epoch"], "updates": stop["step"],
+        "stop_reason": stop["reason"], "best_valid_bleu": round(max((e["bleu"] for e in valid), default=0.0), 2),
+        "minutes_to_valid_bleu_30": first_minutes_at(events, 30.0),
+    }
+    for name, folder in EVALS.items():
+        scores = read_scores(run_dir, folder)
+        row[name] = None if scores is None else {
+            "split": scores["split"], "bleu": round(scores["bleu"], 2), "chrf": round(scores["chrf"], 2),
+            "bleu_signature": scores["bleu_signature"]}
+    return row
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The README table: one line per run."""
+    def score(row: dict[str, Any], name: str, key: str) -> str:
+        return f"{row[name][key]:.2f}" if row[name] else "n/a"
+
+    lines = ["| pair | attention | run | parameters | training | BLEU greedy | BLEU beam 5 | chrF beam 5 |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for row in rows:
+        name = Path(row["run"]).name
+        lines.append(
+            f"| {row['pair']} | {row['attention']} | {name} | {row['params'] / 1e6:.1f}M | "
+            f"{row['train_minutes']} min, {row['epochs']} epochs | {score(row, 'greedy', 'bleu')} | "
+            f"{score(row, 'beam5', 'bleu')} | {score(row, 'beam5', 'chrf')} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="Run directories (runs/<name>).")
+    parser.add_argument("--markdown", action="store_true", help="Print a Markdown table instead of JSON lines.")
+    args = parser.parse_args()
+    rows = [summarize(run) for run in args.runs]
+    if args.markdown:
+        print(markdown(rows))
+    else:
+        for row in rows:
+            print(json.dumps({"bench": "results", **row}))
+
+
+if __name__ == "__main__":
+    main()
