@@ -73,6 +73,7 @@ def summarize(run_dir: Path) -> dict[str, Any]:
     if not stops:
         sys.exit(f"{SCRIPT}: error: {run_dir} has no stop event (still training, or killed?)")
     stop = stops[-1]
+    best = max(valid, key=lambda e: e["bleu"], default=None)  # the first of equals: best.pt's
     row: dict[str, Any] = {
         "run": str(run_dir), "pair": f"{config['data']['src']}-{config['data']['tgt']}",
         "attention": config["model"]["attention"]["type"],
@@ -80,7 +81,9 @@ def summarize(run_dir: Path) -> dict[str, Any]:
         "hardware": ({k: starts[0][k] for k in ("device", "device_name", "cpus", "threads", "torch")}
                      if starts else None),
         "train_minutes": round(stop["elapsed_s"] / 60, 1), "epochs": stop["epoch"], "updates": stop["step"],
-        "stop_reason": stop["reason"], "best_valid_bleu": round(max((e["bleu"] for e in valid), default=0.0), 2),
+        "stop_reason": stop["reason"],
+        "best_valid_bleu": round(best["bleu"], 2) if best else None,
+        "best_valid_minutes": round(best["elapsed_s"] / 60, 1) if best else None,
         "minutes_to_valid_bleu_30": first_minutes_at(events, 30.0),
     }
     for name, folder in EVALS.items():
@@ -96,13 +99,15 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     def score(row: dict[str, Any], name: str, key: str) -> str:
         return f"{row[name][key]:.2f}" if row[name] else "n/a"
 
-    lines = ["| pair | attention | run | parameters | training | BLEU greedy | BLEU beam 5 | chrF beam 5 |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| pair | attention | run | parameters | training | best validation BLEU (greedy) "
+             "| test BLEU greedy | test BLEU beam 5 | test chrF beam 5 |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         name = Path(row["run"]).name
         lines.append(
             f"| {row['pair']} | {row['attention']} | {name} | {row['params'] / 1e6:.1f}M | "
-            f"{row['train_minutes']} min, {row['epochs']} epochs | {score(row, 'greedy', 'bleu')} | "
+            f"{row['train_minutes']} min, {row['epochs']} epochs | "
+            f"{row['best_valid_bleu']} after {row['best_valid_minutes']} min | {score(row, 'greedy', 'bleu')} | "
             f"{score(row, 'beam5', 'bleu')} | {score(row, 'beam5', 'chrf')} |")
     return "\n".join(lines)
 

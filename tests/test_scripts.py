@@ -108,6 +108,9 @@ def test_results_table_reads_what_train_and_eval_wrote(trained_toy, tmp_path):
     assert (row["epochs"], row["updates"]) == (stop["epoch"], stop["step"])
     assert row["greedy"]["bleu"] == round(report["systems"]["beam1"]["bleu"], 2)
     assert row["beam5"] is None  # not evaluated with beam 5
+    best = max((e for e in events if e["event"] == "valid"), key=lambda e: e["bleu"])
+    assert (row["best_valid_bleu"], row["best_valid_minutes"]) == (round(best["bleu"], 2),
+                                                                 round(best["elapsed_s"] / 60, 1))
 
     proc = run_script("results_table.py", str(run), "--markdown")
     assert proc.returncode == 0, proc.stderr
