@@ -99,6 +99,11 @@ def amp_dtype(device: torch.device, amp: str) -> torch.dtype | None:
     return torch.bfloat16 if amp == "bf16" else torch.float16
 
 
+def amp_name(dtype: torch.dtype | None) -> str:
+    """The autocast dtype as logged: "bfloat16", "float16" or "off"."""
+    return str(dtype).removeprefix("torch.") if dtype else "off"
+
+
 def autocast(device: torch.device, dtype: torch.dtype | None) -> contextlib.AbstractContextManager:
     """One autocast context for the forward pass; a null context when dtype is None."""
     if dtype is None:

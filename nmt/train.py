@@ -310,7 +310,7 @@ class Trainer:
         clock = time.perf_counter() - self.elapsed
         self.record({"event": "start", "step": self.step, "epoch": self.epoch, "elapsed_s": round(self.elapsed, 2),
                      "params": count_parameters(self.model), "world_size": self.dist.world_size,
-                     "amp": str(self.amp).removeprefix("torch.") if self.amp else "off",
+                     "amp": runtime.amp_name(self.amp),
                      **runtime.hardware(self.device)})
         reason = self._stop_reason()
         try:

@@ -144,7 +144,7 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
         "ms_per_update": round(1000 * clock.seconds / args.steps, 2),
         "updates": args.steps, "warmup": args.warmup, "tokens": tokens,
         "config": args.config, "set": list(args.set), "max_tokens": t.max_tokens,
-        "amp": str(amp).removeprefix("torch.") if amp else "off",
+        "amp": runtime.amp_name(amp),
         "peak_rss_mb": common.peak_rss_mb(), "isolated": args.one is not None,
     }
     if device.type == "cuda":
