@@ -144,6 +144,7 @@ def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, 
     pool_tokens = torch.full((B, K, L), PAD, dtype=torch.long, device=dev)
     pool_attn = torch.zeros((B, K, L, S), device=dev) if return_attention else None
     prev = torch.full((B * K,), BOS, dtype=torch.long, device=dev)
+    in_beam = torch.arange(2 * K, device=dev).unsqueeze(0) < K   # (1, 2K) ranks inside the beam
 
     for t in range(L):
         n = active.size(0)
@@ -164,7 +165,6 @@ def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, 
 
         # Only an EOS that ranks inside the beam (top K) finishes a hypothesis, so a
         # beam of one makes exactly the choices greedy search makes.
-        in_beam = torch.arange(2 * K, device=dev).unsqueeze(0) < K
         is_eos = (tok == EOS) & in_beam & torch.isfinite(top)
         norm = top / length_penalty(torch.full_like(top, t + 1), alpha)
         new_fin = torch.where(is_eos, norm, torch.full_like(norm, neg_inf))
