@@ -7,11 +7,10 @@ rebuilds a model and its tokenizers from a self-contained checkpoint.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
-
-import logging
 
 import torch
 
@@ -20,9 +19,9 @@ from nmt.config import Config, DecodeConfig, from_dict
 from nmt.data.tokenizer import PAD, Tokenizer
 from nmt.errors import CheckpointError
 from nmt.model.seq2seq import Seq2Seq, build_model
+from nmt.search import search
 
 log = logging.getLogger(__name__)
-from nmt.search import search
 
 
 @dataclass

@@ -16,6 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _run_files import checkpoint_parameters, read_eval, read_events
+
+SCRIPT = "compare_attention.py"
 # name -> overrides on top of the base config (presets, then self-attention on top of bahdanau)
 VARIANTS: dict[str, list[str]] = {
     "none": ["model.attention.type=none"],
@@ -49,16 +52,11 @@ def run_variant(name: str, overrides: list[str], args: argparse.Namespace) -> di
                     "--beam", "1", "--out", str(run_dir / "eval"))
     if evaluated.returncode != 0:
         return {"bench": "compare_attention", "variant": name, "error": evaluated.stderr.strip()[-300:]}
-    report = json.loads((run_dir / "eval" / "report.json").read_text())
-    score = next(iter(report["systems"].values()))
-    events = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    score = read_eval(run_dir / "eval")
+    events = read_events(run_dir, SCRIPT)
     speeds = [e["tok_s"] for e in events if e["event"] == "train"]
     stop = next(e for e in events if e["event"] == "stop")
-    from nmt.inference import load_checkpoint
-    import torch
-    from nmt.model.seq2seq import count_parameters
-
-    params = count_parameters(load_checkpoint(run_dir / "checkpoints" / "best.pt", torch.device("cpu")).model)
+    params = checkpoint_parameters(run_dir / "checkpoints" / "best.pt")
     return {"bench": "compare_attention", "variant": name, "overrides": overrides, "minutes": args.minutes,
             "test_bleu_greedy": round(score["bleu"], 2), "test_chrf_greedy": round(score["chrf"], 2),
             "params": params, "train_tokens_per_s": round(sum(speeds) / max(len(speeds), 1), 1),
@@ -76,7 +74,7 @@ def main() -> None:
     args = parser.parse_args()
     for name in args.variants.split(","):
         if name not in VARIANTS:
-            sys.exit(f"compare_attention.py: error: unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
+            sys.exit(f"{SCRIPT}: error: unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
         print(json.dumps(run_variant(name, VARIANTS[name], args)), flush=True)
 
 

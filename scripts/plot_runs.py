@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+from _run_files import read_events
 from nmt.plots import plot_curves
 
 
 def curve(run_dir: Path, metric: str) -> list[tuple[float, float]]:
     """(minutes, metric) of every validation event of one run."""
-    path = run_dir / "metrics.jsonl"
-    if not path.is_file():
-        sys.exit(f"plot_runs.py: error: {path} not found")
-    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    events = read_events(run_dir, "plot_runs.py")
     return [(e["elapsed_s"] / 60.0, float(e[metric])) for e in events if e.get("event") == "valid"]
 
 

@@ -21,38 +21,10 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from _run_files import checkpoint_parameters, read_eval, read_events
+
 SCRIPT = "results_table.py"
 EVALS = {"greedy": "eval-greedy", "beam5": "eval-beam5"}
-
-
-def read_events(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "metrics.jsonl"
-    if not path.is_file():
-        sys.exit(f"{SCRIPT}: error: {path} not found (not a run directory?)")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def read_scores(run_dir: Path, folder: str) -> Optional[dict[str, Any]]:
-    """The one system of ``run_dir/folder/report.json``: BLEU, chrF, signatures, split; None if absent."""
-    path = run_dir / folder / "report.json"
-    if not path.is_file():
-        return None
-    report = json.loads(path.read_text(encoding="utf-8"))
-    (system,) = report["systems"].values()
-    return {**system, "split": report["info"]["split"], "step": report["info"]["step"]}
-
-
-def parameters_from_checkpoint(run_dir: Path) -> Optional[int]:
-    """Trainable parameters of the run's best model, each shared tensor counted once."""
-    import torch
-
-    from nmt.inference import load_checkpoint
-    from nmt.model.seq2seq import count_parameters
-
-    path = run_dir / "checkpoints" / "best.pt"
-    if not path.is_file():
-        return None
-    return count_parameters(load_checkpoint(path, torch.device("cpu")).model)
 
 
 def first_minutes_at(events: list[dict[str, Any]], bleu: float) -> Optional[float]:
@@ -65,7 +37,7 @@ def summarize(run_dir: Path) -> dict[str, Any]:
     """One row: what the run was, how long it trained, on what, and how it scored."""
     import yaml
 
-    events = read_events(run_dir)
+    events = read_events(run_dir, SCRIPT)
     config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
     starts = [e for e in events if e.get("event") == "start"]
     stops = [e for e in events if e.get("event") == "stop"]
@@ -77,7 +49,7 @@ def summarize(run_dir: Path) -> dict[str, Any]:
     row: dict[str, Any] = {
         "run": str(run_dir), "pair": f"{config['data']['src']}-{config['data']['tgt']}",
         "attention": config["model"]["attention"]["type"],
-        "params": starts[0]["params"] if starts else parameters_from_checkpoint(run_dir),
+        "params": starts[0]["params"] if starts else checkpoint_parameters(run_dir / "checkpoints" / "best.pt"),
         "hardware": ({k: starts[0][k] for k in ("device", "device_name", "cpus", "threads", "torch")}
                      if starts else None),
         "train_minutes": round(stop["elapsed_s"] / 60, 1), "epochs": stop["epoch"], "updates": stop["step"],
@@ -87,7 +59,7 @@ def summarize(run_dir: Path) -> dict[str, Any]:
         "minutes_to_valid_bleu_30": first_minutes_at(events, 30.0),
     }
     for name, folder in EVALS.items():
-        scores = read_scores(run_dir, folder)
+        scores = read_eval(run_dir / folder)
         row[name] = None if scores is None else {
             "split": scores["split"], "bleu": round(scores["bleu"], 2), "chrf": round(scores["chrf"], 2),
             "bleu_signature": scores["bleu_signature"]}

@@ -1,0 +1,42 @@
+"""Reading what ``nmt train`` and ``nmt eval`` leave in a run directory, for the scripts.
+
+``metrics.jsonl`` holds one JSON event per line (start, train, valid, stop); an evaluation
+folder (``nmt eval --out FOLDER``) holds ``report.json``; ``checkpoints/best.pt`` rebuilds
+the model.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+
+def read_events(run_dir: Path, script: str) -> list[dict[str, Any]]:
+    """Every event of ``run_dir/metrics.jsonl``; a missing file ends ``script`` with one line."""
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.is_file():
+        sys.exit(f"{script}: error: {path} not found (not a run directory?)")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def read_eval(folder: Path) -> Optional[dict[str, Any]]:
+    """The one system scored in ``folder/report.json`` (BLEU, chrF, signatures) with the split
+    and checkpoint step it came from; None when the folder has no report."""
+    path = Path(folder) / "report.json"
+    if not path.is_file():
+        return None
+    report = json.loads(path.read_text(encoding="utf-8"))
+    (system,) = report["systems"].values()
+    return {**system, "split": report["info"]["split"], "step": report["info"]["step"]}
+
+
+def checkpoint_parameters(path: Path) -> int:
+    """Trainable parameters of the model a checkpoint rebuilds, each shared tensor counted once."""
+    import torch
+
+    from nmt.inference import load_checkpoint
+    from nmt.model.seq2seq import count_parameters
+
+    return count_parameters(load_checkpoint(path, torch.device("cpu")).model)
