@@ -167,6 +167,9 @@ def process_group(device_name: str) -> Iterator[Context]:
         package_log.setLevel(logging.WARNING)
     try:
         yield Context(rank, world_size, local_rank, device, backend)
+        # Leave together: a rank tearing its Gloo connections down while a peer is still
+        # finishing its last collective can abort that peer ("terminate called ...").
+        dist.barrier()
     finally:
         package_log.setLevel(level)
         dist.destroy_process_group()
