@@ -122,8 +122,11 @@ def train_cmd(
     ctx: typer.Context,
     config: Optional[Path] = ConfigOpt,
     set_: Optional[list[str]] = SetOpt,
-    resume: Optional[Path] = typer.Option(None, help="Continue the run in this run directory exactly where it stopped."),
-    overwrite: bool = typer.Option(False, help="Replace an existing run directory of the same name."),
+    resume: Optional[Path] = typer.Option(
+        None, help="Continue the run in this run directory exactly where it stopped, with its own config "
+                   "(no --config; --set may change train.* and decode.*)."),
+    overwrite: bool = typer.Option(
+        False, help="Replace an existing run of the same name (only a folder that nmt train wrote)."),
     progress: bool = typer.Option(True, help="Show a progress bar (--no-progress for logs)."),
     nproc: Optional[int] = typer.Option(
         None, "--nproc", min=1,
@@ -131,6 +134,9 @@ def train_cmd(
              "torchrun --nproc_per_node N for you. An update then holds N x accumulate x max_tokens."),
 ) -> None:
     """Train a model; writes runs/<name>/ with config, checkpoints and metrics.jsonl.
+
+    Ctrl-C or SIGTERM saves checkpoints/last.pt and exits 130 or 143; --resume continues.
+    One process at a time may train into a run directory.
 
     Example: nmt train --config configs/demo.yaml --set train.teacher_forcing=0.5;
     on 4 GPUs: nmt train --config configs/demo.yaml --nproc 4
@@ -151,12 +157,14 @@ def train_cmd(
     from nmt.train import run_training
 
     try:
-        summary = run_training(config=config, overrides=set_ or [], resume=resume,
+        outcome = run_training(config=config, overrides=set_ or [], resume=resume,
                                overwrite=overwrite, progress=progress)
     except distributed.RankZeroFailed:
         raise typer.Exit(2) from None  # rank 0 reports the error; one message is enough
     if distributed.is_main_process():
-        typer.echo(summary)
+        typer.echo(outcome.summary)
+    if outcome.exit_code:  # stopped by a signal: `nmt train ... && next-step` must not go on
+        raise typer.Exit(outcome.exit_code)
 
 
 @app.command("translate")
@@ -207,7 +215,9 @@ def main(argv: Optional[list[str]] = None) -> None:
 
     keep_freed_memory()  # before the first large tensor
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)  # click returns a typer.Exit's code here
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:

@@ -10,15 +10,19 @@ becomes a :class:`~nmt.errors.ConfigError` that names the full key path.
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from nmt.attention_space import (ATTENTION_ENERGIES, ATTENTION_MAPS, ATTENTION_PRESETS, ATTENTION_TYPES,
                                  AXES, CUSTOM_ATTENTION, attention_problem)
 from nmt.errors import ConfigError
+
+RUN_NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+"""A run name is one plain folder name, so ``runs_dir/<name>`` never leaves ``runs_dir``."""
 
 class Section(BaseModel):
     """Base of every config section: unknown keys are errors, values are immutable."""
@@ -219,12 +223,20 @@ class DecodeConfig(Section):
 
 
 class Config(Section):
-    name: str = Field("run", min_length=1, description="Run name: the run directory is runs/<name>.")
+    name: str = Field("run", description="Run name: the run directory is runs/<name> (letters, digits, '.', '_', '-').")
     runs_dir: str = Field("runs", description="Folder holding run directories.")
     data: DataConfig = Field(default_factory=DataConfig, description="Corpus, cleaning and tokenization.")
     model: ModelConfig = Field(default_factory=ModelConfig, description="Encoder, attention and decoder.")
     train: TrainConfig = Field(default_factory=TrainConfig, description="Optimization and validation.")
     decode: DecodeConfig = Field(default_factory=DecodeConfig, description="Search settings.")
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        if not RUN_NAME_PATTERN.fullmatch(name) or name in (".", ".."):
+            raise ValueError(f"name={name!r}: a run name is one folder name of letters, digits, '.', '_' "
+                             f"and '-' (not '.' or '..'); put folders in runs_dir")
+        return name
 
     @model_validator(mode="after")
     def _check_combinations(self) -> "Config":
@@ -315,8 +327,23 @@ def apply_override(raw: dict[str, Any], assignment: str) -> None:
     node[parts[-1]] = _parse_value(value)
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} appears twice (lines {seen[key].line + 1} and "
+                    f"{key_node.start_mark.line + 1})", key_node.start_mark)
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_yaml(path: Path) -> dict[str, Any]:
-    """Read a YAML mapping; malformed YAML is reported with line and column."""
+    """Read a YAML mapping; malformed YAML and repeated keys are reported with line and column."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -324,7 +351,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config ({exc})") from None
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""

@@ -21,12 +21,13 @@ only with the same W (on CPU).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
-import shutil
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -35,7 +36,7 @@ from tqdm import tqdm
 
 from nmt import checkpoint as ckpt
 from nmt import config as config_mod
-from nmt import distributed, runtime
+from nmt import distributed, rundir, runtime
 from nmt.config import Config
 from nmt.data.batching import BatchSampler, collate
 from nmt.data.pipeline import load_corpus
@@ -53,24 +54,29 @@ class TrainingError(RuntimeError):
     """Training cannot go on (e.g. the loss keeps being non-finite)."""
 
 
-def _occupied(run_dir: Path, overwrite: bool) -> bool:
-    """Whether ``run_dir`` holds a run (to replace); refuses to clobber one unless ``overwrite``."""
-    if not (run_dir.exists() and any(run_dir.iterdir())):
-        return False
-    if not overwrite:
-        raise UserError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it "
-                        f"or --overwrite to start over")
-    return True
+def open_run_dir(cfg: Config, run_dir: Path, overwrite: bool) -> Path:
+    """Make ``run_dir`` a fresh run: clear an old run (only with ``overwrite``), write config.yaml.
 
-
-def open_run_dir(cfg: Config, overwrite: bool) -> Path:
-    """Create ``runs/<name>``; refuse to clobber an existing run unless ``overwrite``."""
-    run_dir = Path(cfg.runs_dir) / cfg.name
-    if _occupied(run_dir, overwrite):
-        shutil.rmtree(run_dir)
+    The caller holds the run's lock, so no other process writes there meanwhile.
+    """
+    if rundir.check_replaceable(run_dir, overwrite):
+        rundir.clear(run_dir)
     (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(run_dir / "config.yaml", config_mod.dump(cfg).encode("utf-8"))
     return run_dir
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How ``nmt train`` ended: a one-line summary and, if a signal stopped it, that signal."""
+
+    summary: str
+    signal: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        """0 for a finished run; 128 + the signal number for one stopped by a signal (shell convention)."""
+        return 128 + self.signal if self.signal else 0
 
 
 class Trainer:
@@ -115,7 +121,7 @@ class Trainer:
         self.best_history: list[tuple[float, int]] = []
         self.bad_validations = self.nonfinite = 0
         self.elapsed = 0.0
-        self.interrupted = False
+        self.signal = 0  # the number of a stop signal received (SIGINT, SIGTERM), else 0
         log.info("model: %s parameters; %d training pairs, %d batches per full epoch, %d updates planned",
                  f"{count_parameters(self.model):,}", len(self.train_split), epochs[-1] if epochs else 0, total)
         unit, size = ("tokens", t.max_tokens) if t.max_tokens else ("sentences", t.batch_size)
@@ -272,9 +278,9 @@ class Trainer:
     def _stop_reason(self) -> Optional[str]:
         """Why to stop now, if at all; ranks agree on signals (any rank) and time (slowest clock)."""
         t = self.cfg.train
-        flag, self.elapsed = self.dist.all_max([float(self.interrupted), self.elapsed])
-        self.interrupted = flag > 0
-        if self.interrupted:
+        signum, self.elapsed = self.dist.all_max([float(self.signal), self.elapsed])
+        self.signal = int(signum)
+        if self.signal:
             return "interrupted"
         if t.max_steps is not None and self.step >= t.max_steps:
             return "max_steps"
@@ -289,7 +295,7 @@ class Trainer:
     def _on_signal(self, signum: int, _frame: Any) -> None:
         log.warning("%s%s received: saving a checkpoint after this update (again to abort)",
                     f"rank {self.dist.rank}: " if self.dist.enabled else "", signal.Signals(signum).name)
-        self.interrupted = True
+        self.signal = signum
         signal.signal(signum, signal.SIG_DFL)
 
     def after_update(self, loss: Optional[float], tokens_per_s: float) -> None:
@@ -304,7 +310,7 @@ class Trainer:
             self.run_validation()
             self.save("last.pt")
 
-    def fit(self) -> str:
+    def fit(self) -> "RunOutcome":
         t = self.cfg.train
         handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         clock = time.perf_counter() - self.elapsed
@@ -346,44 +352,92 @@ class Trainer:
         self.record({"event": "stop", "reason": reason, "step": self.step, "epoch": self.epoch,
                      "elapsed_s": round(self.elapsed, 2), "best": self.best})
         if reason == "interrupted":
-            return f"interrupted at step {self.step}; continue with: nmt train --resume {self.run_dir}"
-        return (f"stopped ({reason}) at step {self.step}, epoch {self.epoch}, after "
-                f"{self.elapsed / 60:.1f} min; best {t.metric} {self.best}; run in {self.run_dir}")
+            name = signal.Signals(self.signal).name
+            log.warning("stopped by %s at step %d; checkpoints/last.pt is saved and the run can be resumed",
+                        name, self.step)
+            return RunOutcome(f"interrupted by {name} at step {self.step}; checkpoints/last.pt saved; "
+                              f"continue with: nmt train --resume {self.run_dir}", self.signal)
+        return RunOutcome(f"stopped ({reason}) at step {self.step}, epoch {self.epoch}, after "
+                          f"{self.elapsed / 60:.1f} min; best {t.metric} {self.best}; run in {self.run_dir}")
+
+
+RESUMABLE_CHANGES = ("train.", "decode.", "data.mirror")
+"""Options ``--set`` may change on ``--resume``; the others fix the data, the model or the run's place."""
+
+
+def _flat(raw: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``: one entry per option (and per key of a dict option)."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def fixed_changes(saved: Config, cfg: Config) -> list[str]:
+    """``key: old -> new`` for every option that differs but may not change on resume."""
+    old, new = _flat(saved.model_dump(mode="json")), _flat(cfg.model_dump(mode="json"))
+    return [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in sorted(old.keys() | new.keys())
+            if old.get(key) != new.get(key) and not key.startswith(RESUMABLE_CHANGES)]
 
 
 def resolve_run(config: Optional[Path], overrides: list[str], resume: Optional[Path] = None) -> tuple[Config, Path]:
-    """The run's config and directory; a bad config or nothing to resume is a user error."""
+    """The run's config and directory; a bad config or nothing to resume is a user error.
+
+    On resume, the run's own config.yaml is the config: ``--config`` is refused, and ``--set``
+    may change only :data:`RESUMABLE_CHANGES`, checked here before any file is touched.
+    """
     if resume is None:
         cfg = config_mod.load(config, overrides)
         return cfg, Path(cfg.runs_dir) / cfg.name
     run_dir = Path(resume)
+    if config is not None:
+        raise UserError(f"--resume {run_dir} continues with the run's own {run_dir / 'config.yaml'}; "
+                        f"leave out --config {config} (--set can change train.* and decode.* options)")
     if not (run_dir / "checkpoints" / "last.pt").is_file():
         raise UserError(f"{run_dir}: no checkpoints/last.pt to resume from")
-    return config_mod.load(run_dir / "config.yaml", overrides), run_dir
+    saved = config_mod.load(run_dir / "config.yaml")
+    cfg = config_mod.load(run_dir / "config.yaml", overrides)
+    fixed = fixed_changes(saved, cfg)
+    if fixed:
+        raise UserError(f"--resume {run_dir}: these options are fixed for the run and cannot change "
+                        f"({'; '.join(fixed)}); start a new run (another name) to change them")
+    return cfg, run_dir
 
 
 def check_run(config: Optional[Path], overrides: list[str], resume: Optional[Path], overwrite: bool) -> None:
     """Raise the user errors ``nmt train`` meets before reading data (``--nproc`` checks first).
 
-    Not called by every rank: rank 0 may already have created the run directory.
+    Touches nothing: rank 0 of the relaunched run creates, clears and locks the run directory.
     """
     _, run_dir = resolve_run(config, overrides, resume)
     if resume is None:
-        _occupied(run_dir, overwrite)
+        rundir.check_replaceable(run_dir, overwrite)
+    rundir.probe(run_dir)
 
 
 def run_training(config: Optional[Path], overrides: list[str], resume: Optional[Path] = None,
-                 overwrite: bool = False, progress: bool = True) -> str:
+                 overwrite: bool = False, progress: bool = True) -> RunOutcome:
     """Entry point of ``nmt train``: a fresh run from a config, or a resumed one.
 
-    Under torchrun every rank calls this; only rank 0 creates or changes files.
+    Under torchrun every rank calls this; only rank 0 creates or changes files, and it holds
+    the run directory's lock (:class:`nmt.rundir.RunLock`) until the run ends.
     """
     cfg, run_dir = resolve_run(config, overrides, resume)
-    with distributed.process_group(cfg.train.device) as dist:
+    with distributed.process_group(cfg.train.device) as dist, contextlib.ExitStack() as held:
+        def claim() -> None:
+            if resume is None:  # refuse a foreign folder before putting a lock file in it
+                rundir.check_replaceable(run_dir, overwrite)
+            held.enter_context(rundir.RunLock(run_dir))
+            if resume is None:
+                open_run_dir(cfg, run_dir, overwrite)
+
+        dist.on_main(claim)
         if resume is None:
-            run_dir = dist.on_main(lambda: open_run_dir(cfg, overwrite))
             return Trainer(cfg, run_dir, progress, dist).fit()
-        payload = ckpt.load(run_dir / "checkpoints" / "last.pt")
+        payload = ckpt.load(run_dir / "checkpoints" / "last.pt")  # a bad file fails before data loads
         trainer = Trainer(cfg, run_dir, progress, dist)
         trainer.restore(payload)
         if overrides and dist.is_main:

@@ -60,8 +60,8 @@ def test_yaml_values_and_overrides(tmp_path):
 
 
 def test_override_null_and_strings():
-    cfg = C.load(None, ["train.max_tokens=null", "train.batch_size=32", "name=my run"])
-    assert cfg.train.max_tokens is None and cfg.train.batch_size == 32 and cfg.name == "my run"
+    cfg = C.load(None, ["train.max_tokens=null", "train.batch_size=32", "name=my-run.2"])
+    assert cfg.train.max_tokens is None and cfg.train.batch_size == 32 and cfg.name == "my-run.2"
 
 
 def test_dump_round_trips():

@@ -68,8 +68,9 @@ def test_resume_after_interrupt_gives_identical_losses(tmp_path, toy_files, monk
     assert sorted(reference) == list(range(1, 15))
 
     _interrupt_at(monkeypatch, 6)
-    message = run_training(None, toy_overrides(tmp_path / "b", files, **extra), progress=False)
-    assert "interrupted at step 6" in message
+    outcome = run_training(None, toy_overrides(tmp_path / "b", files, **extra), progress=False)
+    assert "interrupted by SIGINT at step 6" in outcome.summary and "--resume" in outcome.summary
+    assert outcome.exit_code == 130  # 128 + SIGINT, so `nmt train ... && next` stops
     run_b = tmp_path / "b" / "runs" / "toy"
     assert max(losses(run_b)) == 6
     monkeypatch.undo()
@@ -90,7 +91,7 @@ def test_refuses_to_overwrite_a_run(tmp_path, toy_files):
 def test_resume_with_different_model_is_refused(tmp_path, toy_files):
     _, files = toy_files
     run_training(None, toy_overrides(tmp_path, files, train__max_steps=1), progress=False)
-    with pytest.raises(CheckpointError, match="model.hidden_size"):
+    with pytest.raises(UserError, match="model.hidden_size: 64 -> 32"):
         run_training(None, ["model.hidden_size=32"], resume=tmp_path / "runs" / "toy", progress=False)
 
 
