@@ -19,8 +19,9 @@ import fcntl
 import os
 import shutil
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO, Any, Optional
 
+from nmt.config import Config
 from nmt.errors import UserError
 
 LOCK_NAME = ".lock"
@@ -123,3 +124,25 @@ def probe(run_dir: Path) -> None:
     """Raise :class:`RunBusyError` if a process holds ``run_dir``'s lock (creates nothing new)."""
     if (Path(run_dir) / LOCK_NAME).is_file():
         RunLock(run_dir).acquire().release()
+
+
+RESUMABLE_CHANGES = ("train.", "decode.", "data.mirror")
+"""Options ``--set`` may change on ``--resume``; the others fix the data, the model or the run's place."""
+
+
+def _flat(raw: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``: one entry per option (and per key of a dict option)."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def fixed_changes(saved: Config, cfg: Config) -> list[str]:
+    """``key: old -> new`` for every option that differs but may not change on resume."""
+    old, new = _flat(saved.model_dump(mode="json")), _flat(cfg.model_dump(mode="json"))
+    return [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in sorted(old.keys() | new.keys())
+            if old.get(key) != new.get(key) and not key.startswith(RESUMABLE_CHANGES)]

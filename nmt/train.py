@@ -361,33 +361,11 @@ class Trainer:
                           f"{self.elapsed / 60:.1f} min; best {t.metric} {self.best}; run in {self.run_dir}")
 
 
-RESUMABLE_CHANGES = ("train.", "decode.", "data.mirror")
-"""Options ``--set`` may change on ``--resume``; the others fix the data, the model or the run's place."""
-
-
-def _flat(raw: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``: one entry per option (and per key of a dict option)."""
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        if isinstance(value, dict) and value:
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[prefix + key] = value
-    return out
-
-
-def fixed_changes(saved: Config, cfg: Config) -> list[str]:
-    """``key: old -> new`` for every option that differs but may not change on resume."""
-    old, new = _flat(saved.model_dump(mode="json")), _flat(cfg.model_dump(mode="json"))
-    return [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in sorted(old.keys() | new.keys())
-            if old.get(key) != new.get(key) and not key.startswith(RESUMABLE_CHANGES)]
-
-
 def resolve_run(config: Optional[Path], overrides: list[str], resume: Optional[Path] = None) -> tuple[Config, Path]:
     """The run's config and directory; a bad config or nothing to resume is a user error.
 
     On resume, the run's own config.yaml is the config: ``--config`` is refused, and ``--set``
-    may change only :data:`RESUMABLE_CHANGES`, checked here before any file is touched.
+    may change only :data:`nmt.rundir.RESUMABLE_CHANGES`, checked here before any file is touched.
     """
     if resume is None:
         cfg = config_mod.load(config, overrides)
@@ -400,7 +378,7 @@ def resolve_run(config: Optional[Path], overrides: list[str], resume: Optional[P
         raise UserError(f"{run_dir}: no checkpoints/last.pt to resume from")
     saved = config_mod.load(run_dir / "config.yaml")
     cfg = config_mod.load(run_dir / "config.yaml", overrides)
-    fixed = fixed_changes(saved, cfg)
+    fixed = rundir.fixed_changes(saved, cfg)
     if fixed:
         raise UserError(f"--resume {run_dir}: these options are fixed for the run and cannot change "
                         f"({'; '.join(fixed)}); start a new run (another name) to change them")
