@@ -169,7 +169,19 @@ def test_hub_offline_is_a_one_line_data_error(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(DataError, match="cannot reach the Hugging Face hub for 'wmt14/de-en'") as err:
         load_hub("wmt14", "de-en", "de", "en", {"train": "train", "valid": "validation"})
-    assert "\n" not in str(err.value) and "--mirror" in str(err.value)
+    message = str(err.value)
+    assert "\n" not in message and "--mirror" not in message, "--mirror only serves Multi30k"
+    assert "data.corpus=local" in message
+
+
+def test_unreachable_hub_suggests_offline_mode_or_local_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setattr(sources, "_hub_unreachable", lambda: "huggingface.co: Name or service not known")
+    with pytest.raises(DataError) as err:
+        load_hub("wmt14", "de-en", "de", "en", {"train": "train"})
+    message = str(err.value)
+    assert "HF_HUB_OFFLINE=1" in message and "data.local_files" in message and "--mirror" not in message
 
 
 def test_synthetic_both_directions() -> None:

@@ -47,8 +47,8 @@ def source_info(cfg: DataConfig) -> dict[str, Any]:
     return {"local": cfg.local_files}
 
 
-def load_raw(cfg: DataConfig) -> sources.Raw:
-    """Raw parallel text of every split."""
+def load_raw(cfg: DataConfig, progress: bool = False) -> sources.Raw:
+    """Raw parallel text of every split; ``progress`` lets ``datasets`` show its bars (on a terminal)."""
     if cfg.corpus == "synthetic":
         return sources.load_synthetic(cfg.src, cfg.tgt, cfg.synthetic_sizes, cfg.synthetic_seed,
                                       cfg.synthetic_min_words, cfg.synthetic_max_words)
@@ -57,11 +57,11 @@ def load_raw(cfg: DataConfig) -> sources.Raw:
     if cfg.corpus == "hub":
         if not cfg.hub_name:
             raise DataError("data.corpus=hub needs data.hub_name (e.g. wmt14)")
-        return sources.load_hub(cfg.hub_name, cfg.hub_config, cfg.src, cfg.tgt, cfg.hub_splits)
+        return sources.load_hub(cfg.hub_name, cfg.hub_config, cfg.src, cfg.tgt, cfg.hub_splits, progress=progress)
     if not cfg.local_files:
         raise DataError("data.corpus=local needs data.local_files, e.g. {train: [train.de, train.en]}")
     files = {split: (paths[0] if len(paths) == 1 else tuple(paths)) for split, paths in cfg.local_files.items()}
-    return sources.load_local(files, cfg.src, cfg.tgt)
+    return sources.load_local(files, cfg.src, cfg.tgt, progress=progress)
 
 
 def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False) -> dict[str, Any]:
@@ -70,7 +70,7 @@ def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False)
     Returns the manifest (split sizes, filter counts, file hashes); ``progress`` shows bars
     on a terminal.
     """
-    return prepare(cfg.corpus, load_raw(cfg), cfg.prepared_dir, cfg.src, cfg.tgt, filters=_filters(cfg),
+    return prepare(cfg.corpus, load_raw(cfg, progress), cfg.prepared_dir, cfg.src, cfg.tgt, filters=_filters(cfg),
                    spm=_spm(cfg), source_info=source_info(cfg), force=force, progress=progress)
 
 
@@ -98,6 +98,15 @@ class Corpus:
         return read_lines(self.dir / f"{split}.{lang}")
 
 
+def _check_not_empty(folder: Path, manifest: dict[str, Any], splits: Sequence[str]) -> None:
+    """Refuse a split prepared without pairs (by a version that allowed it) before training
+    starts, rather than at the first validation, after the training time is spent."""
+    for split in splits:
+        if manifest["splits"][split].get("pairs") == 0:
+            raise DataError(f"split '{split}' in {folder} has no sentence pairs; give it at least one "
+                            "and prepare the corpus again with --force")
+
+
 def load_corpus(cfg: DataConfig, splits: Sequence[str] = ("train", "valid"), progress: bool = False) -> Corpus:
     """Prepare the corpus if needed (or if its settings changed), then load encoded splits."""
     folder = cfg.prepared_dir
@@ -112,6 +121,7 @@ def load_corpus(cfg: DataConfig, splits: Sequence[str] = ("train", "valid"), pro
     missing = [s for s in splits if s not in manifest["splits"]]
     if missing:
         raise DataError(f"{folder} has no split(s) {', '.join(missing)} (have: {', '.join(manifest['splits'])})")
+    _check_not_empty(folder, manifest, splits)
     corpus = Corpus(folder, manifest, src_tok, tgt_tok)
     for split in splits:
         corpus.splits[split] = load_split(folder, split, cfg.src, cfg.tgt, src_tok, tgt_tok, progress=progress)

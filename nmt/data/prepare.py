@@ -47,6 +47,16 @@ def _with_defaults(given: Mapping[str, Any], defaults: dict[str, Any], what: str
     return {**defaults, **given}
 
 
+def _check_not_empty(corpus: str, raw: Raw) -> None:
+    """Refuse a split without a single pair now, not later: an empty validation split would
+    fail only at the first validation, after the training time is spent, and an empty test
+    set cannot be scored. (Only train is filtered; the filters emptying it is caught there.)"""
+    for split, (src_lines, tgt_lines) in raw.items():
+        if not src_lines and not tgt_lines:
+            raise DataError(f"split '{split}' of corpus '{corpus}' has no sentence pairs; "
+                            "every split needs at least one")
+
+
 def _fingerprint(settings: dict[str, Any], raw: Raw) -> str:
     """SHA-256 over the settings and every raw line: equal fingerprints mean equal outputs."""
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode("utf-8"))
@@ -95,7 +105,7 @@ def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters
     Args:
         corpus: short name, e.g. ``multi30k``; recorded only.
         raw: ``{split: (source lines, target lines)}`` from a loader in :mod:`nmt.data.sources`;
-            must contain ``train``.
+            must contain ``train``, and every split at least one pair.
         out_dir: the prepared folder, conventionally ``data/<corpus>/<src>-<tgt>``.
         filters: ``min_len``, ``max_len``, ``max_ratio`` (training split only) and
             ``normalization`` (all splits); missing keys take :data:`FILTER_DEFAULTS`.
@@ -112,6 +122,7 @@ def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters
     spm = _with_defaults(spm, SPM_DEFAULTS, "SentencePiece")
     if TRAIN_SPLIT not in raw:
         raise DataError(f"corpus '{corpus}' has no '{TRAIN_SPLIT}' split (it has {', '.join(raw) or 'none'})")
+    _check_not_empty(corpus, raw)
     settings = {"format": FORMAT, "corpus": corpus, "src": src, "tgt": tgt, "filters": filters,
                 "spm": spm, "source": dict(source_info)}
     fingerprint = _fingerprint(settings, raw)

@@ -12,10 +12,11 @@ sentences contain them.
 from __future__ import annotations
 
 import contextlib
-import csv
+import json
 import logging
 import os
 import socket
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from nmt.errors import DataError
-from nmt.fileio import atomic_write_bytes, decode_lines, read_lines
+from nmt.fileio import atomic_write_bytes, read_lines
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +42,17 @@ MIRROR_ENV = "NMT_DATA_MIRROR"
 
 # --- files -------------------------------------------------------------------------------
 
+def _nonempty(path: Path, lines: list[str]) -> list[str]:
+    """``lines``, unless the file held none: an empty split otherwise fails much later, far
+    from its cause (an empty train split as "the filters removed all 0 pairs")."""
+    if not lines:
+        raise DataError(f"{path}: the file is empty")
+    return lines
+
+
 def _aligned(src_path: Path, tgt_path: Path) -> tuple[list[str], list[str]]:
-    src, tgt = read_lines(src_path), read_lines(tgt_path)
+    src = _nonempty(src_path, read_lines(src_path))
+    tgt = _nonempty(tgt_path, read_lines(tgt_path))
     if len(src) != len(tgt):
         raise DataError(f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}; "
                         "parallel files must be line-aligned")
@@ -147,6 +157,37 @@ def _offline_mode_from_env() -> Iterator[None]:
         datasets.config.HF_HUB_OFFLINE, hub_constants.HF_HUB_OFFLINE = saved
 
 
+@contextlib.contextmanager
+def _quiet_datasets(progress: bool) -> Iterator[None]:
+    """Hide the progress bars and log messages of ``datasets`` and the hub client unless
+    ``progress`` is on and stderr is a terminal; the previous settings are restored afterwards.
+
+    Their "Generating train split" bars otherwise go to stderr even with ``--no-progress``
+    and fill log files; our own bars follow the same rule (tqdm's ``disable=None``). Even
+    their errors are muted: every failure inside reaches the caller as an exception, which
+    we turn into one line, and the library's own log of it would only repeat it.
+    """
+    import datasets
+    import huggingface_hub.utils as hub_utils
+
+    if progress and sys.stderr.isatty():
+        yield
+        return
+    bars_were_off = (datasets.are_progress_bars_disabled(), hub_utils.are_progress_bars_disabled())
+    verbosity = datasets.logging.get_verbosity()
+    datasets.disable_progress_bars()
+    hub_utils.disable_progress_bars()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
+    try:
+        yield
+    finally:
+        datasets.logging.set_verbosity(verbosity)
+        if not bars_were_off[0]:
+            datasets.enable_progress_bars()
+        if not bars_were_off[1]:
+            hub_utils.enable_progress_bars()
+
+
 def _columns(table, src: str, tgt: str, what: str) -> tuple[list[str], list[str]]:
     """Source and target lists from a ``datasets.Dataset`` in one of the accepted layouts.
 
@@ -189,28 +230,37 @@ def _hub_unreachable(timeout: float = 3.0) -> str | None:
     return None
 
 
-def load_hub(name: str, config: str | None, src: str, tgt: str, splits: Mapping[str, str]) -> Raw:
+def _hub_hint() -> str:
+    """What to do without the hub. (``--mirror`` is no help here: it only serves Multi30k.)"""
+    local = "or give local files (data.corpus=local with data.local_files)"
+    if os.environ.get("HF_HUB_OFFLINE") or os.environ.get("HF_DATASETS_OFFLINE"):
+        return f"offline mode uses only a copy already in the datasets cache: download it once online, {local}"
+    return f"set HF_HUB_OFFLINE=1 to use a copy already in the datasets cache, {local}"
+
+
+def load_hub(name: str, config: str | None, src: str, tgt: str, splits: Mapping[str, str],
+             progress: bool = False) -> Raw:
     """A translation dataset from the Hugging Face hub, e.g. ``load_hub("wmt14", "de-en", ...)``.
 
     ``splits`` maps our split names to the hub's (``{"valid": "validation", ...}``). Network,
     unknown-dataset and offline failures become one-line DataErrors; a dataset already in
-    the local ``datasets`` cache also loads with ``HF_HUB_OFFLINE=1``.
+    the local ``datasets`` cache also loads with ``HF_HUB_OFFLINE=1``. ``progress`` shows the
+    download and generation bars (on a terminal).
     """
     import datasets
 
     label = name if config is None else f"{name}/{config}"
     reason = _hub_unreachable()
     if reason is not None:
-        raise DataError(f"cannot reach the Hugging Face hub for '{label}' ({reason}); "
-                        "use --mirror or local files")
+        raise DataError(f"cannot reach the Hugging Face hub for '{label}' ({reason}); {_hub_hint()}")
     raw: Raw = {}
     for ours, theirs in splits.items():
         try:  # one split at a time: hub datasets in parquet then fetch only that split's files
-            with _offline_mode_from_env():
+            with _offline_mode_from_env(), _quiet_datasets(progress):
                 table = datasets.load_dataset(name, config, split=theirs)
         except ConnectionError as e:
             raise DataError(f"cannot reach the Hugging Face hub for '{label}' ({str(e).splitlines()[0]}); "
-                            "use --mirror or local files") from None
+                            f"{_hub_hint()}") from None
         except Exception as e:  # unknown names, configs and splits arrive with many exception types
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise DataError(f"cannot load split '{theirs}' of '{label}' from the Hugging Face hub: {first}") from None
@@ -221,37 +271,72 @@ def load_hub(name: str, config: str | None, src: str, tgt: str, splits: Mapping[
 
 # --- local files -------------------------------------------------------------------------
 
-def _load_table(path: Path, src: str, tgt: str, cache_dir: Path | None) -> tuple[list[str], list[str]]:
-    """One TSV (``src<TAB>tgt``, no header, no quoting) or JSONL file, read through ``datasets``."""
+def _load_tsv(path: Path) -> tuple[list[str], list[str]]:
+    """One TSV file: ``source<TAB>target`` on every line, no header, no quoting.
+
+    Parsed here rather than by ``datasets``/pandas, which split lines at a lone ``"\\r"`` too
+    and turn a line without a tab into a pair with an empty target, silently. Exactly one tab
+    per line is required, so an empty pair is written as a lone tab.
+    """
+    src: list[str] = []
+    tgt: list[str] = []
+    for number, line in enumerate(_nonempty(path, read_lines(path)), start=1):
+        tabs = line.count("\t")
+        if tabs != 1:
+            found = "no tab" if tabs == 0 else f"{tabs} tabs"
+            raise DataError(f"{path}: line {number} has {found}; expected source<TAB>target, exactly one tab")
+        source, target = line.split("\t")
+        src.append(source)
+        tgt.append(target)
+    return src, tgt
+
+
+def _load_jsonl(path: Path, src: str, tgt: str, cache_dir: Path | None,
+                progress: bool) -> tuple[list[str], list[str]]:
+    """One JSON Lines file (layouts as in :func:`_columns`), read through ``datasets``.
+
+    The text is decoded here first: Arrow's reader accepts bad UTF-8 and fails only when a
+    value is read back, with neither file nor line.
+    """
     import datasets
 
-    if not path.is_file():
-        raise DataError(f"file not found: {path}")
+    lines = read_lines(path)  # also: file not found, bad UTF-8
+    if not any(line.strip() for line in lines):
+        raise DataError(f"{path}: the file is empty")
     cache = None if cache_dir is None else str(cache_dir)
     try:
-        if path.suffix == ".tsv":
-            features = datasets.Features({"src": datasets.Value("string"), "tgt": datasets.Value("string")})
-            table = datasets.load_dataset(
-                "csv", data_files=str(path), split="train", cache_dir=cache, features=features,
-                delimiter="\t", header=None, column_names=["src", "tgt"], quoting=csv.QUOTE_NONE,
-                keep_default_na=False, na_filter=False, skip_blank_lines=False)
-        else:
+        with _quiet_datasets(progress):
             table = datasets.load_dataset("json", data_files=str(path), split="train", cache_dir=cache)
     except Exception as e:  # parser errors arrive wrapped in DatasetGenerationError
-        decode_lines(path.read_bytes(), str(path))  # prefer the precise message for bad UTF-8
+        _check_json_lines(path, lines)  # prefer a message with the line number
         cause = e.__cause__ or e
         detail = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
         raise DataError(f"cannot read {path}: {detail}") from None
     return _columns(table, src, tgt, str(path))
 
 
+def _check_json_lines(path: Path, lines: list[str]) -> None:
+    """Raise a DataError naming the first line that is not a JSON object (Arrow counts rows
+    from 0 and skips blank lines, so its own "in row N" misleads)."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{path}: line {number} is not valid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(value, dict):
+            raise DataError(f"{path}: line {number} holds a JSON {type(value).__name__}, not an object")
+
+
 def load_local(files: Mapping[str, tuple[Path, Path] | Path], src: str, tgt: str,
-               hf_cache_dir: Path | None = None) -> Raw:
+               hf_cache_dir: Path | None = None, progress: bool = False) -> Raw:
     """Parallel text from local files, per split either two aligned text files or one table.
 
     ``files[split]`` is ``(source_file, target_file)`` (plain UTF-8, ``.gz`` allowed) or one
-    ``.tsv`` / ``.jsonl`` file holding both sides. ``hf_cache_dir`` overrides where
-    ``datasets`` caches parsed tables.
+    ``.tsv`` / ``.jsonl`` file holding both sides. Every file must be UTF-8 and hold at least
+    one line; a bad line is named by file and number. ``hf_cache_dir`` overrides where
+    ``datasets`` caches parsed JSONL tables; ``progress`` shows its bars (on a terminal).
     """
     raw: Raw = {}
     for split, spec in files.items():
@@ -260,7 +345,8 @@ def load_local(files: Mapping[str, tuple[Path, Path] | Path], src: str, tgt: str
             if path.suffix not in (".tsv", ".jsonl", ".json"):
                 raise DataError(f"{path}: a single file per split must be .tsv or .jsonl "
                                 "(or give a source and a target text file)")
-            raw[split] = _load_table(path, src, tgt, hf_cache_dir)
+            raw[split] = (_load_tsv(path) if path.suffix == ".tsv"
+                          else _load_jsonl(path, src, tgt, hf_cache_dir, progress))
         elif len(spec) == 2:
             raw[split] = _aligned(Path(spec[0]), Path(spec[1]))
         else:
@@ -277,7 +363,8 @@ def load_synthetic(src: str, tgt: str, sizes: Mapping[str, int], seed: int,
 
     Each split draws from its own seed derived from ``seed`` and the split's name, exactly as
     :func:`nmt.data.synthetic.write_corpus` does, so both give the same corpus and adding a
-    split changes no other.
+    split changes no other. A split of size 0 is left out (``test: 0`` means no test set)
+    rather than prepared empty, which :func:`nmt.data.prepare.prepare` refuses.
     """
     if {src, tgt} != {"en", "de"}:
         raise DataError(f"the synthetic corpus is English-German; got {src}-{tgt} (use en-de or de-en)")
@@ -285,6 +372,8 @@ def load_synthetic(src: str, tgt: str, sizes: Mapping[str, int], seed: int,
 
     raw: Raw = {}
     for split, n in sizes.items():
+        if n == 0:
+            continue
         pairs = synthetic.generate_pairs(n, synthetic.split_seed(seed, split), min_words, max_words)
         en, de = [p[0] for p in pairs], [p[1] for p in pairs]
         raw[split] = (en, de) if src == "en" else (de, en)
