@@ -34,6 +34,9 @@ def save(path: Path, payload: dict[str, Any]) -> Path:
 def load(path: Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
     """Load a checkpoint safely; a missing, truncated, foreign or malicious file is a CheckpointError."""
     path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(f"{path}: is a directory; give a checkpoint file, e.g. "
+                              f"runs/NAME/checkpoints/best.pt")
     if not path.is_file():
         raise CheckpointError(f"{path}: checkpoint not found")
     try:

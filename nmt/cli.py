@@ -176,15 +176,21 @@ def translate_cmd(
     n_best: Optional[int] = typer.Option(None, "--n-best", help="Write this many scored hypotheses per line (TSV)."),
     attention: Optional[Path] = typer.Option(None, help="Write a heat map PNG and JSON weights per sentence here."),
     set_: Optional[list[str]] = SetOpt,
+    flush: bool = typer.Option(
+        False, "--flush", help="Translate and write out each line as soon as it is read (always on a "
+                               "terminal); for programs that wait for each answer. Slower on big files."),
 ) -> None:
     """Translate text with greedy or beam search, one output line per input line.
+
+    The beam is at most the model's target vocabulary size; a wide beam searches fewer
+    sentences at once rather than using more memory.
 
     Example: nmt translate --checkpoint runs/demo/checkpoints/best.pt -i in.txt -o out.txt --beam 5
     """
     from nmt.translate import translate_file
 
     translate_file(checkpoint, input, output, beam=beam, n_best=n_best,
-                   attention_dir=attention, overrides=set_ or [])
+                   attention_dir=attention, overrides=set_ or [], flush=flush)
 
 
 @app.command("eval")

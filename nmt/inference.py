@@ -3,6 +3,10 @@
 Sentences are sorted by length into batches (little padding, similar output
 lengths), searched with :mod:`nmt.search`, and returned in input order.  Also
 rebuilds a model and its tokenizers from a self-contained checkpoint.
+
+Beam search holds ``sentences x beam`` rows of state (decoder state, a copy of the
+encoder output, one row of logits over the target vocabulary), so a batch is cut
+to at most :data:`MAX_BEAM_ROWS` rows: a wide beam is slower, never out of memory.
 """
 
 from __future__ import annotations
@@ -17,11 +21,19 @@ import torch
 from nmt import checkpoint as ckpt
 from nmt.config import Config, DecodeConfig, from_dict
 from nmt.data.tokenizer import PAD, Tokenizer
-from nmt.errors import CheckpointError
+from nmt.errors import CheckpointError, UserError
 from nmt.model.seq2seq import Seq2Seq, build_model
 from nmt.search import search
 
 log = logging.getLogger(__name__)
+
+MAX_BEAM_ROWS = 4096
+"""Most beam rows (sentences x beam) one search call may hold.
+
+A row costs a few hundred KB on a large model (a 64-sentence batch with beam 1000,
+64,000 rows, took 21 GB), so 4096 rows stay near 1-2 GB whatever the beam; the
+defaults (64 sentences, beam 5: 320 rows) and beams up to 64 are never cut.
+"""
 
 
 @dataclass
@@ -71,6 +83,25 @@ def encode_sources(tok: Tokenizer, lines: Sequence[str], max_len: int, name: str
     return ids
 
 
+def max_beam(model: Seq2Seq) -> int:
+    """The widest useful beam: no more hypotheses than target tokens, nor rows than the budget."""
+    return min(model.decoder.output.out_features, MAX_BEAM_ROWS)
+
+
+def check_beam(beam: int, model: Seq2Seq) -> None:
+    """Refuse a beam below 1 or above :func:`max_beam`, naming the limit, before any search."""
+    limit = max_beam(model)
+    if not 1 <= beam <= limit:
+        raise UserError(f"--beam {beam}: the beam size must be between 1 and {limit} (this model's target "
+                        f"vocabulary has {model.decoder.output.out_features} tokens; at most "
+                        f"{MAX_BEAM_ROWS} beam rows per search)")
+
+
+def sentences_per_search(batch_size: int, beam: int, max_rows: int) -> int:
+    """Sentences searched at once: ``batch_size``, cut so ``sentences x beam <= max_rows`` (at least one)."""
+    return max(1, min(batch_size, max_rows // beam))
+
+
 def _batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     for start in range(0, len(order), batch_size):
@@ -91,8 +122,12 @@ def translate_ids(model: Seq2Seq, sentences: Sequence[Sequence[int]], decode: De
     """Translate id sequences (no BOS/EOS); results in input order.
 
     An empty source sentence gives an empty translation without running the model.
+    A beam wider than :func:`max_beam` is a UserError; a wide beam searches fewer
+    sentences at once (:data:`MAX_BEAM_ROWS`), which changes no translation.
     """
     beam = beam or decode.beam
+    check_beam(beam, model)
+    per_search = sentences_per_search(decode.batch_size, beam, MAX_BEAM_ROWS)
     results: list[Optional[Translation]] = [None] * len(sentences)
     todo = [i for i, s in enumerate(sentences) if len(s) > 0]
     for i, s in enumerate(sentences):
@@ -100,7 +135,7 @@ def translate_ids(model: Seq2Seq, sentences: Sequence[Sequence[int]], decode: De
             results[i] = Translation([[]] * n_best, [0.0] * n_best, [0.0] * n_best)
     was_training = model.training
     model.eval()
-    for batch in _batches([len(sentences[i]) for i in todo], decode.batch_size):
+    for batch in _batches([len(sentences[i]) for i in todo], per_search):
         rows = [todo[b] for b in batch]
         src, src_len = _pad([list(sentences[i]) for i in rows], device)
         hyp = search(model, src, src_len, beam=beam, alpha=decode.length_penalty,

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 def _translate_split(checkpoint: Path, split: str, beam: Optional[int], overrides: list[str],
                      out: Path) -> tuple[dict[str, list[str]], list[str], list[str], dict]:
     """Translate a split of the checkpoint's own corpus; returns systems, refs, sources, info."""
-    from nmt.inference import encode_sources, load_checkpoint, translate_ids
+    from nmt.inference import check_beam, encode_sources, load_checkpoint, translate_ids
 
     device = runtime.select_device("auto")
     loaded = load_checkpoint(checkpoint, device)
@@ -33,8 +33,7 @@ def _translate_split(checkpoint: Path, split: str, beam: Optional[int], override
                         f"run nmt data prepare first")
     srcs, refs = read_lines(src_path), read_lines(ref_path)
     beam = beam if beam is not None else cfg.decode.beam
-    if beam < 1:
-        raise UserError(f"--beam {beam}: the beam size must be at least 1")
+    check_beam(beam, loaded.model)  # at least 1, at most the target vocabulary
     ids = encode_sources(loaded.src_tok, srcs, cfg.decode.max_src_len, str(src_path))
     with torch.inference_mode():
         results = translate_ids(loaded.model, ids, cfg.decode, device, beam=beam)

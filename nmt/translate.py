@@ -1,14 +1,18 @@
 """``nmt translate``: stream text through a checkpoint, one output line per input line.
 
-Input is read in chunks so a file of any size needs memory for one chunk only.
+Input is read in chunks so a file of any size needs memory for one chunk only;
+on a terminal, or with ``--flush``, each line is translated as soon as it arrives.
 A file output is written under a temporary name and renamed when complete, so
-an interrupted run never leaves a file that looks finished.
+an interrupted run never leaves a file that looks finished; the file it replaces
+keeps its permission bits, and a read-only one is never replaced.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import IO, Callable, Iterator, Optional
@@ -19,7 +23,7 @@ from nmt import runtime
 from nmt.config import Config, apply_override, from_dict
 from nmt.errors import DataError, UserError
 from nmt.fileio import atomic_write
-from nmt.inference import Translation, encode_sources, load_checkpoint, translate_ids
+from nmt.inference import Translation, check_beam, encode_sources, load_checkpoint, translate_ids
 
 CHUNK_LINES = 2048
 
@@ -80,8 +84,12 @@ def write_attention(folder: Path, index: int, result: Translation, src_pieces: l
 
 def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoint: Path, *,
                      beam: Optional[int], n_best: Optional[int], attention_dir: Optional[Path],
-                     overrides: list[str]) -> int:
-    """Translate every line of ``source`` into ``sink``; returns the number of input lines."""
+                     overrides: list[str], flush: bool = False) -> int:
+    """Translate every line of ``source`` into ``sink``; returns the number of input lines.
+
+    With ``flush`` each line is translated and written out before the next is read, so
+    a person typing (or a program waiting for each answer) gets it at once.
+    """
     device = runtime.select_device("auto")
     loaded = load_checkpoint(checkpoint, device)
     decode = with_decode_overrides(loaded.config, overrides).decode
@@ -89,10 +97,14 @@ def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoint: Pa
     n_best = n_best if n_best is not None else decode.n_best
     if beam < 1 or n_best < 1 or n_best > beam:
         raise UserError(f"--beam {beam} --n-best {n_best}: need 1 <= n-best <= beam")
+    check_beam(beam, loaded.model)  # before waiting for input
     if attention_dir is not None:
-        attention_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            attention_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"--attention {attention_dir}: cannot create the folder ({exc.strerror})") from None
     count = 0
-    for chunk in read_chunks(source, name):
+    for chunk in read_chunks(source, name, size=1 if flush else CHUNK_LINES):
         ids = encode_sources(loaded.src_tok, chunk, decode.max_src_len, name, first_line=count + 1)
         results = translate_ids(loaded.model, ids, decode, device, beam=beam, n_best=n_best,
                                 return_attention=attention_dir is not None)
@@ -103,17 +115,59 @@ def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoint: Pa
                 write_attention(attention_dir, count + i, result, loaded.src_tok.decode_pieces(ids[i]),
                                 loaded.tgt_tok.decode_pieces(result.ids[0]) + ["</s>"])
         count += len(chunk)
+        if flush:
+            sink.flush()
     return count
+
+
+def check_output(output: Path) -> Optional[int]:
+    """Refuse an output path nmt must not replace; return the mode of the file it replaces.
+
+    The write goes to a new file renamed over the old one, so without care a read-only
+    file would be replaced and a 0600 file would become world-readable.  Write bits are
+    read from the mode as well as ``os.access``, which says yes to everything as root.
+    """
+    if output.is_dir():
+        raise UserError(f"-o {output}: is a directory; give a file name")
+    if output.parent.exists() and not output.parent.is_dir():
+        raise UserError(f"-o {output}: {output.parent} is not a directory")
+    if output.parent.is_dir() and not os.access(output.parent, os.W_OK | os.X_OK):
+        raise UserError(f"-o {output}: cannot create files in {output.parent} (no write permission)")
+    if not output.exists():
+        return None
+    mode = stat.S_IMODE(output.stat().st_mode)
+    if mode & 0o222 == 0 or not os.access(output, os.W_OK):
+        raise UserError(f"-o {output}: the file is read-only; refusing to replace it")
+    return mode
+
+
+def check_paths(input: Optional[Path], attention_dir: Optional[Path]) -> None:
+    """One-line errors for input and attention paths, before the model is loaded."""
+    if input is not None and input.is_dir():
+        raise UserError(f"-i {input}: is a directory, not a text file")
+    if input is not None and not input.is_file():
+        raise UserError(f"{input}: input file not found")
+    if input is None and sys.stdin is None:
+        raise UserError("no input: standard input is closed; give -i FILE or pipe text in")
+    if attention_dir is not None and attention_dir.exists() and not attention_dir.is_dir():
+        raise UserError(f"--attention {attention_dir}: is a file; give a folder (created if missing)")
 
 
 def translate_file(checkpoint: Path, input: Optional[Path], output: Optional[Path], *,
                    beam: Optional[int] = None, n_best: Optional[int] = None,
-                   attention_dir: Optional[Path] = None, overrides: list[str] = ()) -> int:
-    """``nmt translate``: files or stdin/stdout."""
-    options = dict(beam=beam, n_best=n_best, attention_dir=attention_dir, overrides=list(overrides))
-    if input is not None and not Path(input).is_file():
-        raise UserError(f"{input}: input file not found")
+                   attention_dir: Optional[Path] = None, overrides: list[str] = (),
+                   flush: bool = False) -> int:
+    """``nmt translate``: files or stdin/stdout; line by line on a terminal or with ``flush``."""
+    input = Path(input) if input is not None else None
+    attention_dir = Path(attention_dir) if attention_dir is not None else None
+    check_paths(input, attention_dir)
+    keep_mode = check_output(Path(output)) if output is not None else None
+    if output is None and sys.stdout is None:
+        raise UserError("no output: standard output is closed; give -o FILE")
     source = open(input, "rb") if input is not None else sys.stdin.buffer
+    flush = flush or source.isatty()
+    options = dict(beam=beam, n_best=n_best, attention_dir=attention_dir, overrides=list(overrides),
+                   flush=flush)
     name = str(input) if input is not None else "<stdin>"
     try:
         with torch.inference_mode():
@@ -127,6 +181,8 @@ def translate_file(checkpoint: Path, input: Optional[Path], output: Optional[Pat
                 finally:
                     sink.detach()
             with atomic_write(Path(output)) as raw:
+                if keep_mode is not None:
+                    os.chmod(raw.name, keep_mode)  # the renamed file keeps the old one's mode
                 sink = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
                 count = translate_stream(source, name, sink, checkpoint, **options)
                 sink.flush()
