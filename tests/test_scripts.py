@@ -120,3 +120,84 @@ def test_results_table_reads_what_train_and_eval_wrote(trained_toy, tmp_path):
 def test_results_table_refuses_a_folder_without_metrics(tmp_path):
     proc = run_script("results_table.py", str(tmp_path))
     assert proc.returncode != 0 and proc.stdout == "" and "metrics.jsonl not found" in proc.stderr
+
+
+# --- bench_time_to_quality.py ----------------------------------------------------------------
+
+TTQ = "bench_time_to_quality.py"
+TTQ_HARDWARE = {"device", "device_name", "cpus", "threads", "torch"}
+
+
+def ttq_args(tmp_path: Path, toy_files, *extra: str, **settings: object) -> list[str]:
+    """A minimal config file plus the toy task's --set options and the run folder tmp_path/runs."""
+    from conftest import toy_overrides
+
+    root, files = toy_files
+    config = tmp_path / "toy.yaml"
+    config.write_text("name: toy\n", encoding="utf-8")
+    sets = [arg for item in toy_overrides(root, files, **settings) for arg in ("--set", item)]
+    return ["--config", str(config), *sets, "--runs-dir", str(tmp_path / "runs"), *extra]
+
+
+def test_bench_time_to_quality_levels_on_the_toy_task(tmp_path, toy_files):
+    levels = [1.0, 5.0]
+    proc = run_script(TTQ, *ttq_args(tmp_path, toy_files, "--levels", "1", "5", "--steps", "60",
+                                     "--valid-every", "10", "--device", "cpu", "--threads", "1"))
+    assert proc.returncode == 0, proc.stderr
+    *rows, done = json_lines(proc.stdout)
+    assert [r["level"] for r in rows] == levels and done["event"] == "done"
+    for row in rows:
+        assert TTQ_HARDWARE <= row.keys() and row["device"] == "cpu" and row["threads"] == 1
+        if row["reached"]:
+            assert row["bleu"] >= row["level"] and 1 <= row["step"] <= done["steps"]
+        else:
+            assert row["step"] is row["elapsed_s"] is row["bleu"] is None
+    reached = [r for r in rows if r["reached"]]
+    assert [r["reached"] for r in rows] == [True] * len(reached) + [False] * (len(rows) - len(reached))
+    assert [r["step"] for r in reached] == sorted(r["step"] for r in reached)
+    assert [r["elapsed_s"] for r in reached] == sorted(r["elapsed_s"] for r in reached)
+    assert rows[0]["reached"]  # a BLEU floor: 60 updates learn more than nothing of the toy task
+    assert done["steps"] <= 60 and done["levels_reached"] == len(reached)
+    assert done["best_bleu"] >= max((r["bleu"] for r in reached), default=0.0)
+    if done["stop_reason"] == "quality_reached":  # stopped at the validation that reached the top level
+        assert rows[-1]["reached"] and rows[-1]["step"] == done["steps"]
+    events = [json.loads(line) for line in (Path(done["run_dir"]) / "metrics.jsonl").read_text().splitlines()]
+    valid_steps = [e["step"] for e in events if e["event"] == "valid"]
+    assert len(valid_steps) == done["validations"] and 10 in valid_steps  # --valid-every 10 took effect
+
+
+@pytest.mark.parametrize("bad, message", [
+    (["--steps", "0"], "--steps must be positive"),
+    (["--steps", "-3"], "--steps must be positive"),
+    (["--levels", "25", "20"], "strictly increasing"),
+    (["--levels", "20", "20"], "strictly increasing"),
+    (["--levels"], "at least one BLEU level"),
+    (["--levels", "abc"], "invalid float value"),
+])
+def test_bench_time_to_quality_bad_options_fail_in_one_line(tmp_path, toy_files, bad, message):
+    proc = run_script(TTQ, *ttq_args(tmp_path, toy_files, *bad))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("bench_time_to_quality: error: ")
+    assert message in proc.stderr and not (tmp_path / "runs").exists()
+
+
+def test_bench_time_to_quality_refuses_a_corpus_without_valid_split(tmp_path, toy_files):
+    _, files = toy_files
+    no_valid = json.dumps({split: paths for split, paths in files.items() if split != "valid"})
+    proc = run_script(TTQ, *ttq_args(tmp_path, toy_files, data__local_files=no_valid))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("bench_time_to_quality: error: ")
+    assert "no 'valid' split" in proc.stderr and not (tmp_path / "runs").exists()
+
+
+def test_bench_time_to_quality_knows_which_corpora_have_a_valid_split():
+    import bench_time_to_quality as ttq
+    from nmt.config import DataConfig
+
+    assert ttq.has_valid_split(DataConfig(corpus="multi30k"))
+    assert ttq.has_valid_split(DataConfig(corpus="synthetic"))
+    assert not ttq.has_valid_split(DataConfig(corpus="synthetic", synthetic_sizes={"train": 10, "valid": 0}))
+    assert ttq.has_valid_split(DataConfig(corpus="local", local_files={"train": ["a"], "valid": ["b"]}))
+    assert not ttq.has_valid_split(DataConfig(corpus="local", local_files={"train": ["a"]}))
+    assert not ttq.has_valid_split(DataConfig(corpus="hub", hub_name="x", hub_splits={"train": "train"}))
+    assert ttq.check_levels([20.0, 25.0]) is None and ttq.check_levels([0.0, 5.0]) is not None
