@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,24 @@ import torch
 # Tiny models run fastest on one thread, and two test processes' threads never fight for
 # the two cores of the reference machine.
 torch.set_num_threads(1)
+
+# --- the command line ----------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+NMT = [sys.executable, "-m", "nmt"]
+"""``nmt`` as a real process (``python -m nmt``), for tests run from REPO."""
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of ``nmt argv`` run in this process (the console entry point)."""
+    from nmt.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+        raise SystemExit(0)
+    out, err = capsys.readouterr()
+    return exit_info.value.code or 0, out, err
+
 
 # --- data ----------------------------------------------------------------------------------
 

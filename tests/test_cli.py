@@ -8,19 +8,10 @@ from pathlib import Path
 import pytest
 import sacrebleu
 
-from conftest import toy_overrides
+from conftest import NMT, REPO, toy_overrides
+from conftest import run_cli as run
 from nmt.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
-NMT = [sys.executable, "-m", "nmt"]
-
-
-def run(argv, capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return exit_info.value.code or 0, out, err
 
 
 def test_help_lists_commands(capsys):

@@ -10,22 +10,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import TOY_TRAIN
+from conftest import NMT, REPO, TOY_TRAIN, run_cli
 from nmt import config as config_mod
-from nmt.cli import main
 from nmt.data import prepare as prepare_module
 from nmt.data.pipeline import load_corpus
 from nmt.data.prepare import prepare
 from nmt.data.sources import load_local, load_synthetic
 from nmt.errors import DataError
 
-REPO = Path(__file__).resolve().parents[1]
-NMT = [sys.executable, "-m", "nmt"]
 SMALL_SPM = {"vocab_size": 60, "num_threads": 1}
 
 
@@ -36,14 +32,6 @@ def write(path: Path, data: str | bytes) -> Path:
 
 def toy_jsonl(path: Path) -> Path:
     return write(path, "".join(json.dumps({"de": de, "en": en}) + "\n" for de, en in TOY_TRAIN))
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str]:
-    """Exit status and stderr of ``nmt`` run in this process, as tests/test_cli.py does."""
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-        raise SystemExit(0)
-    return exit_info.value.code or 0, capsys.readouterr().err
 
 
 def prepare_local_argv(tmp_path: Path, files: dict[str, list[str]]) -> list[str]:
@@ -64,7 +52,7 @@ def test_latin1_jsonl_names_file_and_line(tmp_path: Path) -> None:
 
 def test_latin1_jsonl_through_the_cli_exits_2_with_one_line(tmp_path: Path, capsys) -> None:
     bad = write(tmp_path / "train.jsonl", '{"de": "Grüße", "en": "greetings"}\n'.encode("latin-1"))
-    code, err = run_cli(prepare_local_argv(tmp_path, {"train": [str(bad)]}), capsys)
+    code, _, err = run_cli(prepare_local_argv(tmp_path, {"train": [str(bad)]}), capsys)
     assert code == 2 and err.strip().count("\n") == 0
     assert err.startswith("nmt: error: ") and f"{bad}: line 1 is not valid UTF-8" in err
 

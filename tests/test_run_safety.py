@@ -11,14 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import toy_overrides
+from conftest import NMT, REPO, toy_overrides
 from nmt import config as C
 from nmt.errors import ConfigError, UserError
 from nmt.rundir import LOCK_NAME, RunBusyError, RunLock, check_replaceable, is_run
 from nmt.train import run_training
 
-REPO = Path(__file__).resolve().parents[1]
-NMT = [sys.executable, "-m", "nmt"]
 
 
 # ------------------------------------------------------------ run names

@@ -7,26 +7,16 @@ where the mistake does not depend on it; files nmt may replace keep their mode.
 import os
 import stat
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 import torch
 
-from nmt.cli import main
+from conftest import NMT, REPO
+from conftest import run_cli as run
 
-REPO = Path(__file__).resolve().parents[1]
-NMT = [sys.executable, "-m", "nmt"]
 TIMEOUT = 120  # seconds for a subprocess that loads torch and the tiny model on a busy machine
-
-
-def run(argv, capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-        raise SystemExit(0)
-    out, err = capsys.readouterr()
-    return exit_info.value.code or 0, out, err
 
 
 def one_line_error(code: int, err: str, needle: str) -> None:
