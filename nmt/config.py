@@ -175,7 +175,9 @@ class TrainConfig(Section):
     seed: int = Field(1, description="Seed for initialisation, batching, dropout and teacher forcing.")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto = CUDA when present, else CPU.")
     amp: Literal["auto", "off", "bf16", "fp16"] = Field("auto", description="Mixed precision on CUDA (auto = bf16 if supported); always off on CPU.")
-    threads: int = Field(0, ge=0, description="CPU threads for torch (0 = all cores).")
+    threads: int = Field(0, ge=0, description="CPU threads for torch (0 = one per core that other processes leave free, re-checked every 2 s; fix it for bit-identical reruns).")
+    compile: Literal["off", "default", "reduce-overhead", "max-autotune"] = Field(
+        "off", description="torch.compile mode for the decoder step (reduce-overhead: CUDA graphs); off = eager.")
     optimizer: Literal["adam", "adamw", "sgd"] = Field("adam", description="Optimizer.")
     lr: float = Field(1e-3, gt=0.0, description="Peak learning rate.")
     weight_decay: float = Field(0.0, ge=0.0, description="Weight decay (decoupled for adamw).")
@@ -199,6 +201,7 @@ class TrainConfig(Section):
     patience: Optional[int] = Field(None, ge=1, description="Early stopping: validations without improvement.")
     valid_every: int = Field(0, ge=0, description="Validate every N updates (0 = only at the end of each epoch).")
     valid_max_sentences: Optional[int] = Field(None, ge=1, description="Score only the first N validation sentences.")
+    valid_batch_size: Optional[int] = Field(None, ge=1, description="Sentences per greedy validation batch (null = decode.batch_size on CPU, 512 on CUDA).")
     keep_best: int = Field(1, ge=1, description="Best checkpoints kept besides last.pt.")
     log_every: int = Field(100, ge=1, description="Write a training line to metrics.jsonl every N updates.")
     teacher_forcing: float = Field(1.0, ge=0.0, le=1.0, description="Probability p of feeding the reference token instead of the prediction.")

@@ -19,6 +19,7 @@ from typing import Iterator, Optional, Sequence
 import torch
 
 from nmt import checkpoint as ckpt
+from nmt import threads
 from nmt.config import Config, DecodeConfig, from_dict
 from nmt.data.tokenizer import PAD, Tokenizer
 from nmt.errors import CheckpointError, UserError
@@ -136,6 +137,7 @@ def translate_ids(model: Seq2Seq, sentences: Sequence[Sequence[int]], decode: De
     was_training = model.training
     model.eval()
     for batch in _batches([len(sentences[i]) for i in todo], per_search):
+        threads.tick()
         rows = [todo[b] for b in batch]
         src, src_len = _pad([list(sentences[i]) for i in rows], device)
         hyp = search(model, src, src_len, beam=beam, alpha=decode.length_penalty,

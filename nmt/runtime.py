@@ -1,4 +1,4 @@
-"""Where the run happens: allocator, threads, device, mixed precision, seeds and RNG state.
+"""Where the run happens: allocator, device, mixed precision, seeds and RNG state.
 
 Nothing else in the package decides a device or an autocast dtype.
 """
@@ -43,12 +43,6 @@ def keep_freed_memory() -> bool:
         return bool(ok and libc.mallopt(_M_TOP_PAD, 64 * 2**20))
     except (OSError, AttributeError):
         return False
-
-
-def set_threads(threads: int) -> None:
-    """Use ``threads`` intra-op threads (0 keeps torch's default: all cores)."""
-    if threads > 0:
-        torch.set_num_threads(threads)
 
 
 def hardware(device: torch.device) -> dict[str, Any]:

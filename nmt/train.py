@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from nmt import checkpoint as ckpt
 from nmt import config as config_mod
-from nmt import distributed, rundir, runtime
+from nmt import distributed, rundir, runtime, threads
 from nmt.config import Config
 from nmt.data.batching import BatchSampler, collate
 from nmt.data.pipeline import load_corpus
@@ -87,7 +87,7 @@ class Trainer:
         t = cfg.train
         self.dist = dist or distributed.Context(device=runtime.select_device(t.device))
         self.cfg, self.run_dir, self.progress = cfg, run_dir, progress and self.dist.is_main
-        runtime.set_threads(t.threads)
+        threads.configure(t.threads)  # 0: follow the cores other processes leave free
         # Each rank its own dropout / teacher-forcing stream; DDP copies rank 0's initial weights.
         runtime.seed_everything(t.seed + self.dist.rank)
         self.device = self.dist.device
@@ -106,6 +106,7 @@ class Trainer:
                                     shuffle=True, seed=t.seed, max_len=t.max_len,
                                     curriculum_epochs=t.curriculum_epochs)
         self.model = build_model(cfg.model, self.src_tok.vocab_size, self.tgt_tok.vocab_size).to(self.device)
+        self.model.decoder.compile_step(t.compile)
         self.train_model = self.dist.wrap(self.model)  # training forwards; the rest uses self.model
         self.optimizer = build_optimizer(t, self.model)
         self.per_update = self.dist.world_size * t.accumulate  # global batches per update
@@ -301,6 +302,7 @@ class Trainer:
     def after_update(self, loss: Optional[float], tokens_per_s: float) -> None:
         """Log one update (every ``log_every``) and validate when due."""
         t = self.cfg.train
+        threads.tick()
         if loss is not None and self.step % t.log_every == 0:
             self.record({"event": "train", "step": self.step, "epoch": self.epoch + 1, "loss": loss,
                          "lr": self.schedule.lr, "tf": teacher_forcing_p(t, self.step - 1),

@@ -19,7 +19,7 @@ from typing import IO, Callable, Iterator, Optional
 
 import torch
 
-from nmt import runtime
+from nmt import runtime, threads
 from nmt.config import Config, apply_override, from_dict
 from nmt.errors import DataError, UserError
 from nmt.fileio import atomic_write
@@ -91,6 +91,7 @@ def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoint: Pa
     a person typing (or a program waiting for each answer) gets it at once.
     """
     device = runtime.select_device("auto")
+    threads.configure(0)  # follow the cores other processes leave free
     loaded = load_checkpoint(checkpoint, device)
     decode = with_decode_overrides(loaded.config, overrides).decode
     beam = beam if beam is not None else decode.beam

@@ -26,8 +26,8 @@ def add_common_options(parser: argparse.ArgumentParser, quick_help: str) -> None
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="Where to run: auto = CUDA when present, else CPU (default: auto).")
     parser.add_argument("--threads", type=int, default=0, metavar="N",
-                        help="Torch intra-op CPU threads; 0 keeps the default (all cores, or the "
-                             "config's train.threads for bench_train) (default: 0).")
+                        help="Torch intra-op CPU threads; 0 = one per core other processes leave free, "
+                             "re-checked every few seconds (bench_train: the config's train.threads) (default: 0).")
     parser.add_argument("--no-keep-memory", action="store_true",
                         help="Do not call nmt.runtime.keep_freed_memory(), to measure what it saves "
                              "(glibc then returns freed tensor memory to the OS after every step).")

@@ -7,9 +7,10 @@ with a "hog" process spinning on one core beside it (killed afterwards, bounded 
 ``--hog-seconds``), and prints one JSON line per measurement with the busy/quiet ratio.
 
 Settings are environment assignments (``KEY=VALUE,KEY=VALUE``; ``default`` for nmt's own
-defaults):
+defaults, which follow the cores other processes leave free); ``threads=N`` is not an
+environment variable but bench_train's ``--threads N``, a fixed thread count:
 
-    python scripts/bench_busy.py --settings default OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
+    python scripts/bench_busy.py --settings default threads=2 OMP_WAIT_POLICY=PASSIVE,threads=2 --steps 40
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ def parse_setting(text: str) -> dict[str, str]:
 
 def measure(setting: dict[str, str], train_args: list[str], hog_seconds: Optional[float]) -> dict[str, Any]:
     """One bench_train run under ``setting``; with a spinning hog process when ``hog_seconds``."""
+    setting = dict(setting)
+    if "threads" in setting:
+        train_args = [*train_args, "--threads", setting.pop("threads")]
     env = {**os.environ, **setting}
     hog = None
     if hog_seconds:

@@ -28,7 +28,7 @@ from typing import Any, Optional
 import torch
 
 import _bench_common as common
-from nmt import runtime
+from nmt import runtime, threads
 from nmt.config import Config
 from nmt.fileio import read_lines
 from nmt.errors import UserError
@@ -102,7 +102,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     if limit is not None and limit < 1:
         common.fail(SCRIPT, f"--limit must be at least 1 (got {limit})")
     try:
-        runtime.set_threads(args.threads)
+        threads.configure(args.threads)
         device = runtime.select_device(args.device)
         loaded = load_checkpoint(args.checkpoint, device)
         source = args.input or default_input(loaded.config)

@@ -101,7 +101,7 @@ def checked_config(args: argparse.Namespace) -> Config:
         if value is not None and value <= 0:
             common.fail(SCRIPT, f"{option} must be positive (got {value:g})")
     if args.threads is not None and args.threads < 0:
-        common.fail(SCRIPT, f"--threads must be 0 (all cores) or more (got {args.threads})")
+        common.fail(SCRIPT, f"--threads must be 0 (follow the free cores) or more (got {args.threads})")
     problem = check_levels(args.levels)
     if problem:
         common.fail(SCRIPT, problem)
@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None,
                         help="train.device (default: the config's).")
     parser.add_argument("--threads", type=int, default=None, metavar="N",
-                        help="train.threads, torch CPU threads; 0 = all cores (default: the config's).")
+                        help="train.threads, torch CPU threads; 0 = one per core other processes leave free (default: the config's).")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="Config override, e.g. --set train.lr=0.001 (repeatable; the options above win).")
     parser.add_argument("--runs-dir", default=None, help="Folder for the run (default: the config's runs_dir).")

@@ -37,7 +37,7 @@ import torch
 
 import _bench_common as common
 from nmt import config as config_mod
-from nmt import runtime
+from nmt import runtime, threads
 from nmt.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_ENERGIES
 from nmt.config import Config
 from nmt.data.batching import Batch, BatchSampler, collate
@@ -102,7 +102,7 @@ def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler:
 def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool) -> dict[str, Any]:
     """Build, warm up and time one variant; returns its JSON record."""
     cfg = load_config(args, variant)
-    runtime.set_threads(args.threads or cfg.train.threads)
+    threads.configure(args.threads or cfg.train.threads)
     device = runtime.select_device(args.device)
     amp = runtime.amp_dtype(device, args.amp)
     corpus = load_corpus(cfg.data, splits=("train",), progress=True)
@@ -119,6 +119,7 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
 
     runtime.seed_everything(t.seed)  # the same initial weights for every run of a variant
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device).train()
+    model.decoder.compile_step(t.compile)  # --set train.compile=reduce-overhead: the CUDA-graph step path
     optimizer = build_optimizer(t, model)
     scaler = runtime.grad_scaler(device, amp)
     step_args = (cfg, variant, amp, device)
@@ -128,6 +129,7 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
         torch.cuda.reset_peak_memory_stats(device)
     with common.Stopwatch(device) as clock:
         for b, n in zip(batches[args.warmup:], n_tokens[args.warmup:]):
+            threads.tick()
             losses.append(train_step(model, optimizer, scaler, b, n, *step_args))
     log.info("%s: loss per token %.3f -> %.3f", variant.name, losses[0].item() / n_tokens[0],
              losses[-1].item() / n_tokens[-1])
@@ -144,7 +146,7 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
         "ms_per_update": round(1000 * clock.seconds / args.steps, 2),
         "updates": args.steps, "warmup": args.warmup, "tokens": tokens,
         "config": args.config, "set": list(args.set), "max_tokens": t.max_tokens,
-        "amp": runtime.amp_name(amp),
+        "amp": runtime.amp_name(amp), "compile": t.compile,
         "peak_rss_mb": common.peak_rss_mb(), "isolated": args.one is not None,
     }
     if device.type == "cuda":

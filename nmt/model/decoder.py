@@ -178,6 +178,19 @@ class Decoder(nn.Module):
 
     # ------------------------------------------------------------ public
 
+    def compile_step(self, mode: str) -> None:
+        """Run every decoder step (training loops, greedy and beam search) through ``torch.compile``.
+
+        A step is 30-odd small kernels forward and as many backward, so on a GPU the step path
+        is bound by kernel launches: compiling fuses them, and ``mode="reduce-overhead"``
+        replays the fused step as a CUDA graph.  Shapes vary with the batch; torch.compile
+        recompiles once with symbolic sizes when they first change.  Eager stays the default
+        and the reference (tests check both give the same loss); ``mode="off"`` keeps it.
+        """
+        if mode == "off":
+            return
+        self._advance = torch.compile(self._advance, mode=mode)  # type: ignore[method-assign]
+
     def step(self, prev: Tensor, state: DecoderState, enc: EncoderOutput) -> tuple[Tensor, DecoderState, Tensor]:
         """Previous tokens (B,) -> logits (B, V), the new state, attention weights (B, S)."""
         w_e, b_e, w_x, layers = self._split_weights()
