@@ -215,6 +215,52 @@ def eval_cmd(
                         out=out, beam=beam, overrides=set_ or []))
 
 
+@app.command("compare")
+def compare_cmd(
+    config: Optional[Path] = ConfigOpt,
+    variants: str = typer.Option(
+        "bahdanau,luong_general", help="Comma-separated variants (nmt variants lists them); the first is the "
+                                       "baseline unless --baseline says otherwise."),
+    seeds: str = typer.Option("1,2", help="Comma-separated training seeds; every variant trains once per seed."),
+    steps: Optional[int] = typer.Option(None, help="Updates per run (default: the config's train.max_steps)."),
+    baseline: Optional[str] = typer.Option(None, help="Variant the others are tested against (default: the first)."),
+    split: str = typer.Option("test", help="Split to translate and score with each run's best checkpoint."),
+    beam: Optional[int] = typer.Option(None, help="Beam size for scoring (default: the config's decode.beam)."),
+    runs_dir: Optional[Path] = typer.Option(
+        None, help="Folder for the runs, <variant>_s<seed> (default: runs/compare_<config name>)."),
+    out: Optional[Path] = typer.Option(None, help="Folder for report.json and report.md (default: RUNS_DIR/report)."),
+    set_: Optional[list[str]] = SetOpt,
+    progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
+) -> None:
+    """Train variants for the same number of updates over several seeds and compare their scores.
+
+    Reports mean and standard deviation of BLEU and chrF, paired bootstrap p-values against
+    the baseline per seed, BLEU by source length, updates, wall time and parameters. Finished
+    runs are reused, so an interrupted comparison continues where it stopped.
+
+    Example: nmt compare --config configs/demo.yaml --variants bahdanau,luong_general,qkv --seeds 1,2 --steps 600
+    """
+    from nmt.compare import Plan, parse_list, run_compare
+
+    plan = Plan(config=config, variants=parse_list(variants, "variants"), seeds=parse_list(seeds, "seeds", int),
+                steps=steps, baseline=baseline, split=split, beam=beam, overrides=set_ or [],
+                runs_dir=runs_dir or Path("runs") / f"compare_{config.stem if config else 'defaults'}")
+    typer.echo(run_compare(plan, out=out, progress=progress))
+
+
+@app.command("variants")
+def variants_cmd() -> None:
+    """List the named variants that nmt compare trains, with the overrides each applies.
+
+    Example: nmt variants
+    """
+    from nmt.variants import VARIANTS
+
+    width = max(len(name) for name in VARIANTS)
+    for name, overrides in VARIANTS.items():
+        typer.echo(f"{name:<{width}}  {' '.join(overrides)}")
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Console entry point: map errors to one line and an exit status."""
     from nmt.runtime import keep_freed_memory

@@ -8,7 +8,7 @@ from typing import Optional
 
 import torch
 
-from nmt import runtime
+from nmt import runtime, threads
 from nmt.errors import UserError
 from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
 from nmt.fileio import read_lines, write_lines
@@ -17,12 +17,14 @@ from nmt.translate import with_decode_overrides
 log = logging.getLogger(__name__)
 
 
-def _translate_split(checkpoint: Path, split: str, beam: Optional[int], overrides: list[str],
-                     out: Path) -> tuple[dict[str, list[str]], list[str], list[str], dict]:
-    """Translate a split of the checkpoint's own corpus; returns systems, refs, sources, info."""
+def translate_split(checkpoint: Path, split: str, beam: Optional[int], overrides: list[str],
+                    out: Path) -> tuple[dict[str, list[str]], list[str], list[str], dict, torch.nn.Module]:
+    """Translate a split of the checkpoint's own corpus into ``out``; returns systems, refs,
+    sources, info and the model."""
     from nmt.inference import check_beam, encode_sources, load_checkpoint, translate_ids
 
     device = runtime.select_device("auto")
+    threads.configure(0)  # follow the cores other processes leave free
     loaded = load_checkpoint(checkpoint, device)
     cfg = with_decode_overrides(loaded.config, overrides)
     folder = cfg.data.prepared_dir
@@ -42,7 +44,7 @@ def _translate_split(checkpoint: Path, split: str, beam: Optional[int], override
     write_lines(hyp_path, hyps)
     info = {"checkpoint": str(checkpoint), "step": loaded.step, "split": split, "beam": beam,
             "length_penalty": cfg.decode.length_penalty, "hypotheses": str(hyp_path)}
-    return {f"beam{beam}": hyps}, refs, srcs, info
+    return {f"beam{beam}": hyps}, refs, srcs, info, loaded.model
 
 
 def run_eval(*, checkpoint: Optional[Path], split: str, hyps: list[Path], ref: Optional[Path],
@@ -53,7 +55,7 @@ def run_eval(*, checkpoint: Optional[Path], split: str, hyps: list[Path], ref: O
     out = Path(out) if out is not None else (Path(checkpoint).parent.parent / "eval" if checkpoint else Path("eval"))
     out.mkdir(parents=True, exist_ok=True)
     if checkpoint is not None:
-        systems, refs, srcs, info = _translate_split(Path(checkpoint), split, beam, overrides, out)
+        systems, refs, srcs, info, _ = translate_split(Path(checkpoint), split, beam, overrides, out)
     else:
         if ref is None:
             raise UserError("--hyp needs --ref (the reference translations)")

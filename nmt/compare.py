@@ -1,0 +1,204 @@
+"""``nmt compare``: named variants trained for the same number of updates over several seeds.
+
+For every variant and seed this trains the base config with the variant's overrides
+(:mod:`nmt.variants`), ``train.seed`` and ``train.max_steps`` (and no wall-clock budget), so
+the same command trains the same models on a fast or a slow machine.  The best checkpoint by
+validation then translates one split, and the report gives per variant: mean and standard
+deviation over seeds of BLEU and chrF, a paired bootstrap test against the baseline for each
+seed (sacreBLEU's, on that seed's translations), BLEU by source length (mean over seeds),
+updates, training wall time and parameters.  A run that already finished the same plan is
+scored again, not retrained, so an interrupted comparison continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt import config as config_mod
+from nmt.errors import UserError
+from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
+from nmt.variants import VARIANTS, run_name, variant_overrides
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to compare; :func:`check_plan` validates it before anything trains."""
+
+    config: Optional[Path]
+    variants: list[str]
+    seeds: list[int]
+    steps: Optional[int]
+    baseline: Optional[str] = None  # None: the first variant
+    split: str = "test"
+    beam: Optional[int] = None  # None: the config's decode.beam
+    runs_dir: Path = Path("runs/compare")
+    overrides: list[str] = field(default_factory=list)
+
+    @property
+    def reference(self) -> str:
+        return self.baseline or self.variants[0]
+
+
+def parse_list(text: str, what: str, cast: type = str) -> list[Any]:
+    """'a,b' -> ['a', 'b'] (cast each); an empty list or a bad item is a UserError."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise UserError(f"--{what}: give at least one, comma-separated")
+    try:
+        values = [cast(item) for item in items]
+    except ValueError:
+        raise UserError(f"--{what} {text!r}: expected comma-separated {cast.__name__} values") from None
+    if len(set(values)) < len(values):
+        raise UserError(f"--{what} {text!r}: each may appear once")
+    return values
+
+
+def run_overrides(plan: Plan, variant: str, seed: int, steps: int) -> list[str]:
+    """The ``--set`` list of one run: base overrides, the variant's, then the plan's fixed ones."""
+    return [*plan.overrides, *variant_overrides(variant), f"name={run_name(variant)}_s{seed}",
+            f"runs_dir={plan.runs_dir}", f"train.seed={seed}", f"train.max_steps={steps}",
+            "train.time_budget_min=null", "train.max_epochs=100000"]
+
+
+def check_plan(plan: Plan) -> int:
+    """Every problem a user can fix, raised before any training; returns the updates per run."""
+    for name in plan.variants:
+        variant_overrides(name)
+    if plan.reference not in plan.variants:
+        raise UserError(f"--baseline {plan.reference!r} is not among --variants ({', '.join(plan.variants)})")
+    if not plan.seeds:
+        raise UserError("--seeds: give at least one seed")
+    base = config_mod.load(plan.config, plan.overrides)
+    steps = plan.steps if plan.steps is not None else base.train.max_steps
+    if steps is None or steps < 1:
+        raise UserError("a comparison trains a fixed number of updates: give --steps N (N >= 1) "
+                        "or set train.max_steps in the config")
+    for name in plan.variants:  # a variant that does not fit the base config fails now, not after hours
+        config_mod.load(plan.config, run_overrides(plan, name, plan.seeds[0], steps))
+    return steps
+
+
+def _events(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "metrics.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def finished(run_dir: Path, cfg: config_mod.Config, steps: int) -> bool:
+    """Whether ``run_dir`` holds this exact config trained to ``steps`` updates."""
+    saved = run_dir / "config.yaml"
+    if not saved.is_file() or saved.read_text(encoding="utf-8") != config_mod.dump(cfg):
+        return False
+    stops = [e for e in _events(run_dir) if e["event"] == "stop"]
+    return bool(stops) and stops[-1]["step"] >= steps and (run_dir / "checkpoints" / "best.pt").is_file()
+
+
+def train_run(plan: Plan, variant: str, seed: int, steps: int, progress: bool) -> Path:
+    """Train one variant and seed (or reuse its finished run); returns the run directory."""
+    from nmt.train import run_training
+
+    overrides = run_overrides(plan, variant, seed, steps)
+    cfg = config_mod.load(plan.config, overrides)
+    run_dir = Path(cfg.runs_dir) / cfg.name
+    if finished(run_dir, cfg, steps):
+        log.info("%s seed %d: reusing the finished run %s", variant, seed, run_dir)
+        return run_dir
+    log.info("%s seed %d: training %d updates into %s", variant, seed, steps, run_dir)
+    outcome = run_training(plan.config, overrides, overwrite=True, progress=progress)
+    if outcome.exit_code:
+        raise KeyboardInterrupt  # stopped by a signal: the run is saved; rerun the command to go on
+    return run_dir
+
+
+def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
+    """Translate the plan's split with the run's best checkpoint and score it."""
+    from nmt.model.seq2seq import count_parameters
+    from nmt.report import translate_split
+
+    out = run_dir / f"compare-{plan.split}"
+    out.mkdir(parents=True, exist_ok=True)
+    systems, refs, srcs, info, model = translate_split(run_dir / "checkpoints" / "best.pt", plan.split,
+                                                       plan.beam, [], out)
+    (hyps,) = systems.values()
+    result = score(hyps, refs)
+    stop = [e for e in _events(run_dir) if e["event"] == "stop"][-1]
+    return {"hyps": hyps, "refs": refs, "bleu": result.bleu, "chrf": result.chrf,
+            "bleu_signature": result.bleu_signature, "by_length": bleu_by_length(
+                [len(s.split()) for s in srcs], hyps, refs),
+            "updates": stop["step"], "best_step": info["step"], "train_s": stop["elapsed_s"],
+            "params": count_parameters(model), "beam": info["beam"]}
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per variant: means over seeds, and the paired test against the baseline per seed."""
+    rows = []
+    base = scored[plan.reference]
+    for variant, runs in scored.items():
+        bleu, bleu_sd = _mean_std([r["bleu"] for r in runs.values()])
+        chrf, chrf_sd = _mean_std([r["chrf"] for r in runs.values()])
+        p_values = []
+        if variant != plan.reference:
+            for seed, run in runs.items():
+                pair = compare_systems({plan.reference: base[seed]["hyps"], variant: run["hyps"]}, run["refs"])
+                p_values.append(pair[1]["bleu_p_value"])
+        buckets: dict[str, list[float]] = {}
+        for run in runs.values():
+            for row in run["by_length"]:
+                buckets.setdefault(row["bucket"], []).append(row["bleu"])
+        first = next(iter(runs.values()))
+        rows.append({
+            "variant": variant, "seeds": list(runs), "params": first["params"], "updates": first["updates"],
+            "train_min": round(statistics.fmean(r["train_s"] for r in runs.values()) / 60, 2),
+            "bleu": round(bleu, 2), "bleu_sd": round(bleu_sd, 2), "chrf": round(chrf, 2),
+            "chrf_sd": round(chrf_sd, 2),
+            "delta_bleu": round(bleu - statistics.fmean(r["bleu"] for r in base.values()), 2),
+            "p_values": [round(p, 4) for p in p_values] or None,
+            "bleu_by_length": {k: round(statistics.fmean(v), 2) for k, v in buckets.items()},
+            "per_seed_bleu": {seed: round(r["bleu"], 2) for seed, r in runs.items()},
+            "beam": first["beam"], "bleu_signature": first["bleu_signature"],
+        })
+    return rows
+
+
+def table_rows(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+    """The Markdown table: one line per variant."""
+    out = []
+    for r in rows:
+        p = "baseline" if r["variant"] == baseline else ", ".join(f"{v:.3f}" for v in r["p_values"])
+        out.append({"variant": r["variant"], "params": f"{r['params']:,}", "updates": r["updates"],
+                    "train min": r["train_min"], "BLEU": f"{r['bleu']:.2f} ± {r['bleu_sd']:.2f}",
+                    "chrF": f"{r['chrf']:.2f} ± {r['chrf_sd']:.2f}", "ΔBLEU": r["delta_bleu"],
+                    "p per seed": p,
+                    **{f"BLEU len {k}": v for k, v in r["bleu_by_length"].items()}})
+    return out
+
+
+def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True) -> str:
+    """Train (or reuse) every run of the plan, score them, write report.json/.md; returns the table."""
+    steps = check_plan(plan)
+    scored: dict[str, dict[int, dict[str, Any]]] = {}
+    for variant in plan.variants:
+        for seed in plan.seeds:
+            run_dir = train_run(plan, variant, seed, steps, progress)
+            scored.setdefault(variant, {})[seed] = score_run(run_dir, plan)
+    rows = summarize(plan, scored)
+    out = out or plan.runs_dir / "report"
+    out.mkdir(parents=True, exist_ok=True)
+    payload = {"plan": {"config": str(plan.config) if plan.config else None, "variants": plan.variants,
+                        "seeds": plan.seeds, "steps": steps, "baseline": plan.reference, "split": plan.split,
+                        "overrides": plan.overrides}, "variants": rows,
+               "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in plan.variants}}
+    json_path, md_path = write_report(out / "report", payload, table_rows(rows, plan.reference))
+    return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}"

@@ -1,0 +1,71 @@
+"""nmt compare: fixed updates per run, means over seeds, a paired test, refusals before training."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli, toy_overrides
+from nmt.compare import Plan, parse_list, run_compare
+
+
+def compare_args(root: Path, files: dict[str, list[str]], *extra: str) -> list[str]:
+    sets = [s for s in toy_overrides(root, files) if not s.startswith(("name=", "runs_dir="))]
+    return ["compare", "--runs-dir", str(root / "cmp"), "--no-progress",
+            *[arg for s in sets for arg in ("--set", s)], *extra]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--variants", "bahdanau,nope", "--steps", "5"], "unknown variant 'nope'"),
+    (["--variants", "bahdanau", "--baseline", "qkv", "--steps", "5"], "--baseline 'qkv' is not among"),
+    (["--variants", "bahdanau", "--seeds", " , ", "--steps", "5"], "--seeds: give at least one"),
+    (["--variants", "bahdanau", "--seeds", "1,x", "--steps", "5"], "expected comma-separated int"),
+    (["--variants", "bahdanau,bahdanau", "--steps", "5"], "each may appear once"),
+    (["--variants", "bahdanau"], "fixed number of updates"),
+    (["--variants", "bahdanau", "--steps", "0"], "fixed number of updates"),
+])
+def test_bad_plans_fail_in_one_line_before_training(tmp_path, toy_files, capsys, extra, message):
+    _, files = toy_files
+    code, out, err = run_cli(compare_args(tmp_path, files, *extra), capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "cmp").exists()  # nothing trained
+
+
+def test_parse_list():
+    assert parse_list("a, b,c", "variants") == ["a", "b", "c"]
+    assert parse_list("3,1", "seeds", int) == [3, 1]
+
+
+def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, capsys):
+    _, files = toy_files
+    args = compare_args(tmp_path, files, "--variants", "bahdanau,none", "--seeds", "1,2", "--steps", "40",
+                        "--beam", "1")
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    report = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())
+    rows = {r["variant"]: r for r in report["variants"]}
+    assert set(rows) == {"bahdanau", "none"} and report["plan"]["steps"] == 40
+    for row in rows.values():
+        assert row["updates"] == 40 and row["seeds"] == [1, 2] and row["params"] > 0
+        seeds = list(row["per_seed_bleu"].values())
+        assert row["bleu"] == pytest.approx(sum(seeds) / 2, abs=0.011)
+        assert row["bleu_by_length"]
+    assert rows["bahdanau"]["p_values"] is None  # the baseline
+    assert len(rows["none"]["p_values"]) == 2 and all(0 <= p <= 1 for p in rows["none"]["p_values"])
+    assert rows["none"]["delta_bleu"] == pytest.approx(rows["none"]["bleu"] - rows["bahdanau"]["bleu"], abs=0.011)
+    assert "| bahdanau |" in out and "| none |" in out
+    # the runs differ by seed
+    runs = tmp_path / "cmp"
+    assert (runs / "bahdanau_s1").is_dir() and (runs / "bahdanau_s2").is_dir()
+    assert (runs / "bahdanau_s1" / "checkpoints" / "best.pt").read_bytes() != \
+        (runs / "bahdanau_s2" / "checkpoints" / "best.pt").read_bytes()
+
+    # a second call reuses the finished runs: same scores, nothing retrained
+    before = (runs / "none_s2" / "metrics.jsonl").read_text()
+    code, out2, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert (runs / "none_s2" / "metrics.jsonl").read_text() == before
+    again = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())
+    assert again["variants"] == report["variants"]
