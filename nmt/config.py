@@ -74,6 +74,12 @@ class AttentionConfig(Section):
     style: Literal["auto", "bahdanau", "luong"] = Field(
         "auto", description="Decoder style; auto = the preset's (bahdanau for bahdanau/none, luong for the others and custom).")
     input_feeding: bool = Field(True, description="Luong style: feed the previous attentional vector into the RNN.")
+    scale_out_proj: bool = Field(
+        True, description="qkv: learn the output projection as W_o'/sqrt(A_v), the same map but moved sqrt(A_v) times "
+                          "slower by Adam, so the context does not saturate tanh(W_c [c; h]) (docs/attention_diagnosis.md).")
+    scale_bilinear: bool = Field(
+        False, description="luong_general: learn W as W'/sqrt(A) (same q^T W k); measured worse at 600 updates, off "
+                           "(docs/attention_diagnosis.md).")
     energy: Optional[Literal[ATTENTION_ENERGIES]] = Field(  # type: ignore[valid-type]
         None, description="Energy: " + ", ".join(ATTENTION_ENERGIES) + "; null = the preset's.")
     query_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]
@@ -367,6 +373,23 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return raw
 
 
+# Options added after runs were saved, with the value that rebuilds those runs' models.  A saved
+# config (a run's config.yaml, a checkpoint's) holds every option of its day, so a missing one
+# means it was saved before the option existed.
+SAVED_RUN_DEFAULTS: dict[tuple[str, ...], Any] = {("model", "attention", "scale_out_proj"): False}
+
+
+def fill_saved_defaults(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` (a saved config) with :data:`SAVED_RUN_DEFAULTS` set where it lacks them."""
+    for path, value in SAVED_RUN_DEFAULTS.items():
+        node = raw
+        for key in path[:-1]:
+            node = node.setdefault(key, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.setdefault(path[-1], value)
+    return raw
+
+
 def from_dict(raw: dict[str, Any]) -> Config:
     """Validate a raw mapping into a :class:`Config` or raise one ConfigError."""
     try:
@@ -375,9 +398,14 @@ def from_dict(raw: dict[str, Any]) -> Config:
         raise ConfigError("; ".join(_describe(e) for e in exc.errors())) from None
 
 
-def load(path: Path | str | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Config:
-    """Load a YAML config (or the defaults when ``path`` is None) plus ``--set`` overrides."""
+def load(path: Path | str | None = None, overrides: list[str] | tuple[str, ...] = (), saved: bool = False) -> Config:
+    """Load a YAML config (or the defaults when ``path`` is None) plus ``--set`` overrides.
+
+    ``saved``: ``path`` is a run's own config.yaml (see :func:`fill_saved_defaults`).
+    """
     raw = read_yaml(Path(path)) if path is not None else {}
+    if saved:
+        fill_saved_defaults(raw)
     for assignment in overrides:
         apply_override(raw, assignment)
     return from_dict(raw)

@@ -20,7 +20,7 @@ import torch
 
 from nmt import checkpoint as ckpt
 from nmt import threads
-from nmt.config import Config, DecodeConfig, from_dict
+from nmt.config import Config, DecodeConfig, fill_saved_defaults, from_dict
 from nmt.data.tokenizer import PAD, Tokenizer
 from nmt.errors import CheckpointError, UserError
 from nmt.model.seq2seq import Seq2Seq, build_model
@@ -60,7 +60,7 @@ def load_checkpoint(path: Path, device: torch.device) -> Loaded:
     """Rebuild config, model and tokenizers from one checkpoint file."""
     payload = ckpt.load(path)
     try:
-        config = from_dict(payload["config"])
+        config = from_dict(fill_saved_defaults(payload["config"]))
         src_tok = Tokenizer(ckpt.tensor_to_bytes(payload["tokenizers"]["src"]))
         tgt_tok = Tokenizer(ckpt.tensor_to_bytes(payload["tokenizers"]["tgt"]))
         model = build_model(config.model, src_tok.vocab_size, tgt_tok.vocab_size)

@@ -145,7 +145,7 @@ class Trainer:
         }
 
     def restore(self, payload: dict[str, Any]) -> None:
-        saved = config_mod.from_dict(payload["config"])
+        saved = config_mod.from_dict(config_mod.fill_saved_defaults(payload["config"]))
         if saved.model != self.cfg.model:
             diff = [k for k in type(saved.model).model_fields if getattr(saved.model, k) != getattr(self.cfg.model, k)]
             raise CheckpointError(f"checkpoint was trained with a different model config ({', '.join('model.' + k for k in diff)})")
@@ -378,8 +378,8 @@ def resolve_run(config: Optional[Path], overrides: list[str], resume: Optional[P
                         f"leave out --config {config} (--set can change train.* and decode.* options)")
     if not (run_dir / "checkpoints" / "last.pt").is_file():
         raise UserError(f"{run_dir}: no checkpoints/last.pt to resume from")
-    saved = config_mod.load(run_dir / "config.yaml")
-    cfg = config_mod.load(run_dir / "config.yaml", overrides)
+    saved = config_mod.load(run_dir / "config.yaml", saved=True)
+    cfg = config_mod.load(run_dir / "config.yaml", overrides, saved=True)
     fixed = rundir.fixed_changes(saved, cfg)
     if fixed:
         raise UserError(f"--resume {run_dir}: these options are fixed for the run and cannot change "

@@ -113,3 +113,48 @@ def test_invalid_options_are_named() -> None:
         build_preset("qkv", 4, 4, dim=6, heads=4)
     with pytest.raises(ValueError, match="needs equal query and key sizes: query 4 vs key 8"):
         build_preset("luong_dot", 4, 8)
+
+
+@pytest.mark.parametrize("heads", [1, 2])
+def test_scaled_bilinear_is_the_same_score_with_w_divided_by_sqrt_of_the_head_size(heads: int) -> None:
+    from nmt.model.attention import Attention
+
+    torch.manual_seed(0)
+    plain = Attention(HQ, 10, energy="bilinear", heads=heads)
+    scaled = Attention(HQ, 10, energy="bilinear", heads=heads, scale_bilinear=True)
+    scaled.load_state_dict(plain.state_dict())  # the same W'
+    query, memory = torch.randn(B, T, HQ), torch.randn(B, S, 10)
+    gain = (HQ // heads) ** -0.5
+    assert scaled.bilinear_gain == pytest.approx(gain) and plain.bilinear_gain == 1.0
+    e_plain = plain.energy(query, plain.project_keys(memory))
+    e_scaled = scaled.energy(query, scaled.project_keys(memory))
+    torch.testing.assert_close(e_scaled, e_plain * gain)
+    # only bilinear has a W to scale: other energies ignore the flag
+    assert Attention(HQ, HQ, energy="dot", scale_bilinear=True).bilinear_gain == 1.0
+
+
+def test_configs_saved_before_scale_out_proj_rebuild_their_unscaled_model() -> None:
+    from nmt.config import Config, fill_saved_defaults, from_dict
+
+    old = Config().model_dump(mode="json")
+    del old["model"]["attention"]["scale_out_proj"]
+    assert from_dict(fill_saved_defaults(old)).model.attention.scale_out_proj is False
+    new = Config().model_dump(mode="json")
+    assert from_dict(fill_saved_defaults(new)).model.attention.scale_out_proj is True  # saved values win
+    assert Config().model.attention.scale_out_proj is True  # the default for new runs
+
+
+def test_scaled_output_projection_divides_the_context_by_sqrt_of_the_value_size() -> None:
+    from nmt.model.attention import Attention
+
+    torch.manual_seed(0)
+    axes = dict(energy="scaled_dot", value_map="linear", out_proj=True, heads=2)
+    plain = Attention(HQ, HQ, **axes, dim=A)
+    scaled = Attention(HQ, HQ, **axes, dim=A, scale_out_proj=True)
+    scaled.load_state_dict(plain.state_dict())
+    query, memory = torch.randn(B, HQ), torch.randn(B, S, HQ)
+    keys, values = plain.project_keys(memory), plain.project_values(memory)
+    c_plain, w_plain = plain(query, keys, values, None)
+    c_scaled, w_scaled = scaled(query, scaled.project_keys(memory), values, None)
+    torch.testing.assert_close(w_scaled, w_plain)  # identity query and key maps: the scores are not touched
+    torch.testing.assert_close(c_scaled, c_plain * A ** -0.5)  # W_o = W_o' g, b = b' g

@@ -71,6 +71,8 @@ class Attention(nn.Module):
         heads: int = 1,
         dim: Optional[int] = None,
         max_len: int = 256,
+        scale_bilinear: bool = False,
+        scale_out_proj: bool = False,
     ) -> None:
         super().__init__()
         if energy not in ENERGIES:
@@ -93,16 +95,22 @@ class Attention(nn.Module):
         self.key_proj = nn.Linear(key_size, a_k, bias=energy == "mlp") if key_map == linear else None  # U
         self.value_proj = nn.Linear(key_size, a_v) if value_map == linear else None  # W_v
         self.bilinear = nn.Linear(a_k, a_q, bias=False) if energy == "bilinear" else None  # q^T W k
+        # W = W' / sqrt(A/h): the same q^T W k, but under Adam W starts sqrt(A/h) times smaller and
+        # moves sqrt(A/h) times slower, so the scores do not outgrow the softmax (docs/attention_diagnosis.md).
+        self.bilinear_gain = (a_q // heads) ** -0.5 if scale_bilinear and energy == "bilinear" else 1.0
         self.v = nn.Parameter(torch.empty(a_q).uniform_(-a_q ** -0.5, a_q ** -0.5)) if energy == "mlp" else None
         self.location = nn.Linear(a_q, heads * max_len, bias=False) if energy == "location" else None  # W_a
         self.out_proj = nn.Linear(a_v, key_size) if out_proj else None  # W_o
+        # W_o = W_o' / sqrt(A_v): stacked on the value map, W_o W_v grows as a product under Adam
+        # and the context outgrows the tanh it feeds (docs/attention_diagnosis.md).
+        self.out_gain = a_v ** -0.5 if scale_out_proj and out_proj else 1.0
 
     # ------------------------------------------------------------ parametrization
 
     def project_keys(self, memory: Tensor) -> Tensor:
         """Attended states (B, S, K) -> keys (B, S, A); a bilinear W is applied here too."""
         keys = memory if self.key_proj is None else self.key_proj(memory)
-        return keys if self.bilinear is None else self.bilinear(keys)
+        return keys if self.bilinear is None else self.bilinear(keys) * self.bilinear_gain
 
     def project_values(self, memory: Tensor) -> Tensor:
         """Attended states (B, S, K) -> values (B, S, A_v)."""
@@ -152,12 +160,14 @@ class Attention(nn.Module):
         heads = weights.to(values.dtype) @ split_heads(values, self.heads)  # (B, h, T, A_v/h)
         context = merge_heads(heads)  # (B, T, A_v)
         if self.out_proj is not None:
-            context = self.out_proj(context)  # (B, T, K)
+            context = self.out_proj(context) * self.out_gain  # (B, T, K)
         weights = weights.mean(1).to(context.dtype)  # (B, T, S)
         if single:
             return context.squeeze(1), weights.squeeze(1)
         return context, weights
 
     def extra_repr(self) -> str:
-        return f"energy={self.kind}, heads={self.heads}, context_size={self.context_size}"
+        scaled = (self.bilinear_gain, self.out_gain) != (1.0, 1.0)
+        gains = f", bilinear_gain={self.bilinear_gain:.3g}, out_gain={self.out_gain:.3g}" if scaled else ""
+        return f"energy={self.kind}, heads={self.heads}, context_size={self.context_size}{gains}"
 

@@ -123,7 +123,8 @@ def _block(cfg: SelfAttentionConfig, size: int, dropout: float) -> SelfAttention
 def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
     """The model described by ``cfg`` for the given vocabulary sizes, initialized."""
     att, enc_self, dec_self = cfg.attention, cfg.enc_self_attention, cfg.dec_self_attention
-    attention = Attention(cfg.hidden_size, cfg.key_size, **att.axes(), dim=att.dim, max_len=att.max_src_len)
+    attention = Attention(cfg.hidden_size, cfg.key_size, **att.axes(), dim=att.dim, max_len=att.max_src_len,
+                          scale_bilinear=att.scale_bilinear, scale_out_proj=att.scale_out_proj)
     blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(
         src_vocab, cfg.emb_size, cfg.hidden_size, num_layers=cfg.enc_layers, bidirectional=cfg.bidirectional,
