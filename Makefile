@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench clean-venv
+.PHONY: test test-unit test-integration test-system demo bench clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -12,8 +12,12 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
+# Every tier; each can also run alone (tests/unit: seconds, integration: tiny runs, system: toy tasks learned).
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+test-unit test-integration test-system: test-%: $(STAMP)
+	$(BIN)/python -m pytest -q tests/$*
 
 # Prepare the embedded synthetic corpus, train, translate its test split and print a BLEU report.
 # Training stops after a fixed number of updates, so the scores do not depend on the machine; the time does.

@@ -122,7 +122,7 @@ class Context:
         """The module that training forwards go through: DDP across ranks, else ``model`` itself.
 
         The model has no buffers and uses every parameter in each forward (checked in
-        tests/test_distributed.py), so DDP needs neither buffer broadcasts nor the per-step
+        tests/integration/test_distributed.py), so DDP needs neither buffer broadcasts nor the per-step
         search for unused parameters.
         """
         if not self.enabled:

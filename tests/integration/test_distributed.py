@@ -28,7 +28,7 @@ from nmt.errors import UserError
 from nmt.model.seq2seq import build_model
 from nmt.train import Trainer, run_training
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 STEPS = 4
 
 

@@ -10,7 +10,7 @@ from nmt import config as C
 from nmt.attention_space import ATTENTION_TYPES
 from nmt.errors import ConfigError
 
-CONFIGS = sorted(Path(__file__).resolve().parents[1].joinpath("configs").glob("*.yaml"))
+CONFIGS = sorted(Path(__file__).resolve().parents[2].joinpath("configs").glob("*.yaml"))
 
 
 def write(tmp_path: Path, text: str) -> Path:
