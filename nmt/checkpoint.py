@@ -1,8 +1,10 @@
-"""Checkpoints: written atomically, loaded without executing code.
+"""Checkpoints: one versioned type, written atomically, loaded without executing code.
 
-A checkpoint is a plain dict of tensors and primitives saved with
-``torch.save`` and read back with ``torch.load(weights_only=True)``, whose
-restricted unpickler refuses anything that could run code.  Writes go to a
+A :class:`Checkpoint` is saved as a plain dict of tensors and primitives (its
+payload, tagged with :data:`FORMAT` and :data:`VERSION`) with ``torch.save`` and
+read back with ``torch.load(weights_only=True)``, whose restricted unpickler
+refuses anything that could run code.  Training, inference and every tool that
+reads a checkpoint go through :func:`save` and :func:`load`.  Writes go to a
 temporary file in the same folder that is flushed, fsynced and renamed over
 the target, so a crash or a full disk mid-write leaves the previous file.
 """
@@ -11,28 +13,101 @@ from __future__ import annotations
 
 import pickle
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
 from nmt.errors import CheckpointError
 from nmt.fileio import atomic_write
+from nmt.train_state import TrainState
 
 FORMAT = "nmt-checkpoint"
-VERSION = 1
+VERSION = 2
+"""The payload layout this code writes.  1: the train state's counters at the top level
+(``step``, ``epoch``, ``pos``, ``best``, ``best_history``, ``bad_validations``, ``elapsed``);
+2: under ``state``, as :meth:`TrainState.state_dict` (adds ``nonfinite``).  Version 1 reads."""
+READS = (1, 2)
 
 
-def save(path: Path, payload: dict[str, Any]) -> Path:
-    """Atomically save a checkpoint payload (tagged with our format and version)."""
-    tagged = {"format": FORMAT, "version": VERSION, **payload}
+@dataclass
+class Checkpoint:
+    """A model with everything needed to use it, and optionally to go on training it.
+
+    ``config`` is the run's resolved config as ``Config.model_dump(mode="json")``, so a
+    checkpoint rebuilds its model and tokenizers alone.  The training parts (optimizer,
+    schedule, scaler, random streams) are None in a checkpoint made only for translation
+    (e.g. an average of others).
+    """
+
+    config: dict[str, Any]
+    model: dict[str, torch.Tensor]
+    tokenizers: dict[str, bytes]                  # "src", "tgt": SentencePiece model files
+    state: TrainState = field(default_factory=TrainState)
+    optimizer: Optional[dict[str, Any]] = None
+    schedule: Optional[dict[str, Any]] = None
+    scaler: Optional[dict[str, Any]] = None
+    rng: Optional[dict[str, Any]] = None          # rank 0's random streams
+    rng_ranks: Optional[list[dict[str, Any]]] = None  # every rank's, under torchrun
+    world_size: int = 1                           # processes that wrote it
+
+    def to_payload(self) -> dict[str, Any]:
+        """The dict that is saved: only tensors and primitives, tagged with format and version."""
+        payload = {"format": FORMAT, "version": VERSION, "config": self.config, "model": self.model,
+                   "tokenizers": {side: bytes_to_tensor(data) for side, data in self.tokenizers.items()},
+                   "state": self.state.state_dict(), "world_size": self.world_size}
+        for name in ("optimizer", "schedule", "scaler", "rng", "rng_ranks"):
+            if getattr(self, name) is not None:
+                payload[name] = getattr(self, name)
+        return payload
+
+    @classmethod
+    def from_payload(cls, payload: Any, source: str = "checkpoint") -> "Checkpoint":
+        """The checkpoint of a loaded payload; another program's file or an unknown version is a
+        CheckpointError naming ``source``."""
+        if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+            raise CheckpointError(f"{source}: not an nmt checkpoint (written by another program?)")
+        version = payload.get("version")
+        if version not in READS:
+            newer = isinstance(version, int) and version > VERSION
+            raise CheckpointError(
+                f"{source}: checkpoint format version {version} is "
+                f"{'newer than this nmt reads' if newer else 'not one this nmt reads'} (it reads "
+                f"{', '.join(map(str, READS))}){'; upgrade nmt to load it' if newer else ''}")
+        try:
+            state = payload["state"] if version >= 2 else _state_v1(payload)
+            return cls(config=payload["config"], model=payload["model"],
+                       tokenizers={side: tensor_to_bytes(t) for side, t in payload["tokenizers"].items()},
+                       state=TrainState.from_state_dict(state),
+                       optimizer=payload.get("optimizer"), schedule=payload.get("schedule"),
+                       scaler=payload.get("scaler"), rng=payload.get("rng"),
+                       rng_ranks=payload.get("rng_ranks"), world_size=int(payload.get("world_size", 1)))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise CheckpointError(f"{source}: incomplete nmt checkpoint (missing {exc})") from None
+
+    @property
+    def trainable(self) -> bool:
+        """Whether training can resume from it (optimizer, schedule and random streams saved)."""
+        return None not in (self.optimizer, self.schedule, self.rng)
+
+
+def _state_v1(payload: dict[str, Any]) -> dict[str, Any]:
+    """Format 1's counters as a :class:`TrainState` dict."""
+    return {"step": payload.get("step", 0), "epoch": payload.get("epoch", 0), "pos": payload.get("pos", 0),
+            "best": payload.get("best"), "history": payload.get("best_history", []),
+            "bad_validations": payload.get("bad_validations", 0), "elapsed": payload.get("elapsed", 0.0)}
+
+
+def write_payload(path: Path, payload: dict[str, Any]) -> Path:
+    """Atomically ``torch.save`` a dict of tensors and primitives."""
     with atomic_write(path) as handle:
-        torch.save(tagged, handle)
+        torch.save(payload, handle)
     return Path(path)
 
 
-def load(path: Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Load a checkpoint safely; a missing, truncated, foreign or malicious file is a CheckpointError."""
+def read_payload(path: Path, map_location: str | torch.device = "cpu") -> Any:
+    """``torch.load`` with ``weights_only``; a missing, truncated or malicious file is a CheckpointError."""
     path = Path(path)
     if path.is_dir():
         raise CheckpointError(f"{path}: is a directory; give a checkpoint file, e.g. "
@@ -40,7 +115,7 @@ def load(path: Path, map_location: str | torch.device = "cpu") -> dict[str, Any]
     if not path.is_file():
         raise CheckpointError(f"{path}: checkpoint not found")
     try:
-        payload = torch.load(path, map_location=map_location, weights_only=True)
+        return torch.load(path, map_location=map_location, weights_only=True)
     except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError,
             TypeError, AttributeError, ImportError, KeyError, IndexError, UnicodeDecodeError,
             OSError) as exc:
@@ -48,11 +123,16 @@ def load(path: Path, map_location: str | torch.device = "cpu") -> dict[str, Any]
         raise CheckpointError(
             f"{path}: not a loadable nmt checkpoint (truncated, foreign or unsafe file): {reason[:200]}"
         ) from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not an nmt checkpoint (written by another program?)")
-    if payload.get("version") != VERSION:
-        raise CheckpointError(f"{path}: checkpoint format version {payload.get('version')} is not {VERSION}")
-    return payload
+
+
+def save(path: Path, checkpoint: Checkpoint) -> Path:
+    """Atomically write ``checkpoint`` to ``path``."""
+    return write_payload(path, checkpoint.to_payload())
+
+
+def load(path: Path, map_location: str | torch.device = "cpu") -> Checkpoint:
+    """Read a checkpoint safely; every way it can fail is a CheckpointError naming ``path``."""
+    return Checkpoint.from_payload(read_payload(path, map_location), str(path))
 
 
 def bytes_to_tensor(data: bytes) -> torch.Tensor:

@@ -12,7 +12,6 @@ scored again, not retrained, so an interrupted comparison continues where it sto
 
 from __future__ import annotations
 
-import json
 import logging
 import statistics
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt import config as config_mod
+from nmt import events
 from nmt.errors import UserError
 from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
 from nmt.variants import VARIANTS, run_name, variant_overrides
@@ -76,6 +76,10 @@ def check_plan(plan: Plan) -> int:
     if not plan.seeds:
         raise UserError("--seeds: give at least one seed")
     base = config_mod.load(plan.config, plan.overrides)
+    folder, src = base.data.prepared_dir, base.data.src
+    if folder.is_dir() and not (folder / f"{plan.split}.{src}").is_file():  # unprepared: training prepares it
+        found = sorted(p.stem for p in folder.glob(f"*.{src}"))
+        raise UserError(f"--split {plan.split}: the corpus in {folder} has no such split (have: {', '.join(found)})")
     steps = plan.steps if plan.steps is not None else base.train.max_steps
     if steps is None or steps < 1:
         raise UserError("a comparison trains a fixed number of updates: give --steps N (N >= 1) "
@@ -85,11 +89,10 @@ def check_plan(plan: Plan) -> int:
     return steps
 
 
-def _events(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "metrics.jsonl"
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def _stop(run_dir: Path) -> Optional[events.Stop]:
+    """The run's last stop event (None while it never stopped)."""
+    stops = events.of_kind(events.read(run_dir), events.Stop)
+    return stops[-1] if stops else None
 
 
 def finished(run_dir: Path, cfg: config_mod.Config, steps: int) -> bool:
@@ -97,8 +100,8 @@ def finished(run_dir: Path, cfg: config_mod.Config, steps: int) -> bool:
     saved = run_dir / "config.yaml"
     if not saved.is_file() or saved.read_text(encoding="utf-8") != config_mod.dump(cfg):
         return False
-    stops = [e for e in _events(run_dir) if e["event"] == "stop"]
-    return bool(stops) and stops[-1]["step"] >= steps and (run_dir / "checkpoints" / "best.pt").is_file()
+    stop = _stop(run_dir)
+    return stop is not None and stop.step >= steps and (run_dir / "checkpoints" / "best.pt").is_file()
 
 
 def train_run(plan: Plan, variant: str, seed: int, steps: int, progress: bool) -> Path:
@@ -129,11 +132,12 @@ def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
                                                        plan.beam, [], out)
     (hyps,) = systems.values()
     result = score(hyps, refs)
-    stop = [e for e in _events(run_dir) if e["event"] == "stop"][-1]
+    stop = _stop(run_dir)
+    assert stop is not None, f"{run_dir} was scored before it finished"
     return {"hyps": hyps, "refs": refs, "bleu": result.bleu, "chrf": result.chrf,
             "bleu_signature": result.bleu_signature, "by_length": bleu_by_length(
                 [len(s.split()) for s in srcs], hyps, refs),
-            "updates": stop["step"], "best_step": info["step"], "train_s": stop["elapsed_s"],
+            "updates": stop.step, "best_step": info["step"], "train_s": stop.elapsed_s,
             "params": count_parameters(model), "beam": info["beam"]}
 
 

@@ -58,18 +58,18 @@ class Loaded:
 
 def load_checkpoint(path: Path, device: torch.device) -> Loaded:
     """Rebuild config, model and tokenizers from one checkpoint file."""
-    payload = ckpt.load(path)
+    saved = ckpt.load(path)
     try:
-        config = from_dict(fill_saved_defaults(payload["config"]))
-        src_tok = Tokenizer(ckpt.tensor_to_bytes(payload["tokenizers"]["src"]))
-        tgt_tok = Tokenizer(ckpt.tensor_to_bytes(payload["tokenizers"]["tgt"]))
+        config = from_dict(fill_saved_defaults(saved.config))
+        src_tok = Tokenizer(saved.tokenizers["src"])
+        tgt_tok = Tokenizer(saved.tokenizers["tgt"])
         model = build_model(config.model, src_tok.vocab_size, tgt_tok.vocab_size)
-        model.load_state_dict(payload["model"])
+        model.load_state_dict(saved.model)
     except (KeyError, RuntimeError) as exc:
         raise CheckpointError(f"{path}: checkpoint does not match its model config: "
                               f"{str(exc).splitlines()[0][:200]}") from None
     model.to(device).eval()
-    return Loaded(config, model, src_tok, tgt_tok, int(payload.get("step", 0)))
+    return Loaded(config, model, src_tok, tgt_tok, saved.state.step)
 
 
 def encode_sources(tok: Tokenizer, lines: Sequence[str], max_len: int, name: str = "input",

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from nmt.config import TrainConfig
+from nmt.train_state import metric_mode
 
 
 def build_optimizer(cfg: TrainConfig, model: nn.Module) -> torch.optim.Optimizer:
@@ -48,9 +49,8 @@ class Schedule:
         self.cfg, self.optimizer, self.total_steps = cfg, optimizer, total_steps
         self.plateau = None
         if cfg.schedule == "plateau":
-            mode = "min" if cfg.metric == "loss" else "max"
             self.plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
-                optimizer, mode=mode, factor=cfg.plateau_factor, patience=cfg.plateau_patience,
+                optimizer, mode=metric_mode(cfg.metric), factor=cfg.plateau_factor, patience=cfg.plateau_patience,
                 min_lr=cfg.min_lr)
         self.steps = 0
         self._apply()

@@ -22,7 +22,6 @@ only with the same W (on CPU).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import signal
@@ -36,16 +35,16 @@ from tqdm import tqdm
 
 from nmt import checkpoint as ckpt
 from nmt import config as config_mod
-from nmt import distributed, rundir, runtime, threads
+from nmt import distributed, events, rundir, runtime, threads, train_setup
 from nmt.config import Config
-from nmt.data.batching import BatchSampler, collate
-from nmt.data.pipeline import load_corpus
+from nmt.data.batching import collate
 from nmt.errors import CheckpointError, UserError
 from nmt.fileio import atomic_write_bytes
-from nmt.model.seq2seq import build_model, count_parameters
 from nmt.loss import batch_loss
-from nmt.optim import Schedule, apply_gradients, build_optimizer, teacher_forcing_p
-from nmt.validate import ValidationSet, validate
+from nmt.model.seq2seq import count_parameters
+from nmt.optim import apply_gradients, teacher_forcing_p
+from nmt.train_state import TrainState, keep_best, stop_reason
+from nmt.validate import validate
 
 log = logging.getLogger(__name__)
 
@@ -80,109 +79,68 @@ class RunOutcome:
 
 
 class Trainer:
-    """Owns model, optimizer, data order and counters of one run."""
+    """Runs the updates, validations and checkpoints of one run over its :class:`~nmt.train_setup.Parts`."""
 
     def __init__(self, cfg: Config, run_dir: Path, progress: bool = True,
                  dist: Optional[distributed.Context] = None) -> None:
-        t = cfg.train
-        self.dist = dist or distributed.Context(device=runtime.select_device(t.device))
+        self.dist = dist or distributed.Context(device=runtime.select_device(cfg.train.device))
         self.cfg, self.run_dir, self.progress = cfg, run_dir, progress and self.dist.is_main
-        threads.configure(t.threads)  # 0: follow the cores other processes leave free
-        # Each rank its own dropout / teacher-forcing stream; DDP copies rank 0's initial weights.
-        runtime.seed_everything(t.seed + self.dist.rank)
-        self.device = self.dist.device
-        self.amp = runtime.amp_dtype(self.device, t.amp)
-        # Rank 0 prepares the corpus if needed, then the others load it.
-        corpus = self.dist.main_first(lambda: load_corpus(cfg.data, splits=("train", "valid"), progress=self.progress))
-        self.src_tok, self.tgt_tok = corpus.src_tok, corpus.tgt_tok
-        self.train_split = corpus.splits["train"]
-        self.valid = ValidationSet(corpus.splits["valid"], corpus.text("valid", cfg.data.tgt),
-                                   corpus.text("valid", cfg.data.src))
-        if self.dist.is_main:
-            for side, tok in (("src", self.src_tok), ("tgt", self.tgt_tok)):
-                atomic_write_bytes(run_dir / f"spm.{side}.model", tok.model_bytes)
-        self.sampler = BatchSampler(self.train_split.src_lengths, self.train_split.tgt_lengths,
-                                    max_tokens=t.max_tokens, batch_size=t.batch_size,
-                                    shuffle=True, seed=t.seed, max_len=t.max_len,
-                                    curriculum_epochs=t.curriculum_epochs)
-        self.model = build_model(cfg.model, self.src_tok.vocab_size, self.tgt_tok.vocab_size).to(self.device)
-        self.model.decoder.compile_step(t.compile)
-        self.train_model = self.dist.wrap(self.model)  # training forwards; the rest uses self.model
-        self.optimizer = build_optimizer(t, self.model)
-        self.per_update = self.dist.world_size * t.accumulate  # global batches per update
-        # Curriculum epochs are shorter; every later epoch has the size of the first full one.
-        full = min(t.curriculum_epochs, t.max_epochs)
-        epochs = [self.sampler.n_batches(e) for e in range(full)]
-        epochs += [self.sampler.n_batches(full)] * (t.max_epochs - full)
-        total = sum(math.ceil(n / self.per_update) for n in epochs)
-        self.schedule = Schedule(t, self.optimizer, t.max_steps or total)
-        self.scaler = runtime.grad_scaler(self.device, self.amp)
-        self.step = self.epoch = self.pos = self.tokens = 0
-        self.best: Optional[float] = None
-        self.best_history: list[tuple[float, int]] = []
-        self.bad_validations = self.nonfinite = 0
-        self.elapsed = 0.0
-        self.signal = 0  # the number of a stop signal received (SIGINT, SIGTERM), else 0
-        log.info("model: %s parameters; %d training pairs, %d batches per full epoch, %d updates planned",
-                 f"{count_parameters(self.model):,}", len(self.train_split), epochs[-1] if epochs else 0, total)
-        unit, size = ("tokens", t.max_tokens) if t.max_tokens else ("sentences", t.batch_size)
-        log.info("%d process(es)%s; batch per update: up to %d x %d x %d = %d %s (processes x "
-                 "accumulate x train.max_tokens/batch_size)", self.dist.world_size,
-                 f" ({self.dist.backend})" if self.dist.backend else "", self.dist.world_size,
-                 t.accumulate, size, self.per_update * size, unit)
+        self.parts = train_setup.build(cfg, run_dir, self.dist, self.progress)
+        p = self.parts
+        self.device, self.amp, self.model, self.train_model = p.device, p.amp, p.model, p.train_model
+        self.optimizer, self.schedule, self.scaler = p.optimizer, p.schedule, p.scaler
+        self.sampler, self.train_split, self.per_update = p.sampler, p.train_split, p.per_update
+        self.state = TrainState()
+        self.tokens = 0   # target tokens of the last update
+        self.signal = 0   # the number of a stop signal received (SIGINT, SIGTERM), else 0
 
-    # ------------------------------------------------------------ state
-    def state(self) -> dict[str, Any]:
-        return {
-            "config": self.cfg.model_dump(mode="json"), "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(), "schedule": self.schedule.state_dict(),
-            "scaler": self.scaler.state_dict(), "rng": runtime.rng_state(), "step": self.step,
-            "epoch": self.epoch, "pos": self.pos, "best": self.best,
-            "best_history": self.best_history, "bad_validations": self.bad_validations,
-            "elapsed": self.elapsed, "world_size": self.dist.world_size,
-            "tokenizers": {"src": ckpt.bytes_to_tensor(self.src_tok.model_bytes),
-                           "tgt": ckpt.bytes_to_tensor(self.tgt_tok.model_bytes)},
-        }
+    # ------------------------------------------------------------ checkpoints
+    def checkpoint(self, rng_ranks: Optional[list[dict[str, Any]]] = None) -> ckpt.Checkpoint:
+        """Everything needed to translate with the model and to resume this run exactly."""
+        return ckpt.Checkpoint(
+            config=self.cfg.model_dump(mode="json"), model=self.model.state_dict(),
+            tokenizers={"src": self.parts.src_tok.model_bytes, "tgt": self.parts.tgt_tok.model_bytes},
+            state=self.state, optimizer=self.optimizer.state_dict(), schedule=self.schedule.state_dict(),
+            scaler=self.scaler.state_dict(), rng=runtime.rng_state(), rng_ranks=rng_ranks,
+            world_size=self.dist.world_size)
 
-    def restore(self, payload: dict[str, Any]) -> None:
-        saved = config_mod.from_dict(config_mod.fill_saved_defaults(payload["config"]))
-        if saved.model != self.cfg.model:
-            diff = [k for k in type(saved.model).model_fields if getattr(saved.model, k) != getattr(self.cfg.model, k)]
-            raise CheckpointError(f"checkpoint was trained with a different model config ({', '.join('model.' + k for k in diff)})")
-        self.model.load_state_dict(payload["model"])
-        self.optimizer.load_state_dict(payload["optimizer"])
-        self.schedule.load_state_dict(payload["schedule"])
-        self.scaler.load_state_dict(payload["scaler"])
-        streams = payload.get("rng_ranks") or [payload["rng"]]
+    def restore(self, saved: ckpt.Checkpoint) -> None:
+        """Continue from ``saved`` (same model config): weights, optimizer, schedules, streams, counters."""
+        saved_cfg = config_mod.from_dict(config_mod.fill_saved_defaults(saved.config))
+        if saved_cfg.model != self.cfg.model:
+            diff = [k for k in type(saved_cfg.model).model_fields
+                    if getattr(saved_cfg.model, k) != getattr(self.cfg.model, k)]
+            raise CheckpointError(f"checkpoint was trained with a different model config "
+                                  f"({', '.join('model.' + k for k in diff)})")
+        if not saved.trainable:
+            raise CheckpointError("checkpoint holds a model only (no optimizer or random streams); "
+                                  "it can translate but not resume training")
+        self.model.load_state_dict(saved.model)
+        self.optimizer.load_state_dict(saved.optimizer)
+        self.schedule.load_state_dict(saved.schedule)
+        self.scaler.load_state_dict(saved.scaler)
+        streams = saved.rng_ranks or [saved.rng]
         if self.dist.rank < len(streams):  # a rank new to the run keeps its fresh seed + rank stream
             runtime.set_rng_state(streams[self.dist.rank])
-        saved_world = payload.get("world_size", 1)
-        if saved_world != self.dist.world_size and self.dist.is_main:
+        if saved.world_size != self.dist.world_size and self.dist.is_main:
             log.warning("checkpoint written by %d process(es), resuming with %d: same batches, model and "
                         "optimizer, but other dropout/teacher-forcing draws than an uninterrupted run",
-                        saved_world, self.dist.world_size)
-        self.step, self.epoch, self.pos = payload["step"], payload["epoch"], payload["pos"]
-        self.best, self.bad_validations = payload["best"], payload["bad_validations"]
-        self.best_history = [tuple(x) for x in payload["best_history"]]
-        self.elapsed = payload["elapsed"]
-        log.info("resumed at step %d (epoch %d, batch %d)", self.step, self.epoch + 1, self.pos)
+                        saved.world_size, self.dist.world_size)
+        self.state = TrainState.from_state_dict(saved.state.state_dict())
+        log.info("resumed at step %d (epoch %d, batch %d)", self.state.step, self.state.epoch + 1, self.state.pos)
 
     def save(self, name: str) -> Optional[Path]:
         """Rank 0 writes the checkpoint, with every rank's random streams; all ranks must call it."""
         streams = self.dist.gather(runtime.rng_state())
         if not self.dist.is_main:
             return None
-        payload = self.state()
-        if self.dist.enabled:
-            payload["rng_ranks"] = streams
-        return ckpt.save(self.run_dir / "checkpoints" / name, payload)
+        return ckpt.save(self.run_dir / "checkpoints" / name,
+                         self.checkpoint(streams if self.dist.enabled else None))
 
-    def record(self, event: dict[str, Any]) -> None:
-        """Append one machine-readable line to metrics.jsonl (rank 0)."""
-        if not self.dist.is_main:
-            return
-        with open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(event) + "\n")
+    def record(self, event: events.Event) -> None:
+        """Append one event to metrics.jsonl (rank 0)."""
+        if self.dist.is_main:
+            events.append(self.run_dir, event)
 
     # ------------------------------------------------------------ one update
     def target_tokens(self, group: list[list[int]]) -> int:
@@ -197,13 +155,13 @@ class Trainer:
         divided by the target tokens of the whole group, so the gradients summed over ranks are
         those of one process on all of ``group``.  DDP averages over the W ranks: hence ``* W``.
         """
-        t, world = self.cfg.train, self.dist.world_size
+        t, world, state = self.cfg.train, self.dist.world_size, self.state
         n_tokens = self.target_tokens(group)
         mine, weight = distributed.shard(group, self.dist.rank, world), world
         if not mine:  # an epoch's short last group: still join DDP's all-reduce, with zero gradient
             mine, weight = group[:1], 0
         batches = [collate(self.train_split, idx, t.max_len) for idx in mine]
-        p = teacher_forcing_p(t, self.step)
+        p = teacher_forcing_p(t, state.step)
         total = 0.0
         for i, batch in enumerate(batches):
             batch = batch.to(self.device, non_blocking=True)
@@ -215,46 +173,43 @@ class Trainer:
             except torch.OutOfMemoryError:
                 raise UserError(
                     f"out of memory on a batch of {batch.src.size(0)} sentences, source length "
-                    f"{batch.src.size(1)}, target length {batch.tgt_in.size(1)} (step {self.step + 1}); "
+                    f"{batch.src.size(1)}, target length {batch.tgt_in.size(1)} (step {state.step + 1}); "
                     f"lower train.max_tokens (now {t.max_tokens}) and raise train.accumulate") from None
             value = loss.item()
             total += value if weight else 0.0 * value  # 0 * nan is nan: a bad stand-in still vetoes
         total = self.dist.all_sum([total])[0]  # every rank skips, or steps, alike
         if not math.isfinite(total):
             self.optimizer.zero_grad(set_to_none=True)
-            self.nonfinite += 1
-            log.warning("non-finite loss at step %d: update skipped (%d in a row)", self.step + 1, self.nonfinite)
-            if self.nonfinite >= t.max_nonfinite:
-                raise TrainingError(f"{self.nonfinite} non-finite losses in a row at step {self.step + 1}; "
+            state.nonfinite += 1
+            log.warning("non-finite loss at step %d: update skipped (%d in a row)", state.step + 1, state.nonfinite)
+            if state.nonfinite >= t.max_nonfinite:
+                raise TrainingError(f"{state.nonfinite} non-finite losses in a row at step {state.step + 1}; "
                                     f"lower train.lr or enable train.clip_grad_norm")
             return None, n_tokens
-        self.nonfinite = 0
+        state.nonfinite = 0
         apply_gradients(self.model, self.optimizer, self.scaler, t.clip_grad_norm)
         self.schedule.step()
-        self.step += 1
+        state.step += 1
         return total / n_tokens, n_tokens
 
     # ------------------------------------------------------------ validation
     def run_validation(self) -> dict[str, Any]:
         """Rank 0 validates while the others wait; then every rank applies the same score."""
-        t = self.cfg.train
+        t, state, parts = self.cfg.train, self.state, self.parts
         metrics = self.dist.on_main(lambda: validate(
-            self.model, self.valid, self.cfg, self.tgt_tok, self.src_tok, self.device, self.amp,
-            plot_path=self.run_dir / "attention" / f"step{self.step:07d}.png"))
+            self.model, parts.valid, self.cfg, parts.tgt_tok, parts.src_tok, self.device, self.amp,
+            plot_path=self.run_dir / "attention" / f"step{state.step:07d}.png"))
         value = metrics[t.metric]
-        better = self.best is None or (value < self.best if t.metric == "loss" else value > self.best)
+        better = state.validated(t.metric, value)
         if better:
-            self.best, self.bad_validations = value, 0
             self.save("best.pt")
-        else:
-            self.bad_validations += 1
         self._keep_best(value)
         self.schedule.validated(value)
-        event = {"event": "valid", "step": self.step, "epoch": self.epoch + 1,
-                 "elapsed_s": round(self.elapsed, 2), "lr": self.schedule.lr, "best": self.best,
-                 **{k: v for k, v in metrics.items()}}
-        self.record(event)
-        log.info("valid step %d: loss %.3f ppl %.2f BLEU %.2f chrF %.2f%s", self.step, metrics["loss"],
+        self.record(events.Valid(
+            step=state.step, epoch=state.epoch + 1, elapsed_s=round(state.elapsed, 2), lr=self.schedule.lr,
+            best=state.best, loss=metrics["loss"], ppl=metrics["ppl"], bleu=metrics["bleu"],
+            chrf=metrics["chrf"], bleu_signature=metrics["bleu_signature"], samples=metrics["samples"]))
+        log.info("valid step %d: loss %.3f ppl %.2f BLEU %.2f chrF %.2f%s", state.step, metrics["loss"],
                  metrics["ppl"], metrics["bleu"], metrics["chrf"], " (best)" if better else "")
         for sample in metrics["samples"][:1]:
             log.info("  src: %s\n  ref: %s\n  hyp: %s", sample["src"], sample["ref"], sample["hyp"])
@@ -262,36 +217,21 @@ class Trainer:
 
     def _keep_best(self, value: float) -> None:
         """Keep the ``keep_best`` best step checkpoints besides best.pt and last.pt."""
-        keep = self.cfg.train.keep_best
-        if keep <= 1:
-            return
-        self.best_history.append((value, self.step))
-        sign = 1 if self.cfg.train.metric == "loss" else -1
-        self.best_history.sort(key=lambda vs: (sign * vs[0], vs[1]))
-        if (value, self.step) in self.best_history[:keep]:
-            self.save(f"step{self.step:07d}.pt")
-        for _, step in self.best_history[keep:]:
+        state = self.state
+        decision = keep_best(state.history, self.cfg.train.metric, value, state.step, self.cfg.train.keep_best)
+        state.history = decision.history
+        if decision.save:
+            self.save(f"step{state.step:07d}.pt")
+        for step in decision.drop:
             if self.dist.is_main:
                 (self.run_dir / "checkpoints" / f"step{step:07d}.pt").unlink(missing_ok=True)
-        self.best_history = self.best_history[:keep]
 
     # ------------------------------------------------------------ the loop
-    def _stop_reason(self) -> Optional[str]:
+    def stop_reason(self) -> Optional[str]:
         """Why to stop now, if at all; ranks agree on signals (any rank) and time (slowest clock)."""
-        t = self.cfg.train
-        signum, self.elapsed = self.dist.all_max([float(self.signal), self.elapsed])
+        signum, self.state.elapsed = self.dist.all_max([float(self.signal), self.state.elapsed])
         self.signal = int(signum)
-        if self.signal:
-            return "interrupted"
-        if t.max_steps is not None and self.step >= t.max_steps:
-            return "max_steps"
-        if t.time_budget_min is not None and self.elapsed >= 60 * t.time_budget_min:
-            return "time_budget"
-        if t.patience is not None and self.bad_validations >= t.patience:
-            return "early_stopping"
-        if self.epoch >= t.max_epochs:
-            return "max_epochs"
-        return None
+        return stop_reason(self.state, self.cfg.train, self.signal)
 
     def _on_signal(self, signum: int, _frame: Any) -> None:
         log.warning("%s%s received: saving a checkpoint after this update (again to abort)",
@@ -301,66 +241,72 @@ class Trainer:
 
     def after_update(self, loss: Optional[float], tokens_per_s: float) -> None:
         """Log one update (every ``log_every``) and validate when due."""
-        t = self.cfg.train
+        t, state = self.cfg.train, self.state
         threads.tick()
-        if loss is not None and self.step % t.log_every == 0:
-            self.record({"event": "train", "step": self.step, "epoch": self.epoch + 1, "loss": loss,
-                         "lr": self.schedule.lr, "tf": teacher_forcing_p(t, self.step - 1),
-                         "tok_s": round(tokens_per_s, 1), "tgt_tokens": self.tokens,
-                         "world_size": self.dist.world_size, "elapsed_s": round(self.elapsed, 2)})
-        if t.valid_every and self.step % t.valid_every == 0 and loss is not None:
+        if loss is not None and state.step % t.log_every == 0:
+            self.record(events.Train(
+                step=state.step, epoch=state.epoch + 1, loss=loss, lr=self.schedule.lr,
+                tf=teacher_forcing_p(t, state.step - 1), tok_s=round(tokens_per_s, 1), tgt_tokens=self.tokens,
+                elapsed_s=round(state.elapsed, 2), world_size=self.dist.world_size))
+        if t.valid_every and state.step % t.valid_every == 0 and loss is not None:
             self.run_validation()
             self.save("last.pt")
 
+    def run_epoch(self, clock: float) -> Optional[str]:
+        """Updates from the current position to the end of the epoch, unless a stop rule fires first."""
+        state, reason = self.state, None
+        batches = self.sampler.batches(state.epoch)
+        bar = tqdm(total=len(batches), initial=state.pos, desc=f"epoch {state.epoch + 1}",
+                   disable=not self.progress, unit="batch", dynamic_ncols=True, leave=False)
+        while state.pos < len(batches) and reason is None:
+            group = batches[state.pos:state.pos + self.per_update]
+            start = time.perf_counter()
+            loss, self.tokens = self.update(group)
+            state.pos += len(group)
+            state.elapsed = time.perf_counter() - clock
+            speed = self.tokens / max(time.perf_counter() - start, 1e-9)
+            bar.update(len(group))
+            if loss is not None:
+                bar.set_postfix(loss=f"{loss:.3f}", lr=f"{self.schedule.lr:.2e}", tok_s=f"{speed:.0f}")
+            self.after_update(loss, speed)
+            reason = self.stop_reason()
+        bar.close()
+        if state.pos >= len(batches):
+            t = self.cfg.train
+            state.epoch, state.pos = state.epoch + 1, 0
+            if not (t.valid_every and state.step % t.valid_every == 0):
+                self.run_validation()
+            self.save("last.pt")
+            reason = self.stop_reason()
+        return reason
+
     def fit(self) -> "RunOutcome":
-        t = self.cfg.train
+        t, state = self.cfg.train, self.state
         handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-        clock = time.perf_counter() - self.elapsed
-        self.record({"event": "start", "step": self.step, "epoch": self.epoch, "elapsed_s": round(self.elapsed, 2),
-                     "params": count_parameters(self.model), "world_size": self.dist.world_size,
-                     "amp": runtime.amp_name(self.amp),
-                     **runtime.hardware(self.device)})
-        reason = self._stop_reason()
+        clock = time.perf_counter() - state.elapsed
+        self.record(events.Start(step=state.step, epoch=state.epoch, elapsed_s=round(state.elapsed, 2),
+                                 params=count_parameters(self.model), world_size=self.dist.world_size,
+                                 amp=runtime.amp_name(self.amp), hardware=runtime.hardware(self.device)))
+        reason = self.stop_reason()
         try:
             while reason is None:
-                batches = self.sampler.batches(self.epoch)
-                bar = tqdm(total=len(batches), initial=self.pos, desc=f"epoch {self.epoch + 1}",
-                           disable=not self.progress, unit="batch", dynamic_ncols=True, leave=False)
-                while self.pos < len(batches) and reason is None:
-                    group = batches[self.pos:self.pos + self.per_update]
-                    start = time.perf_counter()
-                    loss, self.tokens = self.update(group)
-                    self.pos += len(group)
-                    self.elapsed = time.perf_counter() - clock
-                    speed = self.tokens / max(time.perf_counter() - start, 1e-9)
-                    bar.update(len(group))
-                    if loss is not None:
-                        bar.set_postfix(loss=f"{loss:.3f}", lr=f"{self.schedule.lr:.2e}", tok_s=f"{speed:.0f}")
-                    self.after_update(loss, speed)
-                    reason = self._stop_reason()
-                bar.close()
-                if self.pos >= len(batches):
-                    self.epoch, self.pos = self.epoch + 1, 0
-                    if not (t.valid_every and self.step % t.valid_every == 0):
-                        self.run_validation()
-                    self.save("last.pt")
-                    reason = self._stop_reason()
-            if reason != "interrupted" and self.best is None:  # never validated (no best.pt)
+                reason = self.run_epoch(clock)
+            if reason != "interrupted" and state.best is None:  # never validated (no best.pt)
                 self.run_validation()
             self.save("last.pt")
         finally:
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
-        self.record({"event": "stop", "reason": reason, "step": self.step, "epoch": self.epoch,
-                     "elapsed_s": round(self.elapsed, 2), "best": self.best})
+        self.record(events.Stop(reason=reason, step=state.step, epoch=state.epoch,
+                                elapsed_s=round(state.elapsed, 2), best=state.best))
         if reason == "interrupted":
             name = signal.Signals(self.signal).name
             log.warning("stopped by %s at step %d; checkpoints/last.pt is saved and the run can be resumed",
-                        name, self.step)
-            return RunOutcome(f"interrupted by {name} at step {self.step}; checkpoints/last.pt saved; "
+                        name, state.step)
+            return RunOutcome(f"interrupted by {name} at step {state.step}; checkpoints/last.pt saved; "
                               f"continue with: nmt train --resume {self.run_dir}", self.signal)
-        return RunOutcome(f"stopped ({reason}) at step {self.step}, epoch {self.epoch}, after "
-                          f"{self.elapsed / 60:.1f} min; best {t.metric} {self.best}; run in {self.run_dir}")
+        return RunOutcome(f"stopped ({reason}) at step {state.step}, epoch {state.epoch}, after "
+                          f"{state.elapsed / 60:.1f} min; best {t.metric} {state.best}; run in {self.run_dir}")
 
 
 def resolve_run(config: Optional[Path], overrides: list[str], resume: Optional[Path] = None) -> tuple[Config, Path]:
@@ -417,9 +363,9 @@ def run_training(config: Optional[Path], overrides: list[str], resume: Optional[
         dist.on_main(claim)
         if resume is None:
             return Trainer(cfg, run_dir, progress, dist).fit()
-        payload = ckpt.load(run_dir / "checkpoints" / "last.pt")  # a bad file fails before data loads
+        saved = ckpt.load(run_dir / "checkpoints" / "last.pt")  # a bad file fails before data loads
         trainer = Trainer(cfg, run_dir, progress, dist)
-        trainer.restore(payload)
+        trainer.restore(saved)
         if overrides and dist.is_main:
             atomic_write_bytes(run_dir / "config.yaml", config_mod.dump(cfg).encode("utf-8"))
         return trainer.fit()

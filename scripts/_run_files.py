@@ -1,6 +1,6 @@
 """Reading what ``nmt train`` and ``nmt eval`` leave in a run directory, for the scripts.
 
-``metrics.jsonl`` holds one JSON event per line (start, train, valid, stop); an evaluation
+``metrics.jsonl`` holds one event per line (:mod:`nmt.events`: start, train, valid, stop); an evaluation
 folder (``nmt eval --out FOLDER``) holds ``report.json``; ``checkpoints/best.pt`` rebuilds
 the model.
 """
@@ -12,13 +12,19 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from nmt import events
 
-def read_events(run_dir: Path, script: str) -> list[dict[str, Any]]:
-    """Every event of ``run_dir/metrics.jsonl``; a missing file ends ``script`` with one line."""
-    path = Path(run_dir) / "metrics.jsonl"
+
+def read_events(run_dir: Path, script: str) -> list[events.Event]:
+    """Every event of ``run_dir/metrics.jsonl`` (typed, :mod:`nmt.events`); a missing or
+    unreadable file ends ``script`` with one line."""
+    path = Path(run_dir) / events.FILE_NAME
     if not path.is_file():
         sys.exit(f"{script}: error: {path} not found (not a run directory?)")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    try:
+        return events.read(run_dir)
+    except ValueError as exc:
+        sys.exit(f"{script}: error: {exc}")
 
 
 def read_eval(folder: Path) -> Optional[dict[str, Any]]:

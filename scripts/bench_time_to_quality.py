@@ -31,7 +31,7 @@ from typing import Any, NoReturn, Optional
 import _bench_common as common
 from _run_files import read_events
 from nmt import config as config_mod
-from nmt import rundir, runtime
+from nmt import events, rundir, runtime
 from nmt.config import Config, DataConfig
 from nmt.errors import UserError
 from nmt.train import RunOutcome, Trainer, open_run_dir
@@ -56,9 +56,9 @@ class QualityTrainer(Trainer):
         self.reached = self.reached or metrics["bleu"] >= self.target
         return metrics
 
-    def _stop_reason(self) -> Optional[str]:
+    def stop_reason(self) -> Optional[str]:
         # The trainer asks this after every update and every epoch's validation.
-        return super()._stop_reason() or (STOP_REASON if self.reached else None)
+        return super().stop_reason() or (STOP_REASON if self.reached else None)
 
 
 def has_valid_split(data: DataConfig) -> bool:
@@ -130,23 +130,23 @@ def train(cfg: Config, target: float, overwrite: bool) -> tuple[Path, RunOutcome
         return run_dir, QualityTrainer(cfg, run_dir, sys.stderr.isatty(), target).fit()
 
 
-def records(events: list[dict[str, Any]], levels: list[float], config: str, run_dir: Path) -> list[dict[str, Any]]:
+def records(log: list[events.Event], levels: list[float], config: str, run_dir: Path) -> list[dict[str, Any]]:
     """One record per level, then the summary, from a finished run's metrics.jsonl events."""
-    start = next(e for e in events if e.get("event") == "start")
-    stop = [e for e in events if e.get("event") == "stop"][-1]
-    valid = [e for e in events if e.get("event") == "valid"]
+    start = events.of_kind(log, events.Start)[0]
+    stop = events.of_kind(log, events.Stop)[-1]
+    valid = events.of_kind(log, events.Valid)
     head = {"bench": "time_to_quality", "config": config}
-    hardware = {k: start.get(k) for k in HARDWARE_KEYS}
+    hardware = {k: start.amp if k == "amp" else start.hardware.get(k) for k in HARDWARE_KEYS}
     rows = []
     for level in levels:
-        first = next((e for e in valid if e["bleu"] >= level), None)
+        first = next((e for e in valid if e.bleu >= level), None)
         rows.append({**head, "level": level, "reached": first is not None,
-                     **{k: first[k] if first else None for k in ("step", "elapsed_s", "bleu")}, **hardware})
-    best = max(valid, key=lambda e: e["bleu"], default=None)  # the first of equals
-    rows.append({**head, "event": "done", "run_dir": str(run_dir), "best_bleu": best["bleu"] if best else None,
-                 "best_step": best["step"] if best else None, "steps": stop["step"], "epochs": stop["epoch"],
-                 "elapsed_s": stop["elapsed_s"], "stop_reason": stop["reason"], "validations": len(valid),
-                 "levels_reached": sum(r["reached"] for r in rows), "params": start.get("params"), **hardware})
+                     **{k: getattr(first, k) if first else None for k in ("step", "elapsed_s", "bleu")}, **hardware})
+    best = max(valid, key=lambda e: e.bleu, default=None)  # the first of equals
+    rows.append({**head, "event": "done", "run_dir": str(run_dir), "best_bleu": best.bleu if best else None,
+                 "best_step": best.step if best else None, "steps": stop.step, "epochs": stop.epoch,
+                 "elapsed_s": stop.elapsed_s, "stop_reason": stop.reason, "validations": len(valid),
+                 "levels_reached": sum(r["reached"] for r in rows), "params": start.params, **hardware})
     return rows
 
 

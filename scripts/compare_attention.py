@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from _run_files import checkpoint_parameters, read_eval, read_events
+from nmt import events
 
 SCRIPT = "compare_attention.py"
 # name -> overrides on top of the base config (presets, then self-attention on top of bahdanau)
@@ -53,14 +54,14 @@ def run_variant(name: str, overrides: list[str], args: argparse.Namespace) -> di
     if evaluated.returncode != 0:
         return {"bench": "compare_attention", "variant": name, "error": evaluated.stderr.strip()[-300:]}
     score = read_eval(run_dir / "eval")
-    events = read_events(run_dir, SCRIPT)
-    speeds = [e["tok_s"] for e in events if e["event"] == "train"]
-    stop = next(e for e in events if e["event"] == "stop")
+    log = read_events(run_dir, SCRIPT)
+    speeds = [e.tok_s for e in events.of_kind(log, events.Train)]
+    stop = events.of_kind(log, events.Stop)[0]
     params = checkpoint_parameters(run_dir / "checkpoints" / "best.pt")
     return {"bench": "compare_attention", "variant": name, "overrides": overrides, "minutes": args.minutes,
             "test_bleu_greedy": round(score["bleu"], 2), "test_chrf_greedy": round(score["chrf"], 2),
             "params": params, "train_tokens_per_s": round(sum(speeds) / max(len(speeds), 1), 1),
-            "updates": stop["step"], "epochs": stop["epoch"], "split": args.split}
+            "updates": stop.step, "epochs": stop.epoch, "split": args.split}
 
 
 def main() -> None:

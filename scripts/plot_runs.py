@@ -14,13 +14,14 @@ import json
 from pathlib import Path
 
 from _run_files import read_events
+from nmt import events
 from nmt.plots import plot_curves
 
 
 def curve(run_dir: Path, metric: str) -> list[tuple[float, float]]:
     """(minutes, metric) of every validation event of one run."""
-    events = read_events(run_dir, "plot_runs.py")
-    return [(e["elapsed_s"] / 60.0, float(e[metric])) for e in events if e.get("event") == "valid"]
+    valid = events.of_kind(read_events(run_dir, "plot_runs.py"), events.Valid)
+    return [(e.elapsed_s / 60.0, float(getattr(e, metric))) for e in valid]
 
 
 def main() -> None:

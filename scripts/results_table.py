@@ -22,41 +22,41 @@ from pathlib import Path
 from typing import Any, Optional
 
 from _run_files import checkpoint_parameters, read_eval, read_events
+from nmt import events
 
 SCRIPT = "results_table.py"
 EVALS = {"greedy": "eval-greedy", "beam5": "eval-beam5"}
 
 
-def first_minutes_at(events: list[dict[str, Any]], bleu: float) -> Optional[float]:
+def first_minutes_at(valid: list[events.Valid], bleu: float) -> Optional[float]:
     """Wall-clock minutes of the first validation with greedy BLEU >= ``bleu``."""
-    return next((round(e["elapsed_s"] / 60, 1) for e in events
-                 if e.get("event") == "valid" and e["bleu"] >= bleu), None)
+    return next((round(e.elapsed_s / 60, 1) for e in valid if e.bleu >= bleu), None)
 
 
 def summarize(run_dir: Path) -> dict[str, Any]:
     """One row: what the run was, how long it trained, on what, and how it scored."""
     import yaml
 
-    events = read_events(run_dir, SCRIPT)
+    log = read_events(run_dir, SCRIPT)
     config = yaml.safe_load((run_dir / "config.yaml").read_text(encoding="utf-8"))
-    starts = [e for e in events if e.get("event") == "start"]
-    stops = [e for e in events if e.get("event") == "stop"]
-    valid = [e for e in events if e.get("event") == "valid"]
+    starts, stops = events.of_kind(log, events.Start), events.of_kind(log, events.Stop)
+    valid = events.of_kind(log, events.Valid)
     if not stops:
         sys.exit(f"{SCRIPT}: error: {run_dir} has no stop event (still training, or killed?)")
     stop = stops[-1]
-    best = max(valid, key=lambda e: e["bleu"], default=None)  # the first of equals: best.pt's
+    best = max(valid, key=lambda e: e.bleu, default=None)  # the first of equals: best.pt's
     row: dict[str, Any] = {
         "run": str(run_dir), "pair": f"{config['data']['src']}-{config['data']['tgt']}",
         "attention": config["model"]["attention"]["type"],
-        "params": starts[0]["params"] if starts else checkpoint_parameters(run_dir / "checkpoints" / "best.pt"),
-        "hardware": ({k: starts[0][k] for k in ("device", "device_name", "cpus", "threads", "torch")}
+        "params": (starts[0].params if starts and starts[0].params is not None
+                   else checkpoint_parameters(run_dir / "checkpoints" / "best.pt")),
+        "hardware": ({k: starts[0].hardware.get(k) for k in ("device", "device_name", "cpus", "threads", "torch")}
                      if starts else None),
-        "train_minutes": round(stop["elapsed_s"] / 60, 1), "epochs": stop["epoch"], "updates": stop["step"],
-        "stop_reason": stop["reason"],
-        "best_valid_bleu": round(best["bleu"], 2) if best else None,
-        "best_valid_minutes": round(best["elapsed_s"] / 60, 1) if best else None,
-        "minutes_to_valid_bleu_30": first_minutes_at(events, 30.0),
+        "train_minutes": round(stop.elapsed_s / 60, 1), "epochs": stop.epoch, "updates": stop.step,
+        "stop_reason": stop.reason,
+        "best_valid_bleu": round(best.bleu, 2) if best else None,
+        "best_valid_minutes": round(best.elapsed_s / 60, 1) if best else None,
+        "minutes_to_valid_bleu_30": first_minutes_at(valid, 30.0),
     }
     for name, folder in EVALS.items():
         scores = read_eval(run_dir / folder)

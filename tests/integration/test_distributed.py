@@ -61,8 +61,8 @@ def assert_same_training(run_dir: Path, reference: Path) -> None:
     for step in got:
         assert got[step]["tgt_tokens"] == want[step]["tgt_tokens"], step
         assert got[step]["loss"] == pytest.approx(want[step]["loss"], rel=1e-5), step
-    params = ckpt.load(run_dir / "checkpoints" / "last.pt")["model"]
-    expected = ckpt.load(reference / "checkpoints" / "last.pt")["model"]
+    params = ckpt.load(run_dir / "checkpoints" / "last.pt").model
+    expected = ckpt.load(reference / "checkpoints" / "last.pt").model
     assert params.keys() == expected.keys()
     for name in params:
         torch.testing.assert_close(params[name], expected[name], rtol=1e-4, atol=1e-5, msg=name)
@@ -180,8 +180,8 @@ def test_two_ranks_equal_one_rank_with_accumulation(tmp_path, toy_files, data_ro
     events = [json.loads(line)["event"] for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert events.count("valid") == 1 and events.count("stop") == 1
     last = ckpt.load(run_dir / "checkpoints" / "last.pt")
-    assert last["world_size"] == 2 and len(last["rng_ranks"]) == 2
-    assert not torch.equal(last["rng_ranks"][0]["torch"], last["rng_ranks"][1]["torch"])
+    assert last.world_size == 2 and len(last.rng_ranks) == 2
+    assert not torch.equal(last.rng_ranks[0]["torch"], last.rng_ranks[1]["torch"])
 
 
 def test_resume_one_rank_run_with_two_ranks(tmp_path, toy_files, data_root, reference):
@@ -213,7 +213,7 @@ def _rank_signalled_at(rank: int, port: int, assignments: list[str], victim: int
 
     def after_update(self, loss, speed):
         original(self, loss, speed)
-        if self.dist.rank == victim and self.step == step:
+        if self.dist.rank == victim and self.state.step == step:
             # raise() delivers to the calling (main) thread and runs the Python handler before it
             # returns; os.kill may land on another thread and be handled an update late under load.
             signal.raise_signal(signal.SIGTERM)
@@ -238,7 +238,7 @@ def test_signal_on_one_rank_stops_all_then_resume_alone(tmp_path, toy_files, dat
     spawn_two_ranks(_rank_signalled_at, (free_port(), overrides(tmp_path, files, data_root), 1, 2))
     run_dir = tmp_path / "runs" / "toy"
     last = ckpt.load(run_dir / "checkpoints" / "last.pt")
-    assert (last["step"], last["world_size"], len(last["rng_ranks"])) == (2, 2, 2)
+    assert (last.state.step, last.world_size, len(last.rng_ranks)) == (2, 2, 2)
     stop = json.loads((run_dir / "metrics.jsonl").read_text().splitlines()[-1])
     assert (stop["event"], stop["reason"], stop["step"]) == ("stop", "interrupted", 2)
 

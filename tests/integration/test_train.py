@@ -15,6 +15,7 @@ from nmt.errors import CheckpointError, UserError
 from nmt.evaluate import score
 from nmt.inference import load_checkpoint, translate_ids
 from nmt.train import Trainer, TrainingError, run_training
+from nmt.train_state import TrainState
 
 
 def losses(run_dir: Path) -> dict[int, float]:
@@ -53,7 +54,7 @@ def _interrupt_at(monkeypatch, step: int) -> None:
 
     def after_update(self, loss, speed):
         original(self, loss, speed)
-        if self.step == step:
+        if self.state.step == step:
             signal.raise_signal(signal.SIGINT)  # handled in this thread before it returns
 
     monkeypatch.setattr(Trainer, "after_update", after_update)
@@ -106,9 +107,14 @@ def test_nonfinite_losses_skip_updates_then_stop(tmp_path, toy_files, monkeypatc
 # ------------------------------------------------------------ checkpoints
 
 
+def _tiny(step: int, w: torch.Tensor) -> ckpt.Checkpoint:
+    """A checkpoint with a one-tensor "model", enough to tell two saves apart."""
+    return ckpt.Checkpoint(config={}, model={"w": w}, tokenizers={}, state=TrainState(step=step))
+
+
 def test_interrupted_checkpoint_write_keeps_previous(tmp_path, monkeypatch):
     path = tmp_path / "last.pt"
-    ckpt.save(path, {"step": 1, "w": torch.ones(3)})
+    ckpt.save(path, _tiny(1, torch.ones(3)))
 
     def crash(obj, handle, *a, **k):
         handle.write(b"PK\x03\x04 half a zip")
@@ -116,29 +122,29 @@ def test_interrupted_checkpoint_write_keeps_previous(tmp_path, monkeypatch):
 
     monkeypatch.setattr(torch, "save", crash)
     with pytest.raises(KeyboardInterrupt):
-        ckpt.save(path, {"step": 2, "w": torch.zeros(3)})
+        ckpt.save(path, _tiny(2, torch.zeros(3)))
     monkeypatch.undo()
-    assert ckpt.load(path)["step"] == 1
+    assert ckpt.load(path).state.step == 1
     assert [p.name for p in tmp_path.iterdir()] == ["last.pt"]  # no temporary left behind
 
 
 def test_disk_full_is_reported_and_previous_kept(tmp_path, monkeypatch):
     path = tmp_path / "last.pt"
-    ckpt.save(path, {"step": 1})
+    ckpt.save(path, _tiny(1, torch.ones(3)))
 
     def full(obj, handle, *a, **k):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(torch, "save", full)
     with pytest.raises(UserError, match="disk full"):
-        ckpt.save(path, {"step": 2})
+        ckpt.save(path, _tiny(2, torch.zeros(3)))
     monkeypatch.undo()
-    assert ckpt.load(path)["step"] == 1
+    assert ckpt.load(path).state.step == 1
 
 
 def test_truncated_random_and_foreign_files_are_clear_errors(tmp_path):
     good = tmp_path / "good.pt"
-    ckpt.save(good, {"step": 3, "w": torch.randn(100)})
+    ckpt.save(good, _tiny(3, torch.randn(100)))
     data = good.read_bytes()
     cases = {
         "truncated.pt": data[: len(data) // 2],
@@ -193,19 +199,19 @@ def test_kill_9_during_checkpoint_writes_leaves_a_loadable_file(tmp_path):
     """A process killed with SIGKILL while saving checkpoints in a loop never leaves a broken one."""
     import subprocess
     import sys
-    import time
 
     path = tmp_path / "last.pt"
-    ckpt.save(path, {"step": 0, "w": torch.zeros(10)})
+    ckpt.save(path, _tiny(0, torch.zeros(10)))
     writer = subprocess.Popen([sys.executable, "-c", (
         "import torch, sys\n"
         "from nmt import checkpoint as c\n"
+        "from nmt.train_state import TrainState\n"
         "for step in range(1, 10**6):\n"
-        "    c.save(sys.argv[1], {'step': step, 'w': torch.full((5_000_000,), float(step))})\n"
+        "    c.save(sys.argv[1], c.Checkpoint({}, {'w': torch.full((5_000_000,), float(step))}, {}, TrainState(step)))\n"
         "    print(step, flush=True)\n"), str(path)], stdout=subprocess.PIPE, text=True)
-    assert writer.stdout.readline().strip() == "1"  # at least one complete save
-    time.sleep(0.3)  # now somewhere in the middle of later saves
+    # Each line is a complete save; right after one the writer is in the next, whatever the machine's speed.
+    assert [writer.stdout.readline().strip() for _ in range(3)] == ["1", "2", "3"]
     writer.kill()
-    writer.wait()
+    writer.wait(timeout=60)
     loaded = ckpt.load(path)
-    assert loaded["step"] >= 1 and bool((loaded["w"] == float(loaded["step"])).all())
+    assert loaded.state.step >= 3 and bool((loaded.model["w"] == float(loaded.state.step)).all())

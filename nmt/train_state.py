@@ -1,0 +1,97 @@
+"""The run's progress as one object, and the rules that read it.
+
+:class:`TrainState` is everything a resumed run needs besides the model, optimizer and
+random streams: where it is in the data, what it has seen on validation, how long it ran.
+The rules (is a score better, should the run stop, which step checkpoints to keep) are
+pure functions of the state and the config, so they are tested without a model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+from nmt.config import TrainConfig
+
+
+def is_better(metric: str, value: float, best: Optional[float]) -> bool:
+    """Whether ``value`` beats ``best`` (None: nothing yet); loss falls, BLEU and chrF rise.
+
+    A tie is not better, so the first checkpoint with a score stays the best one.
+    """
+    if best is None:
+        return True
+    return value < best if metric == "loss" else value > best
+
+
+def metric_mode(metric: str) -> str:
+    """``"min"`` for a metric that should fall (loss), else ``"max"``: ReduceLROnPlateau's ``mode``."""
+    return "min" if metric == "loss" else "max"
+
+
+@dataclass
+class TrainState:
+    """Counters of one run, saved in every checkpoint (see :mod:`nmt.checkpoint`)."""
+
+    step: int = 0                 # optimizer updates done
+    epoch: int = 0                # full passes over the training data done
+    pos: int = 0                  # global batches of the current epoch consumed
+    best: Optional[float] = None  # best validation score so far (train.metric)
+    history: list[tuple[float, int]] = field(default_factory=list)  # (score, step) of kept step checkpoints, best first
+    bad_validations: int = 0      # validations in a row without a new best
+    nonfinite: int = 0            # non-finite losses in a row (updates skipped)
+    elapsed: float = 0.0          # seconds of training, validation included
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "history": [list(pair) for pair in self.history]}
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> "TrainState":
+        fields = {**state, "history": [(float(v), int(s)) for v, s in state.get("history", [])]}
+        return cls(**fields)
+
+    def validated(self, metric: str, value: float) -> bool:
+        """Count one validation with score ``value``; returns whether it is a new best."""
+        better = is_better(metric, value, self.best)
+        if better:
+            self.best, self.bad_validations = value, 0
+        else:
+            self.bad_validations += 1
+        return better
+
+
+def stop_reason(state: TrainState, cfg: TrainConfig, signal: int = 0) -> Optional[str]:
+    """Why the run stops now, if it does: a signal, then the update, time, patience and epoch limits."""
+    if signal:
+        return "interrupted"
+    if cfg.max_steps is not None and state.step >= cfg.max_steps:
+        return "max_steps"
+    if cfg.time_budget_min is not None and state.elapsed >= 60 * cfg.time_budget_min:
+        return "time_budget"
+    if cfg.patience is not None and state.bad_validations >= cfg.patience:
+        return "early_stopping"
+    if state.epoch >= cfg.max_epochs:
+        return "max_epochs"
+    return None
+
+
+@dataclass(frozen=True)
+class KeepDecision:
+    """What to do with the step checkpoints after one validation (see :func:`keep_best`)."""
+
+    history: list[tuple[float, int]]  # the kept (score, step) pairs, best first
+    save: bool                        # write this step's checkpoint
+    drop: list[int]                   # steps whose checkpoints to delete
+
+
+def keep_best(history: list[tuple[float, int]], metric: str, value: float, step: int, keep: int) -> KeepDecision:
+    """Keep the ``keep`` best step checkpoints (``keep <= 1``: none besides best.pt).
+
+    Ranked by score, then by step (the earlier of equals ranks first, as best.pt does).
+    """
+    if keep <= 1:
+        return KeepDecision(list(history), False, [])
+    sign = 1 if metric_mode(metric) == "min" else -1
+    ranked = sorted([*history, (value, step)], key=lambda pair: (sign * pair[0], pair[1]))
+    kept = ranked[:keep]
+    return KeepDecision(kept, (value, step) in kept, [s for _, s in ranked[keep:]])
