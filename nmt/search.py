@@ -4,12 +4,19 @@ Both searches call ``model.encode`` once (keys are projected there) and then
 ``model.step`` once per output position for the whole batch.  Scores are sums
 of token log-probabilities; beam search ranks finished hypotheses by the GNMT
 length penalty of Wu et al. (2016): ``score / ((5 + |Y|) / 6) ** alpha``.
+
+Beam search is built from small functions on tensors, each testable without a model:
+:func:`expand` (the best continuations of every hypothesis), :func:`prune` (the 2K best
+per sentence), :func:`extend` (the candidates as whole hypotheses), :func:`finish` (EOS
+candidates into the pool of finished ones), :func:`survive` (the K best others stay
+alive), :func:`is_done`, and :func:`compact` (sentences that are done leave the batch,
+every tensor of the :class:`BeamState` at once).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, replace
+from typing import NamedTuple, Optional
 
 import torch
 from torch import Tensor
@@ -103,6 +110,201 @@ def greedy(model: Seq2Seq, src: Tensor, src_len: Tensor, *, max_len_a: float = 1
                       log_probs.unsqueeze(1).clone(), attention)
 
 
+# ------------------------------------------------------------------ beam search, in parts
+#
+# Shapes: n sentences still searching, K beam size, C candidates per sentence (2K),
+# P = min(2K, V) tokens kept per hypothesis, L output budget of the longest sentence,
+# S source length.  The decoder state and ``enc`` hold K rows per sentence, n*K in all.
+
+
+@dataclass
+class Beams:
+    """k hypotheses for each of n sentences, in the order the search keeps them (best first).
+
+    The alive hypotheses, the candidates of one step and the pool of finished ones all take
+    this form; an empty slot has score and log-probability -inf.
+    """
+
+    scores: Tensor              # (n, k) ranking score: log_probs, or log_probs / length penalty once finished
+    log_probs: Tensor           # (n, k) sum of token log-probabilities
+    tokens: Tensor              # (n, k, L) ids so far, PAD after them
+    attention: Optional[Tensor] = None  # (n, k, L, S) weights so far, when requested
+
+    def take(self, idx: Tensor) -> "Beams":
+        """Hypotheses ``idx`` (n, j) of each sentence, in that order."""
+        n, j = idx.shape
+        L = self.tokens.size(2)
+        attention = None
+        if self.attention is not None:
+            attention = self.attention.gather(1, idx.view(n, j, 1, 1).expand(-1, -1, L, self.attention.size(3)))
+        return Beams(self.scores.gather(1, idx), self.log_probs.gather(1, idx),
+                     self.tokens.gather(1, idx.unsqueeze(-1).expand(-1, -1, L)), attention)
+
+    def rows(self, idx: Tensor) -> "Beams":
+        """Sentences ``idx`` (m,), in that order."""
+        attention = None if self.attention is None else self.attention.index_select(0, idx)
+        return Beams(self.scores.index_select(0, idx), self.log_probs.index_select(0, idx),
+                     self.tokens.index_select(0, idx), attention)
+
+    @staticmethod
+    def cat(parts: list["Beams"], dim: int) -> "Beams":
+        """Parts joined along sentences (``dim=0``) or hypotheses (``dim=1``)."""
+        attention = None if parts[0].attention is None else torch.cat([b.attention for b in parts], dim)
+        return Beams(torch.cat([b.scores for b in parts], dim), torch.cat([b.log_probs for b in parts], dim),
+                     torch.cat([b.tokens for b in parts], dim), attention)
+
+
+class Candidates(NamedTuple):
+    """The best continuations of each sentence at one step, best first."""
+
+    log_probs: Tensor           # (n, C) log p(y_<t) + log p(y_t | y_<t, x)
+    tokens: Tensor              # (n, C) the new token y_t
+    rows: Tensor                # (n, C) the decoder-state row (of n*K) of the hypothesis it extends
+
+
+@dataclass
+class BeamState:
+    """The search over the n sentences still searching, as of the end of one step."""
+
+    ids: Tensor                 # (n,) each sentence's position in the batch
+    limit: Tensor               # (n,) output budget in tokens, EOS included
+    lp_max: Tensor              # (n,) length penalty at the budget
+    alive: Beams                # (n, K) hypotheses still growing
+    finished: Beams             # (n, K) the best finished hypotheses (scores length-normalized)
+    prev: Tensor                # (n, K) last token of each alive hypothesis, the next step's input
+    parents: Tensor             # (n, K) the row of the last step's decoder state each alive one continues
+    enc: EncoderOutput          # n*K rows: each sentence's encoding, once per beam
+
+
+def _empty(B: int, K: int, L: int, S: Optional[int], device: torch.device) -> Beams:
+    """K empty slots per sentence: -inf scores, PAD tokens, zero attention (when S is given)."""
+    scores = torch.full((B, K), -float("inf"), device=device)
+    tokens = torch.full((B, K, L), PAD, dtype=torch.long, device=device)
+    attention = None if S is None else torch.zeros((B, K, L, S), device=device)
+    return Beams(scores, scores.clone(), tokens, attention)
+
+
+def start(enc: EncoderOutput, limit: Tensor, K: int, alpha: float, src_size: Optional[int]) -> BeamState:
+    """One live empty hypothesis (log-probability 0) and an empty pool per sentence.
+
+    ``enc`` holds K rows per sentence; ``limit`` (B,) the output budgets, whose largest sets L;
+    ``src_size`` S when attention is wanted, else None.
+    """
+    (B,), L, dev = limit.shape, int(limit.max()), limit.device
+    alive = _empty(B, K, L, src_size, dev)
+    alive.log_probs[:, 0] = 0.0
+    alive = replace(alive, scores=alive.log_probs)               # alive ones rank by log-probability
+    return BeamState(ids=torch.arange(B, device=dev), limit=limit, lp_max=length_penalty(limit, alpha),
+                     alive=alive, finished=_empty(B, K, L, src_size, dev),
+                     prev=torch.full((B, K), BOS, dtype=torch.long, device=dev),
+                     parents=torch.arange(B * K, device=dev).view(B, K), enc=enc)
+
+
+def expand(scores: Tensor, log_z: Tensor, alive: Tensor) -> tuple[Tensor, Tensor]:
+    """The continuations worth ranking: the P = min(2K, V) best tokens of every alive hypothesis.
+
+    ``scores`` (n*K, V) restricted logits and ``log_z`` (n*K, 1) their log-normalizer;
+    ``alive`` (n, K) the hypotheses' log-probabilities.  Returns the continuations'
+    log-probabilities alive + log p(y_t | y_<t, x) (n, K, P), best first per hypothesis, and
+    their tokens (n, K, P).  A sentence's 2K best continuations are all among these, since
+    any other is beaten by the P >= 2K (or all V) kept from its own hypothesis.
+    """
+    n, K = alive.shape
+    P = min(2 * K, scores.size(1))
+    tok_score, tok_id = scores.topk(P, dim=1)                    # (n*K, P)
+    cand = alive.view(-1, 1) + (tok_score - log_z)
+    return cand.view(n, K, P), tok_id.view(n, K, P)
+
+
+def prune(log_probs: Tensor, tokens: Tensor, width: int) -> Candidates:
+    """The ``width`` best of each sentence's continuations (n, K, P), best first."""
+    n, K, P = log_probs.shape
+    top, idx = log_probs.view(n, K * P).topk(width, dim=1)       # (n, C)
+    rows = torch.arange(n, device=idx.device).unsqueeze(1) * K + idx // P
+    return Candidates(top, tokens.view(n, K * P).gather(1, idx), rows)
+
+
+def extend(alive: Beams, cand: Candidates, attn: Tensor, t: int) -> Beams:
+    """The candidates as whole hypotheses: each parent's tokens with the new one at position t.
+
+    ``attn`` (n*K, S) is this step's attention of every alive hypothesis, kept where
+    ``alive`` keeps attention.
+    """
+    n, K, L = alive.tokens.shape
+    tokens = alive.tokens.view(n * K, L)[cand.rows]              # (n, C, L)
+    tokens[:, :, t] = cand.tokens
+    attention = None
+    if alive.attention is not None:
+        attention = alive.attention.view(n * K, L, -1)[cand.rows]  # (n, C, L, S)
+        attention[:, :, t] = attn.float()[cand.rows]
+    return Beams(cand.log_probs, cand.log_probs, tokens, attention)
+
+
+def finish(pool: Beams, cand: Beams, t: int, alpha: float) -> Beams:
+    """The pool of each sentence's K best finished hypotheses after step t.
+
+    A candidate (its last token at t, so of length t + 1) finishes when it ends in EOS,
+    has a finite log-probability, and ranks inside the beam (among the first K of the
+    C = 2K, which are best first), so a beam of one makes exactly the choices greedy
+    search makes.  It enters the pool with score log_prob / length_penalty(t + 1, alpha);
+    the pool keeps the K best by score, best first.
+    """
+    K, top = pool.scores.size(1), cand.log_probs
+    in_beam = torch.arange(top.size(1), device=top.device) < K
+    is_eos = (cand.tokens[:, :, t] == EOS) & in_beam & torch.isfinite(top)
+    norm = top / length_penalty(torch.full_like(top, t + 1), alpha)
+    neg_inf = torch.full_like(norm, -float("inf"))
+    new = Beams(torch.where(is_eos, norm, neg_inf), top.masked_fill(~is_eos, -float("inf")),
+                cand.tokens, cand.attention)
+    both = Beams.cat([pool, new], dim=1)                         # (n, K + C)
+    _, keep = both.scores.topk(K, dim=1)
+    return both.take(keep)
+
+
+def survive(cand: Beams, t: int, K: int) -> tuple[Beams, Tensor]:
+    """The K best candidates not ending in EOS (at t), best first, and their places (n, K) among them.
+
+    Where fewer than K do not end in EOS, the rest are filled with -inf hypotheses.
+    """
+    ended = cand.tokens[:, :, t] == EOS
+    masked = cand.log_probs.masked_fill(ended, -float("inf"))
+    _, pick = masked.topk(K, dim=1)
+    return Beams(masked, masked, cand.tokens, cand.attention).take(pick), pick
+
+
+def advance(beams: BeamState, scores: Tensor, log_z: Tensor, attn: Tensor, t: int,
+            alpha: float) -> BeamState:
+    """One search step from the decoder's restricted ``scores`` (n*K, V), their log-normalizer
+    ``log_z`` (n*K, 1) and attention ``attn`` (n*K, S): expand, prune, finish, survive."""
+    K = beams.alive.scores.size(1)
+    cand = prune(*expand(scores, log_z, beams.alive.log_probs), 2 * K)
+    grown = extend(beams.alive, cand, attn, t)
+    alive, pick = survive(grown, t, K)
+    return BeamState(beams.ids, beams.limit, beams.lp_max, alive, finish(beams.finished, grown, t, alpha),
+                     prev=alive.tokens[:, :, t], parents=cand.rows.gather(1, pick), enc=beams.enc)
+
+
+def is_done(finished: Tensor, alive: Tensor, lp_max: Tensor) -> Tensor:
+    """(n,) True where a sentence's search is over.
+
+    That is when nothing is alive, or when the pool is full and its worst score ``finished``
+    (n, K) beats the best any alive hypothesis can still reach: the best log-probability
+    ``alive`` (n, K) can only fall, and it is divided by at most ``lp_max`` (alpha >= 0).
+    """
+    bound = alive[:, 0] / lp_max
+    return (finished[:, -1] >= bound) | ~torch.isfinite(alive[:, 0])
+
+
+def compact(beams: BeamState, stay: Tensor) -> BeamState:
+    """The search restricted to sentences ``stay`` (n',), in that order: every tensor, one index."""
+    K = beams.alive.scores.size(1)
+    rows = (stay.unsqueeze(1) * K + torch.arange(K, device=stay.device)).view(-1)  # (n'*K,)
+    return BeamState(
+        ids=beams.ids[stay], limit=beams.limit[stay], lp_max=beams.lp_max[stay],
+        alive=beams.alive.rows(stay), finished=beams.finished.rows(stay),
+        prev=beams.prev[stay], parents=beams.parents[stay], enc=beams.enc.index_select(rows))
+
+
 @torch.inference_mode()
 def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: float = 1.0,
                 max_len_a: float = 1.5, max_len_b: int = 10, min_len: int = 1, n_best: int = 1,
@@ -122,95 +324,33 @@ def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, 
         raise ValueError(f"n_best={n_best} exceeds beam={K}")
     enc = model.encode(src, src_len).index_select(torch.arange(B, device=dev).repeat_interleave(K))
     state = model.init_state(enc)
-    limit = max_lengths(src_len, max_len_a, max_len_b)           # (B,) of the active sentences
-    L, S = int(limit.max()), src.size(1)
-    neg_inf = -float("inf")
-    lp_max = length_penalty(limit, alpha)                        # (B,)
-
-    # Results of finished sentences, by sentence.
-    out_scores = torch.full((B, K), neg_inf, device=dev)
-    out_logp = torch.full((B, K), neg_inf, device=dev)
-    out_tokens = torch.full((B, K, L), PAD, dtype=torch.long, device=dev)
-    out_attn = torch.zeros((B, K, L, S), device=dev) if return_attention else None
-
-    # Search state of the n active sentences (rows of the tensors below).
-    active = torch.arange(B, device=dev)                         # (n,) sentence ids
-    alive = torch.full((B, K), neg_inf, device=dev)
-    alive[:, 0] = 0.0                                            # one live start per sentence
-    history = torch.full((B, K, L), PAD, dtype=torch.long, device=dev)
-    alive_attn = torch.zeros((B, K, L, S), device=dev) if return_attention else None
-    pool_scores = torch.full((B, K), neg_inf, device=dev)       # normalized
-    pool_logp = torch.full((B, K), neg_inf, device=dev)
-    pool_tokens = torch.full((B, K, L), PAD, dtype=torch.long, device=dev)
-    pool_attn = torch.zeros((B, K, L, S), device=dev) if return_attention else None
-    prev = torch.full((B * K,), BOS, dtype=torch.long, device=dev)
-    in_beam = torch.arange(2 * K, device=dev).unsqueeze(0) < K   # (1, 2K) ranks inside the beam
-
-    for t in range(L):
-        n = active.size(0)
-        row_limit = limit.repeat_interleave(K)                   # (n*K,)
-        scores, log_z, state, attn = _next_token_scores(model, prev, state, enc, t, min_len, row_limit)
-        per_beam = min(2 * K, scores.size(1))
-        tok_score, tok_id = scores.topk(per_beam, dim=1)         # (n*K, 2K) best tokens of each beam
-        cand = (alive.view(-1, 1) + (tok_score - log_z)).view(n, K * per_beam)
-        top, idx = cand.topk(2 * K, dim=1)                       # (n, 2K)
-        src_beam = idx // per_beam
-        tok = tok_id.view(n, K * per_beam).gather(1, idx)
-        gather_rows = torch.arange(n, device=dev).unsqueeze(1) * K + src_beam  # (n, 2K)
-        seqs = history.view(n * K, L)[gather_rows]               # (n, 2K, L)
-        seqs[:, :, t] = tok
-        if return_attention:
-            cand_attn = alive_attn.view(n * K, L, S)[gather_rows].clone()
-            cand_attn[:, :, t] = attn.float()[gather_rows]
-
-        # Only an EOS that ranks inside the beam (top K) finishes a hypothesis, so a
-        # beam of one makes exactly the choices greedy search makes.
-        is_eos = (tok == EOS) & in_beam & torch.isfinite(top)
-        norm = top / length_penalty(torch.full_like(top, t + 1), alpha)
-        new_fin = torch.where(is_eos, norm, torch.full_like(norm, neg_inf))
-        pool_scores, keep = torch.cat([pool_scores, new_fin], dim=1).topk(K, dim=1)  # of (n, 3K)
-        pool_logp = torch.cat([pool_logp, top.masked_fill(~is_eos, neg_inf)], 1).gather(1, keep)
-        pool_tokens = torch.cat([pool_tokens, seqs], 1).gather(1, keep.unsqueeze(-1).expand(-1, -1, L))
-        if return_attention:
-            both = torch.cat([pool_attn, cand_attn], 1)
-            pool_attn = both.gather(1, keep.view(n, K, 1, 1).expand(-1, -1, L, S))
-
-        # The K best non-EOS candidates stay alive.
-        alive, pick = top.masked_fill(tok == EOS, neg_inf).topk(K, dim=1)  # (n, K)
-        chosen = gather_rows.gather(1, pick)                     # (n, K) rows of the old beams
-        history = seqs.gather(1, pick.unsqueeze(-1).expand(-1, -1, L))
-        if return_attention:
-            alive_attn = cand_attn.gather(1, pick.view(n, K, 1, 1).expand(-1, -1, L, S))
-        prev = tok.gather(1, pick).view(-1)
-
-        bound = alive[:, 0] / lp_max                             # best any alive one can still reach
-        done = (pool_scores[:, -1] >= bound) | ~torch.isfinite(alive[:, 0])
+    limit = max_lengths(src_len, max_len_a, max_len_b)           # (B,)
+    beams = start(enc, limit, K, alpha, src.size(1) if return_attention else None)
+    done_ids: list[Tensor] = []                                  # sentences done, in the order they finished
+    done_pools: list[Beams] = []                                 # and their finished hypotheses
+    for t in range(beams.alive.tokens.size(2)):
+        row_limit = beams.limit.repeat_interleave(K)             # (n*K,)
+        scores, log_z, state, attn = _next_token_scores(
+            model, beams.prev.reshape(-1), state, beams.enc, t, min_len, row_limit)
+        beams = advance(beams, scores, log_z, attn, t, alpha)
+        done = is_done(beams.finished.scores, beams.alive.log_probs, beams.lp_max)
         if bool(done.any()):
-            finished = active[done]
-            out_scores[finished], out_logp[finished], out_tokens[finished] = (
-                pool_scores[done], pool_logp[done], pool_tokens[done])
-            if return_attention:
-                out_attn[finished] = pool_attn[done]
+            finished = done.nonzero().squeeze(1)
+            done_ids.append(beams.ids[finished])
+            done_pools.append(beams.finished.rows(finished))
             stay = (~done).nonzero().squeeze(1)                  # (n',) rows still searching
             if stay.numel() == 0:
                 break
-            stay_rows = (stay.unsqueeze(1) * K + torch.arange(K, device=dev)).view(-1)
-            enc = enc.index_select(stay_rows)
-            chosen, prev = chosen[stay], prev.view(n, K)[stay].reshape(-1)
-            active, limit, lp_max = active[stay], limit[stay], lp_max[stay]
-            alive, history = alive[stay], history[stay]
-            pool_scores, pool_logp, pool_tokens = pool_scores[stay], pool_logp[stay], pool_tokens[stay]
-            if return_attention:
-                alive_attn, pool_attn = alive_attn[stay], pool_attn[stay]
-        state = state.index_select(chosen.reshape(-1))
+            beams = compact(beams, stay)
+        state = state.index_select(beams.parents.reshape(-1))
     else:  # each sentence's last allowed step admits only EOS, which ends it: never reached
         raise AssertionError("beam search ran out of steps with unfinished sentences")
 
-    n = n_best
-    tokens = out_tokens[:, :n]
-    lengths = (tokens != PAD).sum(-1)
-    attention = out_attn[:, :n] if return_attention else None
-    return Hypotheses(tokens, lengths, out_logp[:, :n], out_scores[:, :n], attention)
+    out = Beams.cat(done_pools, dim=0).rows(torch.cat(done_ids).argsort())  # (B, K, ...) in batch order
+    tokens = out.tokens[:, :n_best]
+    attention = out.attention[:, :n_best] if out.attention is not None else None
+    return Hypotheses(tokens, (tokens != PAD).sum(-1), out.log_probs[:, :n_best], out.scores[:, :n_best],
+                      attention)
 
 
 def search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int, alpha: float, max_len_a: float,

@@ -27,7 +27,9 @@ is split into its embedding and context/feed columns); the attention keys (by th
 and, when nothing feeds back, the output layer, run once over (B*T, H) after the loop.
 When no attention result is fed back (Luong without input feeding) and every input is the
 reference, :meth:`forward` runs the recurrence as one nn.GRU/nn.LSTM call and attention as
-one batched product over (B, T, S) (the *fast path*).
+one batched product over (B, T, S) (the *fast path*).  Every other loop over time (training,
+scheduled sampling, search) carries a :class:`~nmt.model.state.StepState` through one step
+function, ``_advance``, which :meth:`Decoder.compile_step` can hand to ``torch.compile``.
 
 Shapes: B batch, S source length, T target length, E embedding size, H hidden size,
 K context (encoder output) size, V target vocabulary, L layers, G gates x H.
@@ -35,7 +37,7 @@ K context (encoder output) size, V target vocabulary, L layers, G gates x H.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import torch
 import torch.nn.functional as F
@@ -46,11 +48,26 @@ from nmt.model.bridge import StartState
 from nmt.model.cells import LayerWeights, layer_weights, stack_step
 from nmt.model.encoder import rnn_class
 from nmt.model.self_attention import SelfAttentionBlock, causal_mask
-from nmt.model.state import DecoderState, EncoderOutput, FinalState, SelfAttentionMemory
+from nmt.model.state import DecoderState, EncoderOutput, FinalState, SelfAttentionMemory, StepState
 
 STYLES = ("bahdanau", "luong")
 
-Layers = list[Tensor]  # one (B, H) tensor per layer, while stepping
+
+class StepWeights(NamedTuple):
+    """The recurrent weights as a step uses them, taken apart once per call, not once per step."""
+
+    w_e: Tensor  # (G, E) layer-0 input weight, embedding columns
+    b_e: Tensor  # (G,) layer-0 input bias b_ih, added with W_e e_t
+    w_x: Tensor  # (G, K) context columns (bahdanau), (G, H) feed columns (input feeding), else (G, 0)
+    layers: list[LayerWeights]  # every layer's weights, layer 0's whole input weight included
+
+
+class StepOutput(NamedTuple):
+    """What one step computes besides the new state: the output layer's inputs and the attention."""
+
+    query: Tensor  # (B, H) the state the output layer reads: s_t (bahdanau), h_t or r_t (luong)
+    context: Tensor  # (B, K) context vector c_t
+    weights: Tensor  # (B, S) attention weights
 
 
 class Decoder(nn.Module):
@@ -126,11 +143,11 @@ class Decoder(nn.Module):
             past = self.self_attention.empty_memory(hidden[-1], self.cache_self_attention)
         return DecoderState(hidden=hidden, cell=cell, feed=feed, past=past)
 
-    def _split_weights(self) -> tuple[Tensor, Tensor, Tensor, list[LayerWeights]]:
+    def _split_weights(self) -> StepWeights:
         """Layer-0 input weight split into embedding columns W_e (with b_ih) and the rest W_x."""
         layers = layer_weights(self.rnn)
         w_ih0 = layers[0].w_ih
-        return w_ih0[:, : self.emb_size], layers[0].b_ih, w_ih0[:, self.emb_size:], layers
+        return StepWeights(w_ih0[:, : self.emb_size], layers[0].b_ih, w_ih0[:, self.emb_size:], layers)
 
     def _read(self, s: Tensor, context: Tensor, emb: Optional[Tensor]) -> Tensor:
         """o = tanh(W_o [s; c; e]) (bahdanau) or h~ = tanh(W_c [c; h]) (luong, ``emb`` unused): (..., H)."""
@@ -146,35 +163,36 @@ class Decoder(nn.Module):
         return self.self_attention.step(query, past)
 
     def _advance(
-        self, x_gates: Tensor, hs: Layers, cs: Optional[Layers], feed: Optional[Tensor],
-        past: Optional[SelfAttentionMemory], enc: EncoderOutput, w_x: Tensor, layers: list[LayerWeights],
-    ) -> tuple[Layers, Optional[Layers], Tensor, Tensor, Tensor, Optional[SelfAttentionMemory]]:
-        """One step given the embedding's input contribution x_gates (B, G).
+        self, x_gates: Tensor, state: StepState, enc: EncoderOutput, w: StepWeights,
+    ) -> tuple[StepState, StepOutput]:
+        """The one decoder step, given the embedding's input contribution x_gates = W_e e_t + b (B, G).
 
-        Returns new layer states, the state the output layer reads (s_t or r_t) (B, H),
-        the context c_t (B, K), the attention weights (B, S) and the self-attention memory.
+        Every loop over time (training, greedy and beam search) runs through here, and
+        :meth:`compile_step` compiles exactly this.  Under input feeding the new state's
+        ``feed`` is h~_t, computed here because the next step needs it.
         """
+        hs, cs, feed, past = state
         if self.style == "bahdanau":
             query, past = self._refine(hs[-1], past)  # from s_{t-1}
             context, weights = self.attention(query, enc.keys, enc.values, enc.mask)
-            x_gates = torch.addmm(x_gates, context, w_x.t())  # + W_c c_t
-            hs, cs = stack_step(x_gates, hs, cs, layers, self.dropout_p, self.training)
-            return hs, cs, hs[-1], context, weights, past
+            x_gates = torch.addmm(x_gates, context, w.w_x.t())  # + W_c c_t
+            hs, cs = stack_step(x_gates, hs, cs, w.layers, self.dropout_p, self.training)
+            return StepState(hs, cs, None, past), StepOutput(hs[-1], context, weights)
         if feed is not None:
-            x_gates = torch.addmm(x_gates, feed, w_x.t())  # + W_f h~_{t-1}
-        hs, cs = stack_step(x_gates, hs, cs, layers, self.dropout_p, self.training)
+            x_gates = torch.addmm(x_gates, feed, w.w_x.t())  # + W_f h~_{t-1}
+        hs, cs = stack_step(x_gates, hs, cs, w.layers, self.dropout_p, self.training)
         query, past = self._refine(hs[-1], past)  # from h_t
         context, weights = self.attention(query, enc.keys, enc.values, enc.mask)
-        return hs, cs, query, context, weights, past
+        feed = self._read(query, context, None) if self.input_feeding else None  # h~_t
+        return StepState(hs, cs, feed, past), StepOutput(query, context, weights)
 
-    @staticmethod
-    def _unpack(state: DecoderState) -> tuple[Layers, Optional[Layers]]:
-        return list(state.hidden.unbind(0)), (list(state.cell.unbind(0)) if state.cell is not None else None)
-
-    @staticmethod
-    def _pack(hs: Layers, cs: Optional[Layers], feed: Optional[Tensor],
-              past: Optional[SelfAttentionMemory]) -> DecoderState:
-        return DecoderState(torch.stack(hs), torch.stack(cs) if cs is not None else None, feed, past)
+    def _token_step(self, tokens: Tensor, state: StepState, enc: EncoderOutput,
+                    w: StepWeights) -> tuple[Tensor, StepState, Tensor]:
+        """Tokens (B,) -> logits (B, V), the new state, attention weights (B, S)."""
+        emb = self.emb_dropout(self.embedding(tokens))  # (B, E)
+        state, out = self._advance(F.linear(emb, w.w_e, w.b_e), state, enc, w)
+        read = state.feed if self.input_feeding else self._read(out.query, out.context, emb)  # (B, H)
+        return self.output(self.dropout(read)), state, out.weights
 
     # ------------------------------------------------------------ public
 
@@ -193,23 +211,8 @@ class Decoder(nn.Module):
 
     def step(self, prev: Tensor, state: DecoderState, enc: EncoderOutput) -> tuple[Tensor, DecoderState, Tensor]:
         """Previous tokens (B,) -> logits (B, V), the new state, attention weights (B, S)."""
-        w_e, b_e, w_x, layers = self._split_weights()
-        hs, cs = self._unpack(state)
-        logits, hs, cs, feed, past, weights = self._token_step(
-            prev, hs, cs, state.feed, state.past, enc, w_e, b_e, w_x, layers)
-        return logits, self._pack(hs, cs, feed, past), weights
-
-    def _token_step(
-        self, tokens: Tensor, hs: Layers, cs: Optional[Layers], feed: Optional[Tensor],
-        past: Optional[SelfAttentionMemory], enc: EncoderOutput,
-        w_e: Tensor, b_e: Tensor, w_x: Tensor, layers: list[LayerWeights],
-    ) -> tuple[Tensor, Layers, Optional[Layers], Optional[Tensor], Optional[SelfAttentionMemory], Tensor]:
-        emb = self.emb_dropout(self.embedding(tokens))  # (B, E)
-        hs, cs, top, context, weights, past = self._advance(
-            F.linear(emb, w_e, b_e), hs, cs, feed, past, enc, w_x, layers)
-        out = self._read(top, context, emb)  # (B, H)
-        feed = out if self.input_feeding else None
-        return self.output(self.dropout(out)), hs, cs, feed, past, weights
+        logits, new, weights = self._token_step(prev, state.unstacked(), enc, self._split_weights())
+        return logits, new.stacked(), weights
 
     def forward(
         self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput,
@@ -243,44 +246,40 @@ class Decoder(nn.Module):
         return self.output(self.dropout(self._read(states, context, emb))), weights
 
     def _forward_forced(self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput) -> tuple[Tensor, Tensor]:
-        w_e, b_e, w_x, layers = self._split_weights()
+        w = self._split_weights()
         emb = self.emb_dropout(self.embedding(tgt_in))  # (B, T, E)
-        x_all = F.linear(emb.transpose(0, 1), w_e, b_e)  # (T, B, G): W_e e_t + b for every t at once
-        hs, cs = self._unpack(state)
-        feed, past = state.feed, state.past
-        tops, contexts, attn, feeds = [], [], [], []
+        x_all = F.linear(emb.transpose(0, 1), w.w_e, w.b_e)  # (T, B, G): W_e e_t + b for every t at once
+        step = state.unstacked()
+        outs: list[StepOutput] = []
+        feeds: list[Tensor] = []
         # unbind, not x_all[t]: the backward of T slices would build T full-size zero gradients.
         for x_t in x_all.unbind(0):
-            hs, cs, top, context, weights, past = self._advance(x_t, hs, cs, feed, past, enc, w_x, layers)
-            attn.append(weights)
-            if self.input_feeding:  # h~_t = tanh(W_c [c_t; h_t]) is needed now, as the next step's input
-                feed = self._read(top, context, None)
-                feeds.append(feed)
-            else:
-                tops.append(top)
-                contexts.append(context)
+            step, out = self._advance(x_t, step, enc, w)
+            outs.append(out)
+            if self.input_feeding:  # h~_t, the output layer's input, came with the state
+                feeds.append(step.feed)
+        attn = torch.stack([out.weights for out in outs], dim=1)  # (B, T, S)
         if self.input_feeding:
-            out = torch.stack(feeds, dim=1)  # (B, T, H)
+            read = torch.stack(feeds, dim=1)  # (B, T, H)
         else:  # the output layer once for all T
-            out = self._read(torch.stack(tops, dim=1), torch.stack(contexts, dim=1), emb)  # (B, T, H)
-        return self.output(self.dropout(out)), torch.stack(attn, dim=1)
+            read = self._read(torch.stack([out.query for out in outs], dim=1),
+                              torch.stack([out.context for out in outs], dim=1), emb)  # (B, T, H)
+        return self.output(self.dropout(read)), attn
 
     def _forward_sampled(
         self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput, teacher_forcing: float,
     ) -> tuple[Tensor, Tensor]:
-        w_e, b_e, w_x, layers = self._split_weights()
+        w = self._split_weights()
         B, T = tgt_in.shape
         # One coin per sentence and step, drawn up front from the global RNG on the data's device.
         use_ref = torch.rand(B, T, device=tgt_in.device) < teacher_forcing
-        hs, cs = self._unpack(state)
-        feed, past = state.feed, state.past
+        step = state.unstacked()
         tokens = tgt_in[:, 0]
         all_logits, attn = [], []
         for t in range(T):
             if t > 0:  # argmax carries no gradient: the prediction is fed back as a constant
                 tokens = torch.where(use_ref[:, t], tgt_in[:, t], all_logits[-1].argmax(-1))
-            logits, hs, cs, feed, past, weights = self._token_step(
-                tokens, hs, cs, feed, past, enc, w_e, b_e, w_x, layers)
+            logits, step, weights = self._token_step(tokens, step, enc, w)
             all_logits.append(logits)
             attn.append(weights)
         return torch.stack(all_logits, dim=1), torch.stack(attn, dim=1)

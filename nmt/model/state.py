@@ -2,7 +2,8 @@
 
 Both are plain dataclasses of tensors, passed in and returned explicitly (nothing is
 cached on a module between calls), so greedy and beam search can reorder, expand
-and discard hypotheses with :meth:`index_select` alone.
+and discard hypotheses with :meth:`index_select` alone.  Inside a loop over time the
+decoder carries the same state as a :class:`StepState`, its layers kept apart.
 
 Shapes: B batch, S source length, L decoder layers, H decoder hidden size,
 K encoder output size (hidden size x directions), A attention key size, A_v value
@@ -12,7 +13,9 @@ size, t decoder steps so far.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
+
+import torch
 
 from torch import Tensor
 
@@ -83,3 +86,27 @@ class DecoderState:
             feed=_rows(self.feed, idx),
             past=None if self.past is None else self.past.index_select(idx),
         )
+
+    def unstacked(self) -> "StepState":
+        """The same state with one (B, H) tensor per layer, as the decoder's step reads it."""
+        cell = None if self.cell is None else list(self.cell.unbind(0))
+        return StepState(list(self.hidden.unbind(0)), cell, self.feed, self.past)
+
+
+class StepState(NamedTuple):
+    """The decoder state between two steps of a loop over time (a :class:`DecoderState` unstacked).
+
+    Each layer is its own tensor, so a step neither unbinds nor stacks (L, B, H) and autograd
+    keeps no stacked copies over a whole target.  A NamedTuple, so ``torch.compile`` takes
+    and returns it as it is.
+    """
+
+    hidden: list[Tensor]  # L x (B, H) hidden state of every layer
+    cell: Optional[list[Tensor]]  # L x (B, H) LSTM memory cells; None for a GRU
+    feed: Optional[Tensor]  # (B, H) attentional vector h~_t, the next step's input (Luong input feeding), else None
+    past: Optional[SelfAttentionMemory]  # decoder self-attention memory, else None
+
+    def stacked(self) -> DecoderState:
+        """The same state with layers stacked, as :meth:`Decoder.step` returns it."""
+        cell = None if self.cell is None else torch.stack(self.cell)
+        return DecoderState(torch.stack(self.hidden), cell, self.feed, self.past)

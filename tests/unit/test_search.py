@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.inference import load_checkpoint, translate_ids
-from nmt.search import beam_search, greedy
+from nmt.search import beam_search, greedy, search
 
 
 @pytest.fixture(scope="module")
@@ -120,12 +120,22 @@ def test_attention_rows_are_distributions(loaded, batch):
         assert (w[:, s:] == 0).all()
 
 
-def test_translate_ids_restores_order_and_handles_empty(loaded, batch):
+@pytest.mark.parametrize("beam", [1, 2])
+def test_translate_ids_restores_order_and_handles_empty(loaded, batch, beam):
+    """translate_ids sorts sentences by length and sets empty ones aside; every sentence's
+    translation and score must still come back at its own place, each row checked."""
     src, src_len = batch
     seqs = [src[i, : src_len[i]].tolist() for i in range(src.size(0))]
     seqs.insert(2, [])
-    out = translate_ids(loaded.model, seqs, loaded.config.decode, torch.device("cpu"), beam=2)
-    assert len(out) == len(seqs) and out[2].ids[0] == []
-    ref = greedy(loaded.model, src, src_len)
-    first = translate_ids(loaded.model, seqs[:1], loaded.config.decode, torch.device("cpu"), beam=1)
-    assert first[0].ids[0] == ref.tokens[0, 0, : int(ref.lengths[0, 0]) - 1].tolist()
+    decode = loaded.config.decode
+    out = translate_ids(loaded.model, seqs, decode, torch.device("cpu"), beam=beam)
+    ref = search(loaded.model, src, src_len, beam=beam, alpha=decode.length_penalty, max_len_a=decode.max_len_a,
+                 max_len_b=decode.max_len_b, min_len=decode.min_len)
+    expected = [ref.tokens[i, 0, : int(ref.lengths[i, 0]) - 1].tolist() for i in range(src.size(0))]
+    expected_logp = ref.log_probs[:, 0].tolist()
+    expected.insert(2, [])
+    expected_logp.insert(2, 0.0)
+    assert len(out) == len(seqs)
+    assert [t.ids[0] for t in out] == expected
+    assert [t.log_probs[0] for t in out] == pytest.approx(expected_logp, abs=1e-5)
+    assert len(set(expected_logp)) > len(seqs) // 2  # distinct enough that a swap of rows would show
