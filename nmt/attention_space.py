@@ -20,7 +20,7 @@ ATTENTION_ENERGIES = ("uniform", "dot", "scaled_dot", "bilinear", "mlp", "gaussi
 ATTENTION_MAPS = ("identity", "linear")
 # Energies that compare mapped queries and keys element by element, so their sizes must agree.
 SAME_SIZE_ENERGIES = ("dot", "scaled_dot", "mlp", "gaussian")
-# Each attention type of issue 4 is a point of the design space (plus the decoder style it implies).
+# Each attention type is a point of the design space (plus the decoder style it implies).
 _IDENTITY = dict(query_map="identity", key_map="identity", value_map="identity", out_proj=False, heads=1)
 _QK_LINEAR = dict(_IDENTITY, query_map="linear", key_map="linear")
 ATTENTION_PRESETS: dict[str, dict[str, Any]] = {

@@ -1,10 +1,12 @@
 """Typed experiment configuration, parsed and validated once at the edge.
 
-One YAML file holds four sections (``data``, ``model``, ``train``, ``decode``)
-plus a run ``name``.  Every option has a default and a one-line description
-(``nmt config`` prints them).  :func:`load` merges the YAML file with
-``--set section.key=value`` overrides and validates the result; every problem
-becomes a :class:`~nmt.errors.ConfigError` that names the full key path.
+One YAML file holds four sections (``data``, ``model``, ``train``, ``decode``, each a model
+in :mod:`nmt.config_sections`) plus a run ``name``.  Every option has a default and a
+one-line description (``nmt config`` prints them).  :func:`load` merges the YAML file with
+``--set section.key=value`` overrides and validates the result; every problem becomes a
+:class:`~nmt.errors.ConfigError` that names the full key path.  This module holds the root
+:class:`Config` (checks across sections), loading, overrides and dumping; the section
+models are re-exported, so ``from nmt.config import DataConfig`` works.
 """
 
 from __future__ import annotations
@@ -12,226 +14,32 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional
+from typing import Any, Sequence
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from nmt.attention_space import (ATTENTION_ENERGIES, ATTENTION_MAPS, ATTENTION_PRESETS, ATTENTION_TYPES,
-                                 AXES, CUSTOM_ATTENTION, attention_problem)
-from nmt.errors import ConfigError
+from nmt.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
+from nmt.config_sections import (NORMALIZATIONS, SPM_MODEL_TYPES, AttentionConfig, DataConfig, DecodeConfig,
+                                 DecoderSelfAttentionConfig, EncoderSelfAttentionConfig, ModelConfig, Section,
+                                 SelfAttentionConfig, TrainConfig)
+from nmt.errors import ConfigError, UserError
+
+__all__ = [
+    "ATTENTION_ENERGIES", "ATTENTION_TYPES", "NORMALIZATIONS", "RUN_NAME_PATTERN", "SAVED_RUN_DEFAULTS",
+    "SPM_MODEL_TYPES", "AttentionConfig", "Config", "ConfigError", "DataConfig", "DecodeConfig",
+    "DecoderSelfAttentionConfig", "EncoderSelfAttentionConfig", "ModelConfig", "Section", "SelfAttentionConfig",
+    "TrainConfig", "apply_override", "describe_options", "dump", "fill_saved_defaults", "from_dict", "load",
+    "read_yaml", "with_decode_overrides",
+]
 
 RUN_NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 """A run name is one plain folder name, so ``runs_dir/<name>`` never leaves ``runs_dir``."""
 
-class Section(BaseModel):
-    """Base of every config section: unknown keys are errors, values are immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
-
-
-class DataConfig(Section):
-    corpus: Literal["synthetic", "multi30k", "hub", "local"] = Field(
-        "synthetic", description="Corpus source: embedded synthetic en-de, Multi30k, a Hugging Face hub set, or local files.")
-    src: str = Field("en", min_length=2, description="Source language code.")
-    tgt: str = Field("de", min_length=2, description="Target language code.")
-    root: str = Field("data", description="Folder under which prepared corpora live (data/<corpus>/<src>-<tgt>/).")
-    mirror: Optional[str] = Field(None, description="Local folder standing in for the Multi30k download URL (else $NMT_DATA_MIRROR).")
-    synthetic_sizes: dict[str, Annotated[int, Field(ge=0)]] = Field(
-        {"train": 40000, "valid": 500, "test": 1000}, description="Pairs per split for the synthetic corpus.")
-    synthetic_seed: int = Field(1, description="Seed of the synthetic corpus generator.")
-    synthetic_min_words: int = Field(3, ge=3, description="Shortest synthetic English sentence, in words.")
-    synthetic_max_words: int = Field(40, ge=3, description="Longest synthetic English sentence, in words.")
-    hub_name: Optional[str] = Field(None, description="Hugging Face dataset name (corpus: hub), e.g. wmt14.")
-    hub_config: Optional[str] = Field(None, description="Hugging Face dataset configuration, e.g. de-en.")
-    hub_splits: dict[str, str] = Field(
-        {"train": "train", "valid": "validation", "test": "test"}, description="Our split name -> hub split name.")
-    local_files: dict[str, list[str]] = Field(
-        {}, description="corpus: local; split -> [src_file, tgt_file] or [tsv_or_jsonl_file].")
-    normalization: Literal["nfc", "nfkc", "none"] = Field("nfc", description="Unicode normalization of all splits.")
-    min_len: int = Field(1, ge=1, description="Training pairs with fewer words on a side are dropped.")
-    max_len: int = Field(100, ge=1, description="Training pairs with more words on a side are dropped.")
-    max_ratio: float = Field(9.0, ge=1.0, description="Training pairs whose word-length ratio exceeds this are dropped (Moses default 9).")
-    vocab_size: int = Field(8000, ge=16, description="SentencePiece vocabulary size (per model).")
-    spm_type: Literal["unigram", "bpe"] = Field("unigram", description="SentencePiece model type.")
-    joint_vocab: bool = Field(True, description="One SentencePiece model for both languages (else one per side).")
-    character_coverage: float = Field(1.0, gt=0.0, le=1.0, description="SentencePiece character coverage.")
-    input_sentence_size: int = Field(1_000_000, ge=1, description="Most sentences SentencePiece trains on.")
-
-    @property
-    def pair(self) -> str:
-        return f"{self.src}-{self.tgt}"
-
-    @property
-    def prepared_dir(self) -> Path:
-        return Path(self.root) / self.corpus / self.pair
-
-
-class AttentionConfig(Section):
-    type: Literal[ATTENTION_TYPES + ("custom",)] = Field(  # type: ignore[valid-type]
-        "bahdanau", description="Preset (" + ", ".join(ATTENTION_TYPES) + ") that fills every axis left null "
-        "(an axis you set overrides it), or custom: no preset, energy required, other axes identity/false/1.")
-    style: Literal["auto", "bahdanau", "luong"] = Field(
-        "auto", description="Decoder style; auto = the preset's (bahdanau for bahdanau/none, luong for the others and custom).")
-    input_feeding: bool = Field(True, description="Luong style: feed the previous attentional vector into the RNN.")
-    scale_out_proj: bool = Field(
-        True, description="qkv: learn the output projection as W_o'/sqrt(A_v), the same map but moved sqrt(A_v) times "
-                          "slower by Adam, so the context does not saturate tanh(W_c [c; h]) (docs/attention_diagnosis.md).")
-    scale_bilinear: bool = Field(
-        False, description="luong_general: learn W as W'/sqrt(A) (same q^T W k); measured worse at 600 updates, off "
-                           "(docs/attention_diagnosis.md).")
-    energy: Optional[Literal[ATTENTION_ENERGIES]] = Field(  # type: ignore[valid-type]
-        None, description="Energy: " + ", ".join(ATTENTION_ENERGIES) + "; null = the preset's.")
-    query_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]
-        None, description="Query map: identity or linear (bias-free); null = the preset's.")
-    key_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]
-        None, description="Key map: identity or linear (bias-free, but carries the mlp's hidden bias); null = the preset's.")
-    value_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]
-        None, description="Value map: identity or linear (with bias); null = the preset's.")
-    out_proj: Optional[bool] = Field(None, description="Project pooled heads back to the encoder output size; null = the preset's.")
-    heads: Optional[int] = Field(None, ge=1, description="Heads splitting mapped queries, keys and values; null = the preset's (1).")
-    dim: Optional[int] = Field(None, ge=1, description="Size of linearly mapped vectors; null = hidden_size (a lone query map: the key size).")
-    max_src_len: int = Field(256, ge=1, description="location: source positions W_a scores (must cover train.max_len, decode.max_src_len).")
-
-    def axes(self) -> dict[str, Any]:
-        """The resolved point: energy, query_map, key_map, value_map, out_proj, heads."""
-        base = ATTENTION_PRESETS.get(self.type, CUSTOM_ATTENTION)
-        return {k: base[k] if getattr(self, k) is None else getattr(self, k) for k in AXES}
-
-    @property
-    def resolved_style(self) -> str:
-        if self.style != "auto":
-            return self.style
-        return ATTENTION_PRESETS.get(self.type, CUSTOM_ATTENTION)["style"]
-
-
-class SelfAttentionConfig(Section):
-    """The axes of a self-attention block; defaults are Transformer-like (scaled dot, QKV, W_o)."""
-
-    energy: Literal[ATTENTION_ENERGIES] = Field(  # type: ignore[valid-type]
-        "scaled_dot", description="Energy: " + ", ".join(ATTENTION_ENERGIES) + ".")
-    query_map: Literal[ATTENTION_MAPS] = Field("linear", description="Query map: identity or linear.")  # type: ignore[valid-type]
-    key_map: Literal[ATTENTION_MAPS] = Field("linear", description="Key map: identity or linear.")  # type: ignore[valid-type]
-    value_map: Literal[ATTENTION_MAPS] = Field("linear", description="Value map: identity or linear.")  # type: ignore[valid-type]
-    out_proj: bool = Field(True, description="Project pooled heads back to the state size.")
-    heads: int = Field(1, ge=1, description="Heads splitting mapped queries, keys and values.")
-    dim: Optional[int] = Field(None, ge=1, description="Size of linearly mapped vectors; null = the state size.")
-    max_len: int = Field(256, ge=1, description="location: positions W_a scores; later ones get no weight.")
-
-    def axes(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in AXES}
-
-
-class EncoderSelfAttentionConfig(SelfAttentionConfig):
-    layers: int = Field(0, ge=0, description="Blocks x = LayerNorm(x + attend(x)) after the RNN encoder, padding masked (0 = none).")
-
-
-class DecoderSelfAttentionConfig(SelfAttentionConfig):
-    enabled: bool = Field(False, description="Causal self-attention refining the decoder's query state over its past query states.")
-
-
-class ModelConfig(Section):
-    cell: Literal["gru", "lstm"] = Field("gru", description="Recurrent cell of encoder and decoder.")
-    emb_size: int = Field(256, ge=1, description="Word embedding size (source and target).")
-    hidden_size: int = Field(256, ge=1, description="RNN hidden size per direction; also the decoder's size.")
-    enc_layers: int = Field(1, ge=1, description="Encoder RNN layers.")
-    dec_layers: int = Field(1, ge=1, description="Decoder RNN layers.")
-    bidirectional: bool = Field(True, description="Bidirectional encoder (keys/values then have 2 * hidden_size).")
-    dropout: float = Field(0.2, ge=0.0, lt=1.0, description="Dropout between RNN layers and before the output layer.")
-    emb_dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout on embeddings.")
-    init_state: Literal["zero", "last", "bridge"] = Field(
-        "bridge", description="Decoder start state: zeros, the encoder's final state, or a learned projection of it.")
-    tie_embeddings: bool = Field(False, description="Share target embeddings and output projection (needs emb_size == hidden_size).")
-    attention: AttentionConfig = Field(default_factory=AttentionConfig, description="Cross-attention from the decoder.")
-    enc_self_attention: EncoderSelfAttentionConfig = Field(
-        default_factory=EncoderSelfAttentionConfig, description="Self-attention over the encoder outputs.")
-    dec_self_attention: DecoderSelfAttentionConfig = Field(
-        default_factory=DecoderSelfAttentionConfig, description="Causal self-attention in the decoder.")
-
-    @property
-    def key_size(self) -> int:
-        """Size of encoder outputs, which are the attention keys and values."""
-        return self.hidden_size * (2 if self.bidirectional else 1)
-
-    @model_validator(mode="after")
-    def _check_attention(self) -> "ModelConfig":
-        att, H, K = self.attention, self.hidden_size, self.key_size
-        if att.type == "custom" and att.energy is None:
-            raise ValueError("model.attention.type=custom needs model.attention.energy (one of "
-                             + ", ".join(ATTENTION_ENERGIES) + ")")
-        axes = att.axes()
-        origin = "" if att.type == "custom" else f"model.attention.type={att.type}: "
-        note = f" (model.bidirectional={str(self.bidirectional).lower()}"
-        note += f", model.attention.dim={att.dim})" if att.dim else ")"
-        problem = attention_problem(axes, H, K, att.dim, lambda k: f"model.attention.{k}", ("decoder", "encoder"), note)
-        if problem:
-            raise ValueError(origin + problem)
-        if axes["energy"] == "uniform" and att.style == "luong":
-            raise ValueError(f"model.attention.style=luong needs an attention; model.attention.type={att.type} "
-                             "has energy=uniform")
-        for name, sa, size, on in (("enc_self_attention", self.enc_self_attention, K, self.enc_self_attention.layers),
-                                   ("dec_self_attention", self.dec_self_attention, H, self.dec_self_attention.enabled)):
-            problem = attention_problem(sa.axes(), size, size, sa.dim, lambda k: f"model.{name}.{k}", residual=True)
-            if on and problem:
-                raise ValueError(problem)
-        return self
-
-
-class TrainConfig(Section):
-    seed: int = Field(1, description="Seed for initialisation, batching, dropout and teacher forcing.")
-    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto = CUDA when present, else CPU.")
-    amp: Literal["auto", "off", "bf16", "fp16"] = Field("auto", description="Mixed precision on CUDA (auto = bf16 if supported); always off on CPU.")
-    threads: int = Field(0, ge=0, description="CPU threads for torch (0 = one per core that other processes leave free, re-checked every 2 s; fix it for bit-identical reruns).")
-    compile: Literal["off", "default", "reduce-overhead", "max-autotune"] = Field(
-        "off", description="torch.compile mode for the decoder step (reduce-overhead: CUDA graphs); off = eager.")
-    optimizer: Literal["adam", "adamw", "sgd"] = Field("adam", description="Optimizer.")
-    lr: float = Field(1e-3, gt=0.0, description="Peak learning rate.")
-    weight_decay: float = Field(0.0, ge=0.0, description="Weight decay (decoupled for adamw).")
-    momentum: float = Field(0.9, ge=0.0, lt=1.0, description="SGD momentum.")
-    schedule: Literal["constant", "plateau", "inverse_sqrt", "cosine"] = Field(
-        "constant", description="Learning-rate schedule.")
-    warmup_steps: int = Field(0, ge=0, description="Linear warm-up steps (every schedule but plateau).")
-    plateau_factor: float = Field(0.5, gt=0.0, lt=1.0, description="plateau: multiply lr by this when the metric stalls.")
-    plateau_patience: int = Field(1, ge=0, description="plateau: validations without improvement before decaying.")
-    min_lr: float = Field(1e-6, ge=0.0, description="Floor for decaying schedules.")
-    clip_grad_norm: float = Field(1.0, ge=0.0, description="Clip the gradient norm to this (0 = off).")
-    accumulate: int = Field(1, ge=1, description="Batches whose gradients are summed per update.")
-    max_tokens: Optional[int] = Field(4096, ge=1, description="Token budget per batch (padded cells); null to batch by sentences.")
-    batch_size: Optional[int] = Field(None, ge=1, description="Sentences per batch when max_tokens is null.")
-    max_len: int = Field(128, ge=2, description="Truncate training sentences to this many subword tokens.")
-    curriculum_epochs: int = Field(0, ge=0, description="Length curriculum: epoch e < N trains on the shortest (e+1)/(N+1) of the pairs (0 = off).")
-    max_epochs: int = Field(20, ge=1, description="Stop after this many epochs.")
-    max_steps: Optional[int] = Field(None, ge=1, description="Stop after this many updates.")
-    time_budget_min: Optional[float] = Field(None, gt=0.0, description="Stop after this many minutes of wall-clock time.")
-    metric: Literal["bleu", "chrf", "loss"] = Field("bleu", description="Validation metric for best checkpoint, plateau and early stopping.")
-    patience: Optional[int] = Field(None, ge=1, description="Early stopping: validations without improvement.")
-    valid_every: int = Field(0, ge=0, description="Validate every N updates (0 = only at the end of each epoch).")
-    valid_max_sentences: Optional[int] = Field(None, ge=1, description="Score only the first N validation sentences.")
-    valid_batch_size: Optional[int] = Field(None, ge=1, description="Sentences per greedy validation batch (null = decode.batch_size on CPU, 512 on CUDA).")
-    keep_best: int = Field(1, ge=1, description="Best checkpoints kept besides last.pt.")
-    log_every: int = Field(100, ge=1, description="Write a training line to metrics.jsonl every N updates.")
-    teacher_forcing: float = Field(1.0, ge=0.0, le=1.0, description="Probability p of feeding the reference token instead of the prediction.")
-    tf_schedule: Literal["constant", "linear", "inverse_sigmoid"] = Field(
-        "constant", description="Decay of p over updates (scheduled sampling, Bengio et al. 2015).")
-    tf_min: float = Field(0.0, ge=0.0, le=1.0, description="linear: lowest p.")
-    tf_decay_steps: int = Field(10000, ge=1, description="linear: updates to go from teacher_forcing to tf_min.")
-    tf_k: float = Field(1000.0, ge=1.0, description="inverse_sigmoid: p = k / (k + exp(step / k)).")
-    label_smoothing: float = Field(0.1, ge=0.0, lt=1.0, description="Label smoothing of the cross-entropy.")
-    max_nonfinite: int = Field(10, ge=1, description="Stop after this many non-finite losses in a row.")
-
-
-class DecodeConfig(Section):
-    beam: int = Field(5, ge=1, description="Beam size (1 = greedy).")
-    length_penalty: float = Field(1.0, ge=0.0, description="GNMT length penalty alpha (0 = none).")
-    max_len_a: float = Field(1.5, ge=0.0, description="Max output length = a * source length + b.")
-    max_len_b: int = Field(10, ge=1, description="Max output length = a * source length + b.")
-    min_len: int = Field(1, ge=0, description="Least output tokens before EOS (1 = never an empty translation).")
-    batch_size: int = Field(64, ge=1, description="Sentences decoded at once.")
-    n_best: int = Field(1, ge=1, description="Hypotheses written per input (at most beam).")
-    max_src_len: int = Field(256, ge=1, description="Longer inputs are cut to this many tokens, with a warning.")
-
 
 class Config(Section):
+    """The whole experiment: run name and folder, the four sections, and checks across them."""
+
     name: str = Field("run", description="Run name: the run directory is runs/<name> (letters, digits, '.', '_', '-').")
     runs_dir: str = Field("runs", description="Folder holding run directories.")
     data: DataConfig = Field(default_factory=DataConfig, description="Corpus, cleaning and tokenization.")
@@ -334,6 +142,16 @@ def apply_override(raw: dict[str, Any], assignment: str) -> None:
             raise ConfigError(f"--set {key}: {'.'.join(parts[: i + 1])} is a value, not a section")
         node = child
     node[parts[-1]] = _parse_value(value)
+
+
+def with_decode_overrides(config: Config, overrides: Sequence[str]) -> Config:
+    """Apply ``--set decode.*`` overrides to a checkpoint's config (other sections are fixed)."""
+    raw = config.model_dump(mode="json")
+    for assignment in overrides:
+        if not assignment.startswith("decode."):
+            raise UserError(f"--set {assignment}: only decode.* options can change at translation time")
+        apply_override(raw, assignment)
+    return from_dict(raw)
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -1,8 +1,10 @@
-"""Atomic file writes: readers see the old file or the complete new one, never a part.
+"""Atomic file writes, and strict UTF-8 line reading.
 
 Every file the tool writes (prepared corpora, manifests, checkpoints, reports,
 translations, plots) goes through :func:`atomic_write`: a temporary sibling is
-written, flushed, fsynced and renamed over the target, and removed on failure.
+written, flushed, fsynced and renamed over the target, and removed on failure, so
+readers see the old file or the complete new one, never a part.  Every text the tool
+reads line by line goes through :func:`decode_lines`.
 """
 
 from __future__ import annotations
@@ -67,15 +69,24 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def decode_lines(data: bytes, name: str) -> list[str]:
-    """Strict UTF-8 bytes -> lines; a bad byte is a DataError naming ``name`` and the line."""
+def decode_lines(data: bytes, name: str, first_line: int = 1) -> list[str]:
+    """Strict UTF-8 bytes -> lines; a bad byte is a DataError naming ``name`` and the line.
+
+    The one reader of text lines, for corpora (whole files) and ``nmt translate`` (a chunk of
+    a stream at a time): lines end at ``"\\n"`` only (never U+0085 or U+2028, which may sit
+    inside a sentence), a ``"\\r"`` before it is dropped, and a byte-order mark opening the
+    text is dropped.  ``first_line`` is the number of the first line in ``data``, for
+    messages; only a text that starts at line 1 can open with a byte-order mark.
+    """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
+        line = first_line + data.count(b"\n", 0, e.start)
         raise DataError(f"{name}: line {line} is not valid UTF-8 (byte 0x{data[e.start]:02x}); "
                         "convert the file to UTF-8, e.g. with iconv") from None
-    lines = text.removeprefix("\ufeff").split("\n")
+    if first_line == 1:
+        text = text.removeprefix("\ufeff")
+    lines = text.split("\n")
     if lines[-1] == "":  # a final newline ends the last line; it does not start a new one
         lines.pop()
     return [line.removesuffix("\r") for line in lines]

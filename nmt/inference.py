@@ -21,7 +21,8 @@ import torch
 from nmt import checkpoint as ckpt
 from nmt import threads
 from nmt.config import Config, DecodeConfig, fill_saved_defaults, from_dict
-from nmt.data.tokenizer import PAD, Tokenizer
+from nmt.data.batching import pad_sources
+from nmt.data.tokenizer import Tokenizer
 from nmt.errors import CheckpointError, UserError
 from nmt.model.seq2seq import Seq2Seq, build_model
 from nmt.search import search
@@ -109,14 +110,6 @@ def _batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
         yield order[start:start + batch_size]
 
 
-def _pad(seqs: list[list[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    lengths = torch.tensor([max(len(s), 1) for s in seqs], dtype=torch.long)
-    out = torch.full((len(seqs), int(lengths.max())), PAD, dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        out[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-    return out.to(device), lengths.to(device)
-
-
 def translate_ids(model: Seq2Seq, sentences: Sequence[Sequence[int]], decode: DecodeConfig,
                   device: torch.device, *, beam: Optional[int] = None, n_best: int = 1,
                   return_attention: bool = False) -> list[Translation]:
@@ -139,7 +132,7 @@ def translate_ids(model: Seq2Seq, sentences: Sequence[Sequence[int]], decode: De
     for batch in _batches([len(sentences[i]) for i in todo], per_search):
         threads.tick()
         rows = [todo[b] for b in batch]
-        src, src_len = _pad([list(sentences[i]) for i in rows], device)
+        src, src_len = (t.to(device) for t in pad_sources([sentences[i] for i in rows]))  # no empty rows here
         hyp = search(model, src, src_len, beam=beam, alpha=decode.length_penalty,
                      max_len_a=decode.max_len_a, max_len_b=decode.max_len_b,
                      min_len=decode.min_len, n_best=n_best, return_attention=return_attention)

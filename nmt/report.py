@@ -9,10 +9,10 @@ from typing import Optional
 import torch
 
 from nmt import runtime, threads
+from nmt.config import with_decode_overrides
 from nmt.errors import UserError
 from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
 from nmt.fileio import read_lines, write_lines
-from nmt.translate import with_decode_overrides
 
 log = logging.getLogger(__name__)
 

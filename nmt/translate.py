@@ -20,39 +20,31 @@ from typing import IO, Callable, Iterator, Optional
 import torch
 
 from nmt import runtime, threads
-from nmt.config import Config, apply_override, from_dict
+from nmt.config import with_decode_overrides
 from nmt.errors import DataError, UserError
-from nmt.fileio import atomic_write
+from nmt.fileio import atomic_write, decode_lines
 from nmt.inference import Translation, check_beam, encode_sources, load_checkpoint, translate_ids
 
 CHUNK_LINES = 2048
 
 
-def with_decode_overrides(config: Config, overrides: list[str]) -> Config:
-    """Apply ``--set decode.*`` overrides to a checkpoint's config (other sections are fixed)."""
-    raw = config.model_dump(mode="json")
-    for assignment in overrides:
-        if not assignment.startswith("decode."):
-            raise UserError(f"--set {assignment}: only decode.* options can change at translation time")
-        apply_override(raw, assignment)
-    return from_dict(raw)
-
-
 def read_chunks(stream: IO[bytes], name: str, size: int = CHUNK_LINES) -> Iterator[list[str]]:
-    """Strict UTF-8 lines in chunks; bad bytes are a DataError naming the line."""
-    chunk: list[str] = []
+    """Strict UTF-8 lines (:func:`~nmt.fileio.decode_lines`) in chunks of ``size``.
+
+    A line holding a NUL byte is refused as well: the start of a binary file often decodes
+    as UTF-8, and translating it would only produce a file of nonsense.
+    """
+    chunk: list[bytes] = []
+    first = 1  # number of the chunk's first line
     for number, raw in enumerate(stream, start=1):
         if b"\x00" in raw:
             raise DataError(f"{name}: line {number} holds NUL bytes; is this a binary file?")
-        try:
-            chunk.append(raw.decode("utf-8").rstrip("\r\n"))
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{name}: line {number} is not valid UTF-8 ({exc.reason})") from None
+        chunk.append(raw)
         if len(chunk) == size:
-            yield chunk
-            chunk = []
+            yield decode_lines(b"".join(chunk), name, first_line=first)
+            first, chunk = number + 1, []
     if chunk:
-        yield chunk
+        yield decode_lines(b"".join(chunk), name, first_line=first)
 
 
 def format_lines(results: list[Translation], detok: Callable[[list[int]], str], n_best: int,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 import torch
@@ -17,6 +20,31 @@ torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parents[1]
 NMT = [sys.executable, "-m", "nmt"]
 """``nmt`` as a real process (``python -m nmt``), for tests run from REPO."""
+
+
+PROC_TIMEOUT = 300
+"""Seconds after which a test's subprocess counts as hung: a guard against hangs, never a claim
+about speed (generous, since the reference machine is shared and busy)."""
+
+
+def wait_until(condition: Callable[[], bool], proc: subprocess.Popen, what: str,
+               timeout: float = PROC_TIMEOUT) -> None:
+    """Poll ``condition`` until it holds; fail, naming ``what``, if ``proc`` exits first or
+    ``timeout`` seconds pass.  For waiting on something a process does, instead of sleeping."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc.poll() is not None and not condition():
+            pytest.fail(f"the process exited with status {proc.returncode} before {what}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} within {timeout} s")
+        time.sleep(0.05)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Kill ``proc`` if it still runs, and reap it (for ``finally`` blocks, so no test leaves one behind)."""
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(timeout=PROC_TIMEOUT)
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, str]:

@@ -68,6 +68,14 @@ class Batch:
         return 1.0 - (self.n_src_tokens + self.n_tgt_tokens) / cells
 
 
+def pad_sources(srcs: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Source rows as ``(src (B, S) PAD-padded with S >= 1, src_len (B,))``, in the given order."""
+    src = np.full((len(srcs), max(1, max(len(x) for x in srcs))), PAD, dtype=np.int64)
+    for b, x in enumerate(srcs):
+        src[b, :len(x)] = x
+    return torch.from_numpy(src), torch.tensor([len(x) for x in srcs], dtype=torch.long)
+
+
 def collate(split: EncodedSplit, indices: Sequence[int], max_len: int | None = None) -> Batch:
     """Pad the sentences ``indices`` of ``split`` into a :class:`Batch`, in the given order.
 
@@ -78,17 +86,16 @@ def collate(split: EncodedSplit, indices: Sequence[int], max_len: int | None = N
         raise ValueError("cannot collate an empty batch")
     srcs = [split.src(i)[:max_len] for i in indices]
     tgts = [split.tgt(i)[:max_len] for i in indices]
-    B, S, T = len(indices), max(1, max(len(x) for x in srcs)), max(len(y) for y in tgts) + 1
-    src = np.full((B, S), PAD, dtype=np.int64)
+    B, T = len(indices), max(len(y) for y in tgts) + 1
     tgt_in = np.full((B, T), PAD, dtype=np.int64)
     tgt_out = np.full((B, T), PAD, dtype=np.int64)
-    for b, (x, y) in enumerate(zip(srcs, tgts)):
-        src[b, :len(x)] = x
+    for b, y in enumerate(tgts):
         tgt_in[b, 0], tgt_in[b, 1:len(y) + 1] = BOS, y
         tgt_out[b, :len(y)], tgt_out[b, len(y)] = y, EOS
+    src, src_len = pad_sources(srcs)
     return Batch(
-        src=torch.from_numpy(src),
-        src_len=torch.tensor([len(x) for x in srcs], dtype=torch.long),
+        src=src,
+        src_len=src_len,
         tgt_in=torch.from_numpy(tgt_in),
         tgt_out=torch.from_numpy(tgt_out),
         tgt_len=torch.tensor([len(y) + 1 for y in tgts], dtype=torch.long),

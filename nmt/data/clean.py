@@ -8,6 +8,10 @@ teach the model to hallucinate or to stop early.
 
 Lengths here are counted in whitespace-separated words, before subword segmentation, so the
 filters do not depend on the tokenizer (which is trained on the filtered text).
+
+The settings have no defaults here: their one home is :class:`nmt.config.DataConfig`
+(``min_len``, ``max_len``, ``max_ratio``, ``normalization``), which
+:mod:`nmt.data.prepare` passes on.
 """
 
 from __future__ import annotations
@@ -18,18 +22,16 @@ from typing import Sequence
 
 from tqdm import tqdm
 
+from nmt.config import NORMALIZATIONS
 from nmt.errors import ConfigError, DataError
 
 logger = logging.getLogger(__name__)
-
-NORMALIZATIONS = ("nfc", "nfkc", "none")
-"""Valid values of ``normalization``: Unicode composed form, compatibility form, or neither."""
 
 FILTERS = ("empty", "too_short", "too_long", "ratio")
 """Names of the training filters, in the order they are applied and reported."""
 
 
-def normalize(line: str, normalization: str = "nfc") -> str:
+def normalize(line: str, normalization: str) -> str:
     """Return ``line`` in a Unicode normal form with runs of whitespace collapsed to one space.
 
     NFC makes visually identical strings (a precomposed "ü" versus "u" plus a combining
@@ -46,7 +48,7 @@ def normalize(line: str, normalization: str = "nfc") -> str:
     return " ".join(line.split())
 
 
-def normalize_lines(lines: Sequence[str], normalization: str = "nfc") -> list[str]:
+def normalize_lines(lines: Sequence[str], normalization: str) -> list[str]:
     """Normalize every line of an evaluation split, keeping count, order and empty lines."""
     return [normalize(line, normalization) for line in lines]
 
@@ -67,10 +69,11 @@ def _rejection(n_src: int, n_tgt: int, min_len: int, max_len: int, max_ratio: fl
 def clean_pairs(
     src: Sequence[str],
     tgt: Sequence[str],
-    min_len: int = 1,
-    max_len: int = 250,
-    max_ratio: float = 3.0,
-    normalization: str = "nfc",
+    *,
+    min_len: int,
+    max_len: int,
+    max_ratio: float,
+    normalization: str,
     progress: bool = False,
 ) -> tuple[list[str], list[str], dict[str, int]]:
     """Normalize a training split and drop the pairs that fail a filter.

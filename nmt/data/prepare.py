@@ -23,21 +23,38 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import nmt
+from nmt.config import DataConfig
 from nmt.data.clean import clean_pairs, normalize_lines
 from nmt.data.sources import Raw
-from nmt.fileio import atomic_write_bytes, sha256_file, write_lines
-from nmt.data.tokenizer import Tokenizer, train_sentencepiece
+from nmt.data.tokenizer import SPM_SEED, SPM_THREADS, Tokenizer, train_sentencepiece
 from nmt.errors import ConfigError, DataError
+from nmt.fileio import atomic_write_bytes, sha256_file, write_lines
 
 logger = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 FORMAT = 1  # bump when the folder layout or the meaning of a field changes
 TRAIN_SPLIT = "train"  # the only split that is filtered and that SentencePiece learns from
-FILTER_DEFAULTS: dict[str, Any] = {"min_len": 1, "max_len": 250, "max_ratio": 3.0, "normalization": "nfc"}
-SPM_DEFAULTS: dict[str, Any] = {"vocab_size": 8000, "model_type": "unigram", "joint": True,
-                                "character_coverage": 1.0, "input_sentence_size": 1_000_000,
-                                "seed": 1, "num_threads": 4}
+
+
+def filter_settings(cfg: DataConfig) -> dict[str, Any]:
+    """The cleaning settings of ``cfg``, named as :func:`prepare` takes and the manifest records them."""
+    return {"min_len": cfg.min_len, "max_len": cfg.max_len, "max_ratio": cfg.max_ratio,
+            "normalization": cfg.normalization}
+
+
+def spm_settings(cfg: DataConfig) -> dict[str, Any]:
+    """The SentencePiece settings of ``cfg`` (plus the fixed seed and thread count), named as
+    :func:`prepare` takes and the manifest records them."""
+    return {"vocab_size": cfg.vocab_size, "model_type": cfg.spm_type, "joint": cfg.joint_vocab,
+            "character_coverage": cfg.character_coverage, "input_sentence_size": cfg.input_sentence_size,
+            "seed": SPM_SEED, "num_threads": SPM_THREADS}
+
+
+# A setting left out of ``prepare(filters=..., spm=...)`` takes the config's default, the value
+# ``nmt data prepare`` uses, so a caller that omits one gets what the command line would.
+FILTER_DEFAULTS: dict[str, Any] = filter_settings(DataConfig())
+SPM_DEFAULTS: dict[str, Any] = spm_settings(DataConfig())
 
 
 def _with_defaults(given: Mapping[str, Any], defaults: dict[str, Any], what: str) -> dict[str, Any]:
@@ -108,10 +125,11 @@ def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters
             must contain ``train``, and every split at least one pair.
         out_dir: the prepared folder, conventionally ``data/<corpus>/<src>-<tgt>``.
         filters: ``min_len``, ``max_len``, ``max_ratio`` (training split only) and
-            ``normalization`` (all splits); missing keys take :data:`FILTER_DEFAULTS`.
+            ``normalization`` (all splits), e.g. :func:`filter_settings`; missing keys take
+            the config's defaults (:data:`FILTER_DEFAULTS`).
         spm: ``vocab_size``, ``model_type``, ``joint``, ``character_coverage``,
-            ``input_sentence_size``, ``seed``, ``num_threads``; missing keys take
-            :data:`SPM_DEFAULTS`.
+            ``input_sentence_size``, ``seed``, ``num_threads``, e.g. :func:`spm_settings`;
+            missing keys take the config's defaults (:data:`SPM_DEFAULTS`).
         source_info: where the text came from (URL, mirror, hub name...); recorded, and part
             of the reuse check.
         force: rebuild even when the folder already matches.

@@ -1,12 +1,14 @@
-"""Raw parallel text from the four corpus sources, plus the file helpers the data layer shares.
+"""Raw parallel text from the four corpus sources: Multi30k, the Hugging Face hub, local
+files and the embedded synthetic generator.
 
 Each loader returns ``{split: (source_lines, target_lines)}`` with the two lists
 line-aligned and nothing cleaned yet; :mod:`nmt.data.prepare` normalizes and filters. Empty
-lines are kept, since dropping one on one side would shift every later pair.
+lines are kept, since dropping one on one side would shift every later pair. :mod:`nmt.data.pipeline`
+picks the loader for ``data.corpus`` and passes it the config's values.
 
-Lines are split on ``"\\n"`` only (a trailing ``"\\r"`` is removed), never with
-``str.splitlines``, which also breaks at U+0085 and U+2028 and would misalign corpora whose
-sentences contain them.
+Text files are read with :func:`nmt.fileio.read_lines`: strict UTF-8, lines split on
+``"\\n"`` only (a trailing ``"\\r"`` is removed), never with ``str.splitlines``, which
+also breaks at U+0085 and U+2028 and would misalign corpora whose sentences contain them.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ Training is deterministic: when the training text holds more sentences than
 letting SentencePiece shuffle (its sampling differs from one process to the next even with
 a fixed seed), and the number of training threads is fixed rather than taken from the
 machine, because the unigram trainer's result depends on it.
+
+The settings a user chooses (vocabulary size, model type, character coverage, sample size)
+have no defaults here: their one home is :class:`nmt.config.DataConfig`.  The sampling seed
+and thread count are not options; their one home is :data:`SPM_SEED` and :data:`SPM_THREADS`.
 """
 
 from __future__ import annotations
@@ -23,13 +27,17 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import sentencepiece as spm
 
-from nmt.fileio import atomic_write_bytes
+from nmt.config import SPM_MODEL_TYPES
 from nmt.errors import ConfigError, DataError
+from nmt.fileio import atomic_write_bytes
 
 logger = logging.getLogger(__name__)
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3
-MODEL_TYPES = ("unigram", "bpe")
+SPM_SEED = 1
+"""Seed of the sample drawn when the text holds more than ``input_sentence_size`` lines."""
+SPM_THREADS = 4
+"""SentencePiece training threads: fixed, because the unigram model depends on the count."""
 
 
 def _count_lines(path: Path) -> int:
@@ -55,12 +63,13 @@ def _sampled_lines(files: Sequence[Path], keep: list[int]) -> Iterator[str]:
 def train_sentencepiece(
     texts_files: Sequence[Path],
     model_prefix: Path,
+    *,
     vocab_size: int,
-    model_type: str = "unigram",
-    character_coverage: float = 1.0,
-    input_sentence_size: int = 1_000_000,
-    seed: int = 1,
-    num_threads: int = 4,
+    model_type: str,
+    character_coverage: float,
+    input_sentence_size: int,
+    seed: int = SPM_SEED,
+    num_threads: int = SPM_THREADS,
 ) -> Path:
     """Train a SentencePiece model on one-sentence-per-line UTF-8 files.
 
@@ -70,8 +79,9 @@ def train_sentencepiece(
     smaller vocabulary instead of an error. At most ``input_sentence_size`` lines, drawn
     with ``seed``, are used. The same inputs and arguments give byte-identical models.
     """
-    if model_type not in MODEL_TYPES:
-        raise ConfigError(f"unknown SentencePiece model type '{model_type}'; choose one of {', '.join(MODEL_TYPES)}")
+    if model_type not in SPM_MODEL_TYPES:
+        raise ConfigError(f"unknown SentencePiece model type '{model_type}'; "
+                          f"choose one of {', '.join(SPM_MODEL_TYPES)}")
     files = [Path(f) for f in texts_files]
     total = sum(_count_lines(f) for f in files)
     if total == 0:

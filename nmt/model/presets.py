@@ -1,10 +1,13 @@
-"""The named attention types, each a point of the design space of :mod:`nmt.model.attention`.
+"""The named attention types (presets), each a point of the design space that
+:class:`nmt.model.attention.Attention` implements.
 
 ``model.attention.type`` picks a preset; every axis left null in the config takes the
 preset's value and an axis that is set overrides it (``type: custom`` starts from no
 preset: the energy is required, maps identity, no output projection, one head).  The table
-itself lives in :mod:`nmt.config` (the config resolves it); this module shows it and
-builds a preset with explicit sizes, for tests and notebooks.
+itself lives in :mod:`nmt.attention_space`, shared by the config (which resolves a
+section's axes against it) and the model.  This module lists it for ``nmt presets``
+(:func:`describe_presets`) and builds one preset's attention with explicit sizes, without
+a config (:func:`build_preset`), for tests and notebooks.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import torch
 from torch import Tensor, nn
 
 from nmt.config import ModelConfig, SelfAttentionConfig
+from nmt.data.tokenizer import PAD
 from nmt.model.attention import Attention
 from nmt.model.decoder import Decoder
 from nmt.model.encoder import Encoder
@@ -25,8 +26,6 @@ from nmt.model.self_attention import SelfAttentionBlock, SelfAttentionEncoder
 from nmt.model.state import DecoderState, EncoderOutput
 
 __all__ = ["EncoderOutput", "DecoderState", "Seq2Seq", "build_model", "count_parameters", "init_weights"]
-
-PAD_ID = 0  # the padding id of nmt.data.tokenizer
 
 
 class Seq2Seq(nn.Module):
@@ -128,13 +127,13 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
     blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(
         src_vocab, cfg.emb_size, cfg.hidden_size, num_layers=cfg.enc_layers, bidirectional=cfg.bidirectional,
-        cell=cfg.cell, dropout=cfg.dropout, emb_dropout=cfg.emb_dropout, pad_id=PAD_ID)
+        cell=cfg.cell, dropout=cfg.dropout, emb_dropout=cfg.emb_dropout, pad_id=PAD)
     decoder = Decoder(
         tgt_vocab, cfg.emb_size, cfg.hidden_size, attention,
         enc_state_size=encoder.output_size, enc_directions=encoder.directions,
         num_layers=cfg.dec_layers, cell=cfg.cell, style=att.resolved_style, input_feeding=att.input_feeding,
         init_state=cfg.init_state, dropout=cfg.dropout, emb_dropout=cfg.emb_dropout,
-        tie_embeddings=cfg.tie_embeddings, pad_id=PAD_ID,
+        tie_embeddings=cfg.tie_embeddings, pad_id=PAD,
         self_attention=_block(dec_self, cfg.hidden_size, cfg.dropout) if dec_self.enabled else None)
     model = Seq2Seq(encoder, decoder, SelfAttentionEncoder(blocks) if blocks else None)
     init_weights(model)

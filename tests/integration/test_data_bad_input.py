@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NMT, REPO, TOY_TRAIN, run_cli
+from conftest import NMT, PROC_TIMEOUT, REPO, TOY_TRAIN, run_cli
 from nmt import config as config_mod
 from nmt.data import prepare as prepare_module
 from nmt.data.pipeline import load_corpus
@@ -166,6 +166,6 @@ def test_prepare_no_progress_shows_no_datasets_bars(tmp_path: Path) -> None:
     valid = write(tmp_path / "valid.tsv", "Ein Hund.\tA dog.\n")
     env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(NMT + prepare_local_argv(tmp_path, {"train": [str(train)], "valid": [str(valid)]}),
-                          cwd=REPO, env=env, capture_output=True, text=True)
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=PROC_TIMEOUT)
     assert proc.returncode == 0, proc.stderr
     assert "Generating" not in proc.stderr and "examples/s" not in proc.stderr, proc.stderr

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from nmt import config as C
 from nmt.data import prepare as prepare_module
 from nmt.data.clean import clean_pairs
-from nmt.data.prepare import MANIFEST, load_prepared, prepare
+from nmt.data.pipeline import prepare_corpus
+from nmt.data.prepare import MANIFEST, filter_settings, load_prepared, prepare, spm_settings
 from nmt.data.sources import load_multi30k
 from nmt.fileio import read_lines
 from nmt.errors import ConfigError, DataError
@@ -93,7 +95,38 @@ def test_multi30k_line_counts(multi30k_prepared: Path) -> None:
     assert src_tok.vocab_size == 2000
 
 
+def test_settings_left_out_take_the_config_defaults(toy_raw: dict, tmp_path: Path) -> None:
+    """A caller that omits a setting gets what ``nmt data prepare`` would use: the config's default."""
+    manifest = prepare("toy", toy_raw, tmp_path, "de", "en", filters={}, spm=SMALL_SPM, source_info={})
+    defaults = C.load(None).data
+    filters = filter_settings(defaults)
+    assert manifest["cleaning"]["normalization"] == filters.pop("normalization")
+    assert manifest["cleaning"]["filters"] == filters
+    assert manifest["spm"] == {**spm_settings(defaults), **SMALL_SPM}
+
+
+def test_the_cli_path_applies_every_data_setting(tmp_path: Path) -> None:
+    """What ``nmt data prepare`` runs, with every cleaning and SentencePiece option changed
+    from its default, records exactly those values: none is lost or replaced on the way."""
+    cfg = C.load(None, [f"data.root={tmp_path}", "data.synthetic_sizes={train: 300, valid: 5, test: 5}",
+                        "data.min_len=2", "data.max_len=30", "data.max_ratio=2.5", "data.normalization=nfkc",
+                        "data.vocab_size=200", "data.spm_type=bpe", "data.joint_vocab=false",
+                        "data.character_coverage=0.9995", "data.input_sentence_size=250"]).data
+    defaults = C.load(None).data
+    changed = ("min_len", "max_len", "max_ratio", "normalization", "vocab_size", "spm_type", "joint_vocab",
+               "character_coverage", "input_sentence_size")
+    assert all(getattr(cfg, key) != getattr(defaults, key) for key in changed)
+    manifest = prepare_corpus(cfg)
+    filters = filter_settings(cfg)
+    assert manifest["cleaning"]["normalization"] == filters.pop("normalization")
+    assert manifest["cleaning"]["filters"] == filters
+    assert manifest["spm"] == spm_settings(cfg)
+    assert manifest["tokenizers"]["src"]["path"] == "spm.en.model"  # joint_vocab=false
+
+
 def test_multi30k_default_filters_account_for_every_pair(multi30k_dir: Path, tmp_path: Path) -> None:
+    """The filters of ``nmt data prepare multi30k --pair de-en`` drop almost nothing from Multi30k."""
+    cfg = C.load(None, ["data.corpus=multi30k", "data.src=de", "data.tgt=en"]).data
     src, tgt = load_multi30k("de", "en", mirror=multi30k_dir, download_dir=tmp_path)["train"]
-    kept, _, removed = clean_pairs(src, tgt)
+    kept, _, removed = clean_pairs(src, tgt, **filter_settings(cfg))
     assert len(kept) + sum(removed.values()) == 29000 and len(kept) > 28900

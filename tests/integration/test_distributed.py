@@ -9,17 +9,18 @@ so no random draw separates the runs (ranks draw from different streams).
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import torch
+import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from conftest import toy_overrides
+from conftest import PROC_TIMEOUT, toy_overrides
 from nmt import checkpoint as ckpt
 from nmt import config as C
 from nmt import distributed
@@ -75,12 +76,6 @@ def reference(tmp_path_factory, toy_files, data_root) -> Path:
     root = tmp_path_factory.mktemp("one_rank")
     run_training(None, overrides(root, files, data_root, train__accumulate=2), progress=False)
     return root / "runs" / "toy"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # ------------------------------------------------------------ pieces
@@ -168,7 +163,7 @@ def test_two_ranks_equal_one_rank_with_accumulation(tmp_path, toy_files, data_ro
     _, files = toy_files
     command = [sys.executable, "-m", "nmt", "train", "--nproc", "2", "--no-progress",
                *as_cli(overrides(tmp_path, files, data_root, train__accumulate=1))]
-    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=PROC_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count(f"stopped (max_steps) at step {STEPS}") == 1  # rank 0 alone prints
     assert "2 process(es) (gloo)" in proc.stderr and "= 1200 tokens" in proc.stderr  # 2 x 1 x 600
@@ -193,7 +188,7 @@ def test_resume_one_rank_run_with_two_ranks(tmp_path, toy_files, data_root, refe
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
                "-m", "nmt", "train", "--no-progress", "--resume", str(run_dir),
                *as_cli(["train.accumulate=1", f"train.max_steps={STEPS}"])]
-    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120,
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=PROC_TIMEOUT,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "checkpoint written by 1 process(es), resuming with 2" in proc.stderr
@@ -201,9 +196,13 @@ def test_resume_one_rank_run_with_two_ranks(tmp_path, toy_files, data_root, refe
 
 
 def _rank(rank: int, port: int, assignments: list[str]) -> None:
-    """One rank of a 2-process run started by mp.spawn (torchrun's variables set by hand)."""
+    """One rank of a 2-process run started by mp.spawn (torchrun's variables set by hand).
+
+    ``port`` is the test's rendezvous store (see :func:`spawn_two_ranks`); as under torchrun,
+    every rank joins it as a client, so no rank has to bind a port of its own.
+    """
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
-                      MASTER_PORT=str(port))
+                      MASTER_PORT=str(port), TORCHELASTIC_USE_AGENT_STORE="True")
     run_training(None, assignments, progress=False)
 
 
@@ -222,8 +221,16 @@ def _rank_signalled_at(rank: int, port: int, assignments: list[str], victim: int
     _rank(rank, port, assignments)
 
 
-def spawn_two_ranks(fn, args: tuple, timeout_s: float = 120.0) -> None:
-    context = mp.spawn(fn, args=args, nprocs=2, join=False)
+def spawn_two_ranks(fn, args: tuple, timeout_s: float = PROC_TIMEOUT) -> None:
+    """Run ``fn(rank, port, *args)`` in 2 processes, ``port`` being a rendezvous store's.
+
+    The store binds port 0, so the OS picks a free port at bind time and holds it for the
+    whole run: no window between choosing a port and binding it in which another process can
+    take it (torchrun's agent hosts the store for its workers the same way).
+    """
+    store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False,
+                          timeout=timedelta(seconds=timeout_s))
+    context = mp.spawn(fn, args=(store.port, *args), nprocs=2, join=False)
     deadline = time.monotonic() + timeout_s
     while not context.join(timeout=1):
         if time.monotonic() > deadline:
@@ -235,7 +242,7 @@ def spawn_two_ranks(fn, args: tuple, timeout_s: float = 120.0) -> None:
 def test_signal_on_one_rank_stops_all_then_resume_alone(tmp_path, toy_files, data_root, reference):
     """SIGTERM on rank 1 only: both ranks stop after the same update, rank 0 saves; one rank resumes."""
     _, files = toy_files
-    spawn_two_ranks(_rank_signalled_at, (free_port(), overrides(tmp_path, files, data_root), 1, 2))
+    spawn_two_ranks(_rank_signalled_at, (overrides(tmp_path, files, data_root), 1, 2))
     run_dir = tmp_path / "runs" / "toy"
     last = ckpt.load(run_dir / "checkpoints" / "last.pt")
     assert (last.state.step, last.world_size, len(last.rng_ranks)) == (2, 2, 2)
@@ -252,7 +259,7 @@ def test_short_last_update_of_an_epoch(tmp_path, toy_files, data_root):
     settings = dict(train__max_tokens=2000, train__max_steps="null", train__max_epochs=1)
     run_training(None, overrides(tmp_path / "one", files, data_root, train__accumulate=2, **settings),
                  progress=False)
-    spawn_two_ranks(_rank, (free_port(), overrides(tmp_path / "two", files, data_root, **settings)))
+    spawn_two_ranks(_rank, (overrides(tmp_path / "two", files, data_root, **settings),))
     reference = tmp_path / "one" / "runs" / "toy"
     assert len(train_events(reference)) == 6
     assert_same_training(tmp_path / "two" / "runs" / "toy", reference)
@@ -273,6 +280,6 @@ def test_error_on_rank_zero_ends_every_rank(tmp_path, toy_files, data_root):
     _, files = toy_files
     (tmp_path / "runs" / "toy").mkdir(parents=True)
     (tmp_path / "runs" / "toy" / "metrics.jsonl").write_text("")
-    spawn_two_ranks(_rank_reporting, (free_port(), overrides(tmp_path, files, data_root), tmp_path), timeout_s=60)
+    spawn_two_ranks(_rank_reporting, (overrides(tmp_path, files, data_root), tmp_path))
     assert (tmp_path / "rank0").read_text() == "UserError"
     assert (tmp_path / "rank1").read_text() == "RankZeroFailed"

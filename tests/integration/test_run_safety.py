@@ -6,12 +6,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
-from conftest import NMT, REPO, toy_overrides
+from conftest import NMT, PROC_TIMEOUT, REPO, stop, toy_overrides, wait_until
 from nmt import config as C
 from nmt.errors import ConfigError, UserError
 from nmt.rundir import LOCK_NAME, RunBusyError, RunLock, check_replaceable, is_run
@@ -40,7 +38,7 @@ def test_overwrite_with_name_dotdot_deletes_nothing(tmp_path):
     runs = tmp_path / "runs"
     runs.mkdir()
     proc = subprocess.run(NMT + ["train", "--set", "name=..", "--set", f"runs_dir={runs}", "--overwrite"],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+                          cwd=REPO, capture_output=True, text=True, timeout=PROC_TIMEOUT)
     assert proc.returncode == 2 and "a run name is one folder name" in proc.stderr
     assert keep.read_text() == "not a run" and runs.is_dir()
 
@@ -116,15 +114,16 @@ def test_training_into_a_locked_run_is_refused_and_changes_nothing(tmp_path, toy
 def test_lock_of_a_killed_process_does_not_block(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from nmt.rundir import RunLock; "
-         f"lock = RunLock({str(tmp_path)!r}).acquire(); print('locked', flush=True); time.sleep(60)"],
+         f"lock = RunLock({str(tmp_path)!r}).acquire(); print('locked', flush=True); time.sleep(600)"],
         cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
-        assert holder.stdout.readline().strip() == "locked"
+        assert holder.stdout.readline().strip() == "locked"  # '' if it died first, never a hang
         with pytest.raises(RunBusyError, match=f"PID {holder.pid}"):
             RunLock(tmp_path).acquire()
     finally:
-        holder.kill()
-        holder.wait(timeout=30)
+        holder.kill()  # SIGKILL: no chance to release the lock or remove its file
+        holder.wait(timeout=PROC_TIMEOUT)
+        holder.stdout.close()
     RunLock(tmp_path).acquire().release()  # kill -9 left the file, not the lock
 
 
@@ -172,14 +171,19 @@ def test_sigterm_saves_and_exits_143(tmp_path, toy_files):
     _, files = toy_files
     overrides = toy_overrides(tmp_path, files, train__max_steps=100000, train__valid_every=0)
     argv = NMT + ["train", "--no-progress"] + [a for o in overrides for a in ("--set", o)]
-    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out_path, err_path = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     metrics = tmp_path / "runs" / "toy" / "metrics.jsonl"
-    deadline = time.monotonic() + 120
-    while not (metrics.is_file() and '"event": "train"' in metrics.read_text()):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1]
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=120)
+    # Output goes to files, not pipes: nothing reads a pipe while we wait, and a full one would stall it.
+    with open(out_path, "w") as out_file, open(err_path, "w") as err_file:
+        proc = subprocess.Popen(argv, cwd=REPO, stdout=out_file, stderr=err_file, text=True)
+    try:
+        wait_until(lambda: metrics.is_file() and '"event": "train"' in metrics.read_text(), proc,
+                   "a training line in metrics.jsonl")
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=PROC_TIMEOUT)
+    finally:
+        stop(proc)
+    out, err = out_path.read_text(), err_path.read_text()
     assert proc.returncode == 143, err
     assert (tmp_path / "runs" / "toy" / "checkpoints" / "last.pt").is_file()
     assert "interrupted by SIGTERM" in out and "nmt train --resume" in out

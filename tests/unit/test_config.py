@@ -5,10 +5,11 @@ from typing import Any
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from nmt import config as C
 from nmt.attention_space import ATTENTION_TYPES
-from nmt.errors import ConfigError
+from nmt.errors import ConfigError, UserError
 
 CONFIGS = sorted(Path(__file__).resolve().parents[2].joinpath("configs").glob("*.yaml"))
 
@@ -138,10 +139,17 @@ def test_missing_file_and_non_mapping(tmp_path):
         C.load(write(tmp_path, "- a\n- b\n"))
 
 
-@pytest.mark.parametrize("bad", ["novalue", "=3", "train.lr.x=1"])
-def test_malformed_overrides(bad):
-    with pytest.raises(ConfigError):
-        C.load(None, [bad])
+@pytest.mark.parametrize("overrides,message", [
+    (["novalue"], "--set 'novalue': expected KEY=VALUE"),
+    (["=3"], "--set '=3': expected KEY=VALUE"),
+    (["train.lr.x=1"], "train.lr: Input should be a valid number"),
+    (["train.x.y=1"], "train.x: unknown key in train"),
+    (["train.lr=1", "train.lr.x=1"], "--set train.lr.x: train.lr is a value, not a section"),
+])
+def test_malformed_overrides(overrides, message):
+    with pytest.raises(ConfigError) as err:
+        C.load(None, overrides)
+    assert str(err.value).startswith(message)
 
 
 def test_empty_file_means_defaults(tmp_path):
@@ -150,8 +158,22 @@ def test_empty_file_means_defaults(tmp_path):
 
 def test_config_is_immutable():
     cfg = C.load(None)
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="Instance is frozen"):
         cfg.train.lr = 5.0  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="Instance is frozen"):
+        cfg.data = C.DataConfig(max_len=5)  # type: ignore[misc]
+    assert cfg == C.load(None)
+
+
+def test_decode_overrides_change_decode_only():
+    cfg = C.load(None, ["model.cell=lstm"])
+    changed = C.with_decode_overrides(cfg, ["decode.beam=2", "decode.length_penalty=0.6"])
+    assert (changed.decode.beam, changed.decode.length_penalty) == (2, 0.6)
+    assert changed.model == cfg.model and changed.train == cfg.train and changed.data == cfg.data
+    with pytest.raises(UserError, match=r"--set model\.cell=gru: only decode\.\* options can change"):
+        C.with_decode_overrides(cfg, ["model.cell=gru"])
+    with pytest.raises(ConfigError, match=r"decode\.beam: Input should be greater than or equal to 1"):
+        C.with_decode_overrides(cfg, ["decode.beam=0"])
 
 
 def test_style_resolution():

@@ -10,8 +10,13 @@ import pytest
 import sentencepiece as spm
 import torch
 
+from nmt.config import DataConfig
+from nmt.data.prepare import spm_settings
 from nmt.data.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, train_sentencepiece
 from nmt.errors import DataError
+
+CLI = {k: v for k, v in spm_settings(DataConfig()).items() if k != "joint"}
+"""The SentencePiece arguments ``nmt data prepare`` passes when the config leaves them alone."""
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +28,8 @@ def toy_text(tmp_path_factory: pytest.TempPathFactory, toy_pairs: list[tuple[str
 
 @pytest.fixture(scope="module")
 def toy_tok(toy_text: Path) -> Tokenizer:
-    return Tokenizer.load(train_sentencepiece([toy_text], toy_text.parent / "m", vocab_size=60, num_threads=1))
+    settings = {**CLI, "vocab_size": 60, "num_threads": 1}
+    return Tokenizer.load(train_sentencepiece([toy_text], toy_text.parent / "m", **settings))
 
 
 def test_reserved_ids_and_files(toy_text: Path, toy_tok: Tokenizer) -> None:
@@ -63,8 +69,9 @@ def test_pieces_label_each_id(toy_tok: Tokenizer) -> None:
 def test_training_is_deterministic_and_tolerates_a_large_vocab(toy_text: Path, tmp_path: Path) -> None:
     # 500 pieces cannot be filled from this corpus: hard_vocab_limit=False shrinks it instead of failing.
     # input_sentence_size below the line count exercises our own seeded sampling.
-    a = train_sentencepiece([toy_text], tmp_path / "a", vocab_size=500, input_sentence_size=30, seed=5)
-    b = train_sentencepiece([toy_text], tmp_path / "b", vocab_size=500, input_sentence_size=30, seed=5)
+    settings = {**CLI, "vocab_size": 500, "input_sentence_size": 30, "seed": 5}
+    a = train_sentencepiece([toy_text], tmp_path / "a", **settings)
+    b = train_sentencepiece([toy_text], tmp_path / "b", **settings)
     assert a.read_bytes() == b.read_bytes()
     assert Tokenizer.load(a).vocab_size < 500
 
@@ -79,7 +86,7 @@ def test_foreign_model_is_rejected(toy_text: Path) -> None:
 
 def test_too_small_vocabulary_is_a_data_error(toy_text: Path, tmp_path: Path) -> None:
     with pytest.raises(DataError, match="Vocabulary size is smaller than required_chars") as err:
-        train_sentencepiece([toy_text], tmp_path / "tiny", vocab_size=10)
+        train_sentencepiece([toy_text], tmp_path / "tiny", **{**CLI, "vocab_size": 10})
     assert "trainer_interface" not in str(err.value)
 
 
