@@ -51,13 +51,14 @@ class Checkpoint:
     rng: Optional[dict[str, Any]] = None          # rank 0's random streams
     rng_ranks: Optional[list[dict[str, Any]]] = None  # every rank's, under torchrun
     world_size: int = 1                           # processes that wrote it
+    averaged_from: Optional[list[str]] = None     # the checkpoints ``nmt average`` took the mean of
 
     def to_payload(self) -> dict[str, Any]:
         """The dict that is saved: only tensors and primitives, tagged with format and version."""
         payload = {"format": FORMAT, "version": VERSION, "config": self.config, "model": self.model,
                    "tokenizers": {side: bytes_to_tensor(data) for side, data in self.tokenizers.items()},
                    "state": self.state.state_dict(), "world_size": self.world_size}
-        for name in ("optimizer", "schedule", "scaler", "rng", "rng_ranks"):
+        for name in ("optimizer", "schedule", "scaler", "rng", "rng_ranks", "averaged_from"):
             if getattr(self, name) is not None:
                 payload[name] = getattr(self, name)
         return payload
@@ -82,7 +83,8 @@ class Checkpoint:
                        state=TrainState.from_state_dict(state),
                        optimizer=payload.get("optimizer"), schedule=payload.get("schedule"),
                        scaler=payload.get("scaler"), rng=payload.get("rng"),
-                       rng_ranks=payload.get("rng_ranks"), world_size=int(payload.get("world_size", 1)))
+                       rng_ranks=payload.get("rng_ranks"), world_size=int(payload.get("world_size", 1)),
+                       averaged_from=payload.get("averaged_from"))
         except (KeyError, TypeError, AttributeError) as exc:
             raise CheckpointError(f"{source}: incomplete nmt checkpoint (missing {exc})") from None
 

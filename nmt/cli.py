@@ -169,7 +169,9 @@ def train_cmd(
 
 @app.command("translate")
 def translate_cmd(
-    checkpoint: Path = typer.Option(..., "--checkpoint", help="A checkpoint, e.g. runs/x/checkpoints/best.pt."),
+    checkpoint: list[Path] = typer.Option(
+        ..., "--checkpoint", help="A checkpoint, e.g. runs/x/checkpoints/best.pt; give several to decode them as an "
+                                  "ensemble (they must share the SentencePiece models)."),
     input: Optional[Path] = typer.Option(None, "--input", "-i", help="Source text, one sentence per line (default stdin)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write translations (default stdout)."),
     beam: Optional[int] = typer.Option(None, help="Beam size (1 = greedy); default from the run's config."),
@@ -185,6 +187,8 @@ def translate_cmd(
     The beam is at most the model's target vocabulary size; a wide beam searches fewer
     sentences at once rather than using more memory.
 
+    Several --checkpoint options decode as one ensemble (each step averages their log-probabilities).
+
     Example: nmt translate --checkpoint runs/demo/checkpoints/best.pt -i in.txt -o out.txt --beam 5
     """
     from nmt.translate import translate_file
@@ -195,7 +199,8 @@ def translate_cmd(
 
 @app.command("eval")
 def eval_cmd(
-    checkpoint: Optional[Path] = typer.Option(None, help="Translate a corpus split with this checkpoint, then score."),
+    checkpoint: Optional[list[Path]] = typer.Option(
+        None, help="Translate a corpus split with this checkpoint, then score; several decode as an ensemble."),
     split: str = typer.Option("test", help="Split of the run's corpus to translate (with --checkpoint)."),
     hyp: Optional[list[Path]] = typer.Option(None, help="Hypothesis file(s) to score; several are compared."),
     ref: Optional[Path] = typer.Option(None, help="Reference file (with --hyp)."),
@@ -211,8 +216,29 @@ def eval_cmd(
     """
     from nmt.report import run_eval
 
-    typer.echo(run_eval(checkpoint=checkpoint, split=split, hyps=hyp or [], ref=ref, src=src,
+    typer.echo(run_eval(checkpoints=checkpoint or [], split=split, hyps=hyp or [], ref=ref, src=src,
                         out=out, beam=beam, overrides=set_ or []))
+
+
+@app.command("average")
+def average_cmd(
+    inputs: list[Path] = typer.Argument(
+        ..., help="Checkpoint files and/or run folders (a run folder gives its step checkpoints).", show_default=False),
+    output: Path = typer.Option(..., "--output", "-o", help="Where to write the averaged checkpoint, e.g. avg.pt."),
+    last: Optional[int] = typer.Option(
+        None, help="From each run folder, the N latest step checkpoints (default 5; kept by train.keep_last)."),
+    best: Optional[int] = typer.Option(
+        None, help="From each run folder, the N best step checkpoints by the run's validation metric "
+                   "(kept by train.keep_best)."),
+) -> None:
+    """Average the parameters of several checkpoints into one, for translate and eval.
+
+    Examples: nmt average runs/m30k --last 5 -o runs/m30k/checkpoints/avg.pt;
+    nmt average a.pt b.pt c.pt -o avg.pt
+    """
+    from nmt.average import run_average
+
+    typer.echo(run_average(inputs, output, last=last, best=best))
 
 
 @app.command("compare")

@@ -128,7 +128,7 @@ def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
 
     out = run_dir / f"compare-{plan.split}"
     out.mkdir(parents=True, exist_ok=True)
-    systems, refs, srcs, info, model = translate_split(run_dir / "checkpoints" / "best.pt", plan.split,
+    systems, refs, srcs, info, model = translate_split([run_dir / "checkpoints" / "best.pt"], plan.split,
                                                        plan.beam, [], out)
     (hyps,) = systems.values()
     result = score(hyps, refs)

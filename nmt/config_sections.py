@@ -217,7 +217,10 @@ class TrainConfig(Section):
     valid_every: int = Field(0, ge=0, description="Validate every N updates (0 = only at the end of each epoch).")
     valid_max_sentences: Optional[int] = Field(None, ge=1, description="Score only the first N validation sentences.")
     valid_batch_size: Optional[int] = Field(None, ge=1, description="Sentences per greedy validation batch (null = decode.batch_size on CPU, 512 on CUDA).")
-    keep_best: int = Field(1, ge=1, description="Best checkpoints kept besides last.pt.")
+    keep_best: int = Field(1, ge=1, description="Best checkpoints kept besides last.pt (best.pt; 2 or more also "
+                                                "keeps step files, for nmt average --best).")
+    keep_last: int = Field(0, ge=0, description="Latest validated step checkpoints kept besides last.pt "
+                                                "(for nmt average --last; 0 = none).")
     log_every: int = Field(100, ge=1, description="Write a training line to metrics.jsonl every N updates.")
     teacher_forcing: float = Field(1.0, ge=0.0, le=1.0, description="Probability p of feeding the reference token instead of the prediction.")
     tf_schedule: Literal["constant", "linear", "inverse_sigmoid"] = Field(

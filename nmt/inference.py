@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Optional, Sequence, Union
 
 import torch
 
@@ -23,9 +23,13 @@ from nmt import threads
 from nmt.config import Config, DecodeConfig, fill_saved_defaults, from_dict
 from nmt.data.batching import pad_sources
 from nmt.data.tokenizer import Tokenizer
+from nmt.ensemble import Ensemble
 from nmt.errors import CheckpointError, UserError
 from nmt.model.seq2seq import Seq2Seq, build_model
 from nmt.search import search
+
+Model = Union[Seq2Seq, Ensemble]
+"""What translates: one model, or several decoded together."""
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +54,10 @@ class Translation:
 
 @dataclass
 class Loaded:
+    """A model ready to translate: its (first) checkpoint's config, its tokenizers, its update."""
+
     config: Config
-    model: Seq2Seq
+    model: Model
     src_tok: Tokenizer
     tgt_tok: Tokenizer
     step: int
@@ -73,6 +79,30 @@ def load_checkpoint(path: Path, device: torch.device) -> Loaded:
     return Loaded(config, model, src_tok, tgt_tok, saved.state.step)
 
 
+def load_models(paths: Sequence[Path], device: torch.device) -> Loaded:
+    """One checkpoint, or an :class:`~nmt.ensemble.Ensemble` of several.
+
+    Members must share the source and the target SentencePiece model (one batch of source
+    ids and one output token feed them all); any other difference is refused in one line.
+    Config (decoding defaults, corpus) and step are the first checkpoint's.
+    """
+    if not paths:
+        raise UserError("give at least one --checkpoint")
+    if len(set(Path(p).resolve() for p in paths)) != len(paths):
+        raise UserError("a --checkpoint is given twice; an ensemble uses each model once")
+    loaded = [load_checkpoint(Path(p), device) for p in paths]
+    if len(loaded) == 1:
+        return loaded[0]
+    first = loaded[0]
+    for path, other in zip(paths[1:], loaded[1:]):
+        for side, a, b in (("source", first.src_tok, other.src_tok), ("target", first.tgt_tok, other.tgt_tok)):
+            if a.sha256 != b.sha256:
+                raise UserError(f"{path}: its {side} vocabulary differs from {paths[0]}'s; an ensemble's "
+                                "models must share the SentencePiece models (train them on one prepared corpus)")
+    model = Ensemble([item.model for item in loaded]).eval()
+    return Loaded(first.config, model, first.src_tok, first.tgt_tok, first.step)
+
+
 def encode_sources(tok: Tokenizer, lines: Sequence[str], max_len: int, name: str = "input",
                    first_line: int = 1) -> list[list[int]]:
     """Subword ids of source lines (no BOS/EOS), each cut to ``max_len`` tokens with a warning."""
@@ -85,17 +115,17 @@ def encode_sources(tok: Tokenizer, lines: Sequence[str], max_len: int, name: str
     return ids
 
 
-def max_beam(model: Seq2Seq) -> int:
+def max_beam(model: Model) -> int:
     """The widest useful beam: no more hypotheses than target tokens, nor rows than the budget."""
-    return min(model.decoder.output.out_features, MAX_BEAM_ROWS)
+    return min(model.target_vocab_size, MAX_BEAM_ROWS)
 
 
-def check_beam(beam: int, model: Seq2Seq) -> None:
+def check_beam(beam: int, model: Model) -> None:
     """Refuse a beam below 1 or above :func:`max_beam`, naming the limit, before any search."""
     limit = max_beam(model)
     if not 1 <= beam <= limit:
         raise UserError(f"--beam {beam}: the beam size must be between 1 and {limit} (this model's target "
-                        f"vocabulary has {model.decoder.output.out_features} tokens; at most "
+                        f"vocabulary has {model.target_vocab_size} tokens; at most "
                         f"{MAX_BEAM_ROWS} beam rows per search)")
 
 
@@ -110,7 +140,7 @@ def _batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
         yield order[start:start + batch_size]
 
 
-def translate_ids(model: Seq2Seq, sentences: Sequence[Sequence[int]], decode: DecodeConfig,
+def translate_ids(model: Model, sentences: Sequence[Sequence[int]], decode: DecodeConfig,
                   device: torch.device, *, beam: Optional[int] = None, n_best: int = 1,
                   return_attention: bool = False) -> list[Translation]:
     """Translate id sequences (no BOS/EOS); results in input order.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import torch
 
@@ -17,15 +17,15 @@ from nmt.fileio import read_lines, write_lines
 log = logging.getLogger(__name__)
 
 
-def translate_split(checkpoint: Path, split: str, beam: Optional[int], overrides: list[str],
+def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int], overrides: list[str],
                     out: Path) -> tuple[dict[str, list[str]], list[str], list[str], dict, torch.nn.Module]:
-    """Translate a split of the checkpoint's own corpus into ``out``; returns systems, refs,
-    sources, info and the model."""
-    from nmt.inference import check_beam, encode_sources, load_checkpoint, translate_ids
+    """Translate a split of the (first) checkpoint's own corpus into ``out``, with one model or
+    an ensemble of several; returns systems, refs, sources, info and the model."""
+    from nmt.inference import check_beam, encode_sources, load_models, translate_ids
 
     device = runtime.select_device("auto")
     threads.configure(0)  # follow the cores other processes leave free
-    loaded = load_checkpoint(checkpoint, device)
+    loaded = load_models(checkpoints, device)
     cfg = with_decode_overrides(loaded.config, overrides)
     folder = cfg.data.prepared_dir
     src_path, ref_path = folder / f"{split}.{cfg.data.src}", folder / f"{split}.{cfg.data.tgt}"
@@ -42,20 +42,20 @@ def translate_split(checkpoint: Path, split: str, beam: Optional[int], overrides
     hyps = [loaded.tgt_tok.decode(r.ids[0]) for r in results]
     hyp_path = out / f"{split}.hyp.{cfg.data.tgt}"
     write_lines(hyp_path, hyps)
-    info = {"checkpoint": str(checkpoint), "step": loaded.step, "split": split, "beam": beam,
+    info = {"checkpoint": ", ".join(map(str, checkpoints)), "step": loaded.step, "split": split, "beam": beam,
             "length_penalty": cfg.decode.length_penalty, "hypotheses": str(hyp_path)}
     return {f"beam{beam}": hyps}, refs, srcs, info, loaded.model
 
 
-def run_eval(*, checkpoint: Optional[Path], split: str, hyps: list[Path], ref: Optional[Path],
+def run_eval(*, checkpoints: Sequence[Path], split: str, hyps: list[Path], ref: Optional[Path],
              src: Optional[Path], out: Optional[Path], beam: Optional[int], overrides: list[str]) -> str:
     """Score one or more systems and write ``report.json`` / ``report.md`` (+ a length plot)."""
-    if (checkpoint is None) == (not hyps):
+    if (not checkpoints) == (not hyps):
         raise UserError("give either --checkpoint (to translate a split) or --hyp files with --ref")
-    out = Path(out) if out is not None else (Path(checkpoint).parent.parent / "eval" if checkpoint else Path("eval"))
+    out = Path(out) if out is not None else (Path(checkpoints[0]).parent.parent / "eval" if checkpoints else Path("eval"))
     out.mkdir(parents=True, exist_ok=True)
-    if checkpoint is not None:
-        systems, refs, srcs, info, _ = translate_split(Path(checkpoint), split, beam, overrides, out)
+    if checkpoints:
+        systems, refs, srcs, info, _ = translate_split([Path(c) for c in checkpoints], split, beam, overrides, out)
     else:
         if ref is None:
             raise UserError("--hyp needs --ref (the reference translations)")

@@ -16,14 +16,27 @@ every tensor of the :class:`BeamState` at once).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Protocol
 
 import torch
 from torch import Tensor
 
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.model.seq2seq import Seq2Seq
 from nmt.model.state import DecoderState, EncoderOutput
+
+
+class StepModel(Protocol):
+    """What the searches call: a :class:`~nmt.model.seq2seq.Seq2Seq` or an :class:`~nmt.ensemble.Ensemble`.
+
+    The encoding and the state are whatever the model returns; the searches only pass them
+    back and reorder their rows with ``index_select``.
+    """
+
+    def encode(self, src: Tensor, src_len: Tensor) -> Any: ...
+
+    def init_state(self, enc: Any) -> Any: ...
+
+    def step(self, prev: Tensor, state: Any, enc: Any) -> tuple[Tensor, Any, Tensor]: ...
 
 
 @dataclass
@@ -66,7 +79,7 @@ def _restrict(scores: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
     return scores
 
 
-def _next_token_scores(model: Seq2Seq, prev: Tensor, state: DecoderState, enc: EncoderOutput, t: int,
+def _next_token_scores(model: StepModel, prev: Tensor, state: DecoderState, enc: EncoderOutput, t: int,
                        min_len: int, max_len: Tensor) -> tuple[Tensor, Tensor, DecoderState, Tensor]:
     """One decoder step: restricted logits (N, V), their log-normalizer (N, 1), state, attention.
 
@@ -80,7 +93,7 @@ def _next_token_scores(model: Seq2Seq, prev: Tensor, state: DecoderState, enc: E
 
 
 @torch.inference_mode()
-def greedy(model: Seq2Seq, src: Tensor, src_len: Tensor, *, max_len_a: float = 1.5, max_len_b: int = 10,
+def greedy(model: StepModel, src: Tensor, src_len: Tensor, *, max_len_a: float = 1.5, max_len_b: int = 10,
            min_len: int = 1, return_attention: bool = False) -> Hypotheses:
     """Pick the most probable token at every step, for all sentences at once."""
     enc = model.encode(src, src_len)
@@ -306,7 +319,7 @@ def compact(beams: BeamState, stay: Tensor) -> BeamState:
 
 
 @torch.inference_mode()
-def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: float = 1.0,
+def beam_search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: float = 1.0,
                 max_len_a: float = 1.5, max_len_b: int = 10, min_len: int = 1, n_best: int = 1,
                 return_attention: bool = False) -> Hypotheses:
     """Beam search over all sentences and beams at once (active sentences x K rows per step).
@@ -353,7 +366,7 @@ def beam_search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int = 5, 
                       attention)
 
 
-def search(model: Seq2Seq, src: Tensor, src_len: Tensor, *, beam: int, alpha: float, max_len_a: float,
+def search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int, alpha: float, max_len_a: float,
            max_len_b: int, min_len: int, n_best: int = 1, return_attention: bool = False) -> Hypotheses:
     """Greedy search for ``beam == 1`` (it is what a beam of one computes), else beam search."""
     if beam == 1:

@@ -43,7 +43,7 @@ from nmt.fileio import atomic_write_bytes
 from nmt.loss import batch_loss
 from nmt.model.seq2seq import count_parameters
 from nmt.optim import apply_gradients, teacher_forcing_p
-from nmt.train_state import TrainState, keep_best, stop_reason
+from nmt.train_state import TrainState, keep_checkpoints, stop_reason
 from nmt.validate import validate
 
 log = logging.getLogger(__name__)
@@ -203,7 +203,7 @@ class Trainer:
         better = state.validated(t.metric, value)
         if better:
             self.save("best.pt")
-        self._keep_best(value)
+        self._keep_step_checkpoints(value)
         self.schedule.validated(value)
         self.record(events.Valid(
             step=state.step, epoch=state.epoch + 1, elapsed_s=round(state.elapsed, 2), lr=self.schedule.lr,
@@ -215,11 +215,11 @@ class Trainer:
             log.info("  src: %s\n  ref: %s\n  hyp: %s", sample["src"], sample["ref"], sample["hyp"])
         return metrics
 
-    def _keep_best(self, value: float) -> None:
-        """Keep the ``keep_best`` best step checkpoints besides best.pt and last.pt."""
-        state = self.state
-        decision = keep_best(state.history, self.cfg.train.metric, value, state.step, self.cfg.train.keep_best)
-        state.history = decision.history
+    def _keep_step_checkpoints(self, value: float) -> None:
+        """Keep the ``keep_best`` best and ``keep_last`` latest step checkpoints besides best.pt and last.pt."""
+        state, t = self.state, self.cfg.train
+        decision = keep_checkpoints(state.history, state.recent, t.metric, value, state.step, t.keep_best, t.keep_last)
+        state.history, state.recent = decision.history, decision.recent
         if decision.save:
             self.save(f"step{state.step:07d}.pt")
         for step in decision.drop:

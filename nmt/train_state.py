@@ -37,7 +37,8 @@ class TrainState:
     epoch: int = 0                # full passes over the training data done
     pos: int = 0                  # global batches of the current epoch consumed
     best: Optional[float] = None  # best validation score so far (train.metric)
-    history: list[tuple[float, int]] = field(default_factory=list)  # (score, step) of kept step checkpoints, best first
+    history: list[tuple[float, int]] = field(default_factory=list)  # (score, step) of kept best step checkpoints, best first
+    recent: list[int] = field(default_factory=list)  # steps of the latest step checkpoints kept (keep_last), oldest first
     bad_validations: int = 0      # validations in a row without a new best
     nonfinite: int = 0            # non-finite losses in a row (updates skipped)
     elapsed: float = 0.0          # seconds of training, validation included
@@ -47,7 +48,8 @@ class TrainState:
 
     @classmethod
     def from_state_dict(cls, state: dict[str, Any]) -> "TrainState":
-        fields = {**state, "history": [(float(v), int(s)) for v, s in state.get("history", [])]}
+        fields = {**state, "history": [(float(v), int(s)) for v, s in state.get("history", [])],
+                  "recent": [int(s) for s in state.get("recent", [])]}
         return cls(**fields)
 
     def validated(self, metric: str, value: float) -> bool:
@@ -77,21 +79,28 @@ def stop_reason(state: TrainState, cfg: TrainConfig, signal: int = 0) -> Optiona
 
 @dataclass(frozen=True)
 class KeepDecision:
-    """What to do with the step checkpoints after one validation (see :func:`keep_best`)."""
+    """What to do with the step checkpoints after one validation (see :func:`keep_checkpoints`)."""
 
-    history: list[tuple[float, int]]  # the kept (score, step) pairs, best first
+    history: list[tuple[float, int]]  # the kept best (score, step) pairs, best first
+    recent: list[int]                 # the kept latest steps, oldest first
     save: bool                        # write this step's checkpoint
-    drop: list[int]                   # steps whose checkpoints to delete
+    drop: list[int]                   # steps whose checkpoints to delete, in order
 
 
-def keep_best(history: list[tuple[float, int]], metric: str, value: float, step: int, keep: int) -> KeepDecision:
-    """Keep the ``keep`` best step checkpoints (``keep <= 1``: none besides best.pt).
+def keep_checkpoints(history: list[tuple[float, int]], recent: list[int], metric: str, value: float, step: int,
+                     keep_best: int, keep_last: int) -> KeepDecision:
+    """The step checkpoints to hold after validating ``step`` with score ``value``.
 
-    Ranked by score, then by step (the earlier of equals ranks first, as best.pt does).
+    A step file is kept while it is among the ``keep_best`` best (ranked by score, then by
+    step: the earlier of equals first, as best.pt does; ``keep_best <= 1`` keeps none, since
+    best.pt holds the best) or among the ``keep_last`` latest validated steps (0: none).
+    A file is dropped once it is in neither, so one file serves both lists.
     """
-    if keep <= 1:
-        return KeepDecision(list(history), False, [])
-    sign = 1 if metric_mode(metric) == "min" else -1
-    ranked = sorted([*history, (value, step)], key=lambda pair: (sign * pair[0], pair[1]))
-    kept = ranked[:keep]
-    return KeepDecision(kept, (value, step) in kept, [s for _, s in ranked[keep:]])
+    best = list(history)
+    if keep_best > 1:
+        sign = 1 if metric_mode(metric) == "min" else -1
+        best = sorted([*history, (value, step)], key=lambda pair: (sign * pair[0], pair[1]))[:keep_best]
+    latest = [*recent, step][-keep_last:] if keep_last > 0 else []
+    held = {s for _, s in best} | set(latest)
+    before = {s for _, s in history} | set(recent)
+    return KeepDecision(best, latest, step in held, sorted(before - held))

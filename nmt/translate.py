@@ -15,7 +15,7 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import IO, Callable, Iterator, Optional
+from typing import IO, Callable, Iterator, Optional, Sequence
 
 import torch
 
@@ -23,7 +23,7 @@ from nmt import runtime, threads
 from nmt.config import with_decode_overrides
 from nmt.errors import DataError, UserError
 from nmt.fileio import atomic_write, decode_lines
-from nmt.inference import Translation, check_beam, encode_sources, load_checkpoint, translate_ids
+from nmt.inference import Translation, check_beam, encode_sources, load_models, translate_ids
 
 CHUNK_LINES = 2048
 
@@ -74,17 +74,17 @@ def write_attention(folder: Path, index: int, result: Translation, src_pieces: l
     plot_attention(weights, src_pieces, tgt_pieces, stem.with_suffix(".png"), title=f"sentence {index}")
 
 
-def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoint: Path, *,
+def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoints: Sequence[Path], *,
                      beam: Optional[int], n_best: Optional[int], attention_dir: Optional[Path],
                      overrides: list[str], flush: bool = False) -> int:
     """Translate every line of ``source`` into ``sink``; returns the number of input lines.
 
-    With ``flush`` each line is translated and written out before the next is read, so
+    Several ``checkpoints`` are decoded as one ensemble (:mod:`nmt.ensemble`).  With ``flush`` each line is translated and written out before the next is read, so
     a person typing (or a program waiting for each answer) gets it at once.
     """
     device = runtime.select_device("auto")
     threads.configure(0)  # follow the cores other processes leave free
-    loaded = load_checkpoint(checkpoint, device)
+    loaded = load_models(checkpoints, device)
     decode = with_decode_overrides(loaded.config, overrides).decode
     beam = beam if beam is not None else decode.beam
     n_best = n_best if n_best is not None else decode.n_best
@@ -146,7 +146,7 @@ def check_paths(input: Optional[Path], attention_dir: Optional[Path]) -> None:
         raise UserError(f"--attention {attention_dir}: is a file; give a folder (created if missing)")
 
 
-def translate_file(checkpoint: Path, input: Optional[Path], output: Optional[Path], *,
+def translate_file(checkpoints: Sequence[Path], input: Optional[Path], output: Optional[Path], *,
                    beam: Optional[int] = None, n_best: Optional[int] = None,
                    attention_dir: Optional[Path] = None, overrides: list[str] = (),
                    flush: bool = False) -> int:
@@ -168,7 +168,7 @@ def translate_file(checkpoint: Path, input: Optional[Path], output: Optional[Pat
                 sink = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", line_buffering=True,
                                         write_through=True)
                 try:
-                    return translate_stream(source, name, sink, checkpoint, **options)
+                    return translate_stream(source, name, sink, checkpoints, **options)
                 except BrokenPipeError:  # the reader went away (e.g. `| head`)
                     return 0
                 finally:
@@ -177,7 +177,7 @@ def translate_file(checkpoint: Path, input: Optional[Path], output: Optional[Pat
                 if keep_mode is not None:
                     os.chmod(raw.name, keep_mode)  # the renamed file keeps the old one's mode
                 sink = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-                count = translate_stream(source, name, sink, checkpoint, **options)
+                count = translate_stream(source, name, sink, checkpoints, **options)
                 sink.flush()
                 sink.detach()
             return count

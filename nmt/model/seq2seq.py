@@ -38,6 +38,11 @@ class Seq2Seq(nn.Module):
         self.enc_self_attention = enc_self_attention
         self.decoder = decoder
 
+    @property
+    def target_vocab_size(self) -> int:
+        """V, the size of the output layer."""
+        return self.decoder.output.out_features
+
     def encode(self, src: Tensor, src_len: Tensor) -> EncoderOutput:
         """Source ids (B, S) with lengths (B,) -> everything the decoder needs, computed once.
 

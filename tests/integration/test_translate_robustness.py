@@ -36,7 +36,7 @@ def no_model_load(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded before the paths were checked")
 
-    monkeypatch.setattr("nmt.translate.load_checkpoint", refuse)
+    monkeypatch.setattr("nmt.translate.load_models", refuse)
 
 
 @pytest.fixture()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nmt.config import TrainConfig
-from nmt.train_state import TrainState, is_better, keep_best, metric_mode, stop_reason
+from nmt.train_state import TrainState, is_better, keep_checkpoints, metric_mode, stop_reason
 
 
 @pytest.mark.parametrize("metric, value, best, expected", [
@@ -62,6 +62,10 @@ def test_stop_reason(state, cfg, signal, reason):
     assert stop_reason(state, cfg, signal) == reason
 
 
+def keep_best(history, metric, value, step, keep):
+    return keep_checkpoints(history, [], metric, value, step, keep_best=keep, keep_last=0)
+
+
 def test_keep_best_keeps_the_k_best_by_score_then_step():
     history: list[tuple[float, int]] = []
     saved, dropped = [], []
@@ -72,7 +76,7 @@ def test_keep_best_keeps_the_k_best_by_score_then_step():
         dropped += decision.drop
     assert history == [(30.0, 600), (20.0, 200), (20.0, 400)]
     assert saved == [100, 200, 300, 400, 600]      # 500 was never among the best 3
-    assert sorted(dropped) == [100, 300, 500]      # every step not kept is dropped once...
+    assert sorted(dropped) == [100, 300]           # every saved step not kept is dropped once...
     assert not set(dropped) & {s for _, s in history}  # ...and no kept one
 
 
@@ -86,4 +90,32 @@ def test_keep_best_for_loss_keeps_the_lowest():
 @pytest.mark.parametrize("keep", [0, 1])
 def test_keep_best_of_one_or_none_saves_no_step_checkpoint(keep):
     decision = keep_best([], "bleu", 10.0, 100, keep=keep)
-    assert (decision.history, decision.save, decision.drop) == ([], False, [])
+    assert (decision.history, decision.recent, decision.save, decision.drop) == ([], [], False, [])
+
+
+def test_keep_last_keeps_the_latest_steps_whatever_their_score():
+    recent: list[int] = []
+    saved, dropped = [], []
+    for step, bleu in [(100, 30.0), (200, 10.0), (300, 20.0), (400, 5.0)]:
+        decision = keep_checkpoints([], recent, "bleu", bleu, step, keep_best=1, keep_last=2)
+        recent = decision.recent
+        saved += [step] if decision.save else []
+        dropped += decision.drop
+    assert recent == [300, 400] and saved == [100, 200, 300, 400] and dropped == [100, 200]
+
+
+def test_a_file_in_both_lists_is_dropped_only_when_it_leaves_both():
+    """Simulate the files on disk: every step saved and not yet dropped is exactly the union kept."""
+    history: list[tuple[float, int]] = []
+    recent: list[int] = []
+    on_disk: set[int] = set()
+    scores = [12.0, 30.0, 11.0, 25.0, 10.0, 9.0, 29.0, 8.0]
+    for i, bleu in enumerate(scores):
+        step = 100 * (i + 1)
+        d = keep_checkpoints(history, recent, "bleu", bleu, step, keep_best=2, keep_last=2)
+        history, recent = d.history, d.recent
+        on_disk |= {step} if d.save else set()
+        assert set(d.drop) <= on_disk                    # only files that exist are deleted
+        on_disk -= set(d.drop)
+        assert on_disk == {s for _, s in history} | set(recent)
+    assert history == [(30.0, 200), (29.0, 700)] and recent == [700, 800] and on_disk == {200, 700, 800}

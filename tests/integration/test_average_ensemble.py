@@ -1,0 +1,132 @@
+"""`nmt average` and ensembles from the command line, on short runs of the toy task."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import run_cli, toy_overrides
+from nmt import checkpoint as ckpt
+from nmt import events
+from nmt.average import average_state, step_checkpoints
+from nmt.train import run_training
+
+STEPS, EVERY = 24, 4
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory, toy_files) -> Path:
+    """A short run validated every 4 updates that keeps the 2 best and the 3 latest step files."""
+    _, files = toy_files
+    root = tmp_path_factory.mktemp("avg")
+    run_training(None, toy_overrides(root, files, train__max_steps=STEPS, train__valid_every=EVERY,
+                                     train__keep_best=2, train__keep_last=3, train__max_epochs=50),
+                 progress=False)
+    return root / "runs" / "toy"
+
+
+@pytest.fixture(scope="module")
+def other_vocab(tmp_path_factory, toy_files) -> Path:
+    """A checkpoint of the same model size trained on another SentencePiece vocabulary."""
+    _, files = toy_files
+    root = tmp_path_factory.mktemp("other")
+    run_training(None, toy_overrides(root, files, train__max_steps=2, data__vocab_size=80), progress=False)
+    return root / "runs" / "toy" / "checkpoints" / "last.pt"
+
+
+def valid_scores(run: Path) -> dict[int, float]:
+    return {v.step: v.bleu for v in events.of_kind(events.read(run), events.Valid)}
+
+
+def test_training_keeps_the_union_of_best_and_latest_step_files(run_dir):
+    scores = valid_scores(run_dir)
+    latest = sorted(scores)[-3:]
+    best = sorted(scores, key=lambda s: (-scores[s], s))[:2]
+    assert sorted(step_checkpoints(run_dir)) == sorted(set(latest) | set(best))
+    last = ckpt.load(run_dir / "checkpoints" / "last.pt").state
+    assert last.recent == latest and [s for _, s in last.history] == best
+
+
+def test_average_of_the_last_three_is_their_mean_and_translates(run_dir, tmp_path, capsys):
+    out = tmp_path / "avg.pt"
+    code, stdout, err = run_cli(["average", str(run_dir), "--last", "3", "-o", str(out)], capsys)
+    assert code == 0, err
+    assert "the mean of 3 checkpoints" in stdout
+    files = [step_checkpoints(run_dir)[s] for s in sorted(valid_scores(run_dir))[-3:]]
+    members = [ckpt.load(f).model for f in files]
+    avg = ckpt.load(out)
+    assert avg.averaged_from == [str(f) for f in files] and not avg.trainable
+    for key, value in avg.model.items():
+        if value.is_floating_point():
+            torch.testing.assert_close(value, sum(m[key] for m in members) / 3)
+    assert not torch.equal(avg.model[key], members[-1][key])  # really an average, not the newest
+    src = tmp_path / "in.txt"
+    src.write_text("owl cat\nbird\n")
+    code, stdout, err = run_cli(["translate", "--checkpoint", str(out), "-i", str(src), "--beam", "2"], capsys)
+    assert code == 0, err
+    assert len(stdout.splitlines()) == 2
+
+
+def test_average_best_picks_by_the_runs_metric(run_dir, tmp_path, capsys):
+    out = tmp_path / "best2.pt"
+    code, _, err = run_cli(["average", str(run_dir), "--best", "2", "-o", str(out)], capsys)
+    assert code == 0, err
+    scores = valid_scores(run_dir)
+    best = sorted(scores, key=lambda s: (-scores[s], s))[:2]
+    assert ckpt.load(out).averaged_from == [str(step_checkpoints(run_dir)[s]) for s in best]
+
+
+def test_average_state_keeps_dtypes_and_refuses_counters_that_differ():
+    a = {"w": torch.tensor([1.0, 2.0], dtype=torch.float16), "n": torch.tensor(3)}
+    b = {"w": torch.tensor([3.0, 4.0], dtype=torch.float16), "n": torch.tensor(3)}
+    mean = average_state([a, b])
+    assert mean["w"].dtype == torch.float16 and mean["w"].tolist() == [2.0, 3.0] and mean["n"].item() == 3
+    from nmt.errors import UserError
+    with pytest.raises(UserError, match="non-floating values differ"):
+        average_state([a, {**b, "n": torch.tensor(4)}])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["{last}"], "averaging needs 2 or more checkpoints, got 1"),
+    (["{last}", "{last}"], "a checkpoint is given twice"),
+    (["{run}", "--last", "9"], "step checkpoint(s) in checkpoints/, 9 wanted; train with --set train.keep_last=9"),
+    (["{run}", "--last", "2", "--best", "2"], "give --last or --best, not both"),
+    (["{run}", "--last", "0"], "1 or more"),
+    (["{missing}", "{last}"], "no such checkpoint file or run folder"),
+    (["{last}", "{other}"], "its vocabulary differs"),
+])
+def test_average_bad_input_is_one_line_exit_2(run_dir, other_vocab, tmp_path, capsys, args, message):
+    paths = {"last": run_dir / "checkpoints" / "last.pt", "run": run_dir, "other": other_vocab,
+             "missing": tmp_path / "nope.pt"}
+    argv = ["average", *[a.format(**paths) for a in args], "-o", str(tmp_path / "x.pt")]
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "x.pt").exists()
+
+
+def test_ensemble_eval_and_translate(run_dir, tmp_path, capsys):
+    a, b = (step_checkpoints(run_dir)[s] for s in sorted(valid_scores(run_dir))[-2:])
+    code, stdout, err = run_cli(["eval", "--checkpoint", str(a), "--checkpoint", str(b), "--split", "test",
+                                 "--beam", "2", "--out", str(tmp_path / "eval")], capsys)
+    assert code == 0, err
+    report = json.loads((tmp_path / "eval" / "report.json").read_text())
+    assert report["info"]["checkpoint"] == f"{a}, {b}"
+    src = tmp_path / "in.txt"
+    src.write_text("owl cat\n\nbird\n")
+    code, stdout, err = run_cli(["translate", "--checkpoint", str(a), "--checkpoint", str(b), "-i", str(src),
+                                 "--attention", str(tmp_path / "att")], capsys)
+    assert code == 0, err
+    assert len(stdout.splitlines()) == 3 and stdout.splitlines()[1] == ""
+    assert sorted(p.name for p in (tmp_path / "att").glob("*.png")) == ["000000.png", "000002.png"]  # not the empty line
+
+
+@pytest.mark.parametrize("command", ["translate", "eval"])
+def test_an_ensemble_with_another_vocabulary_is_refused(run_dir, other_vocab, tmp_path, capsys, command):
+    src = tmp_path / "in.txt"
+    src.write_text("owl\n")
+    argv = [command, "--checkpoint", str(run_dir / "checkpoints" / "best.pt"), "--checkpoint", str(other_vocab)]
+    argv += ["-i", str(src)] if command == "translate" else ["--out", str(tmp_path / "eval")]
+    code, stdout, err = run_cli(argv, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{other_vocab}: its source vocabulary differs" in err and stdout == ""
