@@ -146,6 +146,12 @@ class ModelConfig(Section):
     bidirectional: bool = Field(True, description="Bidirectional encoder (keys/values then have 2 * hidden_size).")
     dropout: float = Field(0.2, ge=0.0, lt=1.0, description="Dropout between RNN layers and before the output layer.")
     emb_dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout on embeddings.")
+    src_word_dropout: float = Field(
+        0.0, ge=0.0, lt=1.0, description="Training only: each source token is read as <unk> with this probability "
+                                         "(word dropout, Gal & Ghahramani 2016).")
+    tgt_word_dropout: float = Field(
+        0.0, ge=0.0, lt=1.0, description="Training only: each reference token fed to the decoder is <unk> with "
+                                         "this probability (word dropout; the loss still targets the real token).")
     init_state: Literal["zero", "last", "bridge"] = Field(
         "bridge", description="Decoder start state: zeros, the encoder's final state, or a learned projection of it.")
     tie_embeddings: bool = Field(False, description="Share target embeddings and output projection (needs emb_size == hidden_size).")
@@ -208,6 +214,10 @@ class TrainConfig(Section):
     max_tokens: Optional[int] = Field(4096, ge=1, description="Token budget per batch (padded cells); null to batch by sentences.")
     batch_size: Optional[int] = Field(None, ge=1, description="Sentences per batch when max_tokens is null.")
     max_len: int = Field(128, ge=2, description="Truncate training sentences to this many subword tokens.")
+    subword_alpha: float = Field(
+        0.0, ge=0.0, le=1.0, description="Subword regularization (Kudo 2018): 0 = the one segmentation; else every "
+                                         "epoch segments the training text anew, drawn from (seed, epoch) with this "
+                                         "SentencePiece alpha (unigram: smoothing, lower = more varied; bpe: dropout).")
     curriculum_epochs: int = Field(0, ge=0, description="Length curriculum: epoch e < N trains on the shortest (e+1)/(N+1) of the pairs (0 = off).")
     max_epochs: int = Field(20, ge=1, description="Stop after this many epochs.")
     max_steps: Optional[int] = Field(None, ge=1, description="Stop after this many updates.")

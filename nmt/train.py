@@ -89,7 +89,8 @@ class Trainer:
         p = self.parts
         self.device, self.amp, self.model, self.train_model = p.device, p.amp, p.model, p.train_model
         self.optimizer, self.schedule, self.scaler = p.optimizer, p.schedule, p.scaler
-        self.sampler, self.train_split, self.per_update = p.sampler, p.train_split, p.per_update
+        self.data, self.per_update = p.data, p.per_update
+        self.train_split, self.sampler = p.data.for_epoch(0)  # the current epoch's pairs and batches
         self.state = TrainState()
         self.tokens = 0   # target tokens of the last update
         self.signal = 0   # the number of a stop signal received (SIGINT, SIGTERM), else 0
@@ -255,6 +256,7 @@ class Trainer:
     def run_epoch(self, clock: float) -> Optional[str]:
         """Updates from the current position to the end of the epoch, unless a stop rule fires first."""
         state, reason = self.state, None
+        self.train_split, self.sampler = self.data.for_epoch(state.epoch)
         batches = self.sampler.batches(state.epoch)
         bar = tqdm(total=len(batches), initial=state.pos, desc=f"epoch {state.epoch + 1}",
                    disable=not self.progress, unit="batch", dynamic_ncols=True, leave=False)

@@ -30,6 +30,42 @@ from nmt.validate import ValidationSet
 log = logging.getLogger(__name__)
 
 
+class TrainingData:
+    """The training pairs and their batches, epoch by epoch.
+
+    Without ``train.subword_alpha`` every epoch reads the cached ids of the one segmentation.
+    With it, each epoch segments the training text anew (subword regularization, Kudo 2018),
+    drawn from (seed, epoch) alone, so every rank draws the same and a resumed run finds the
+    batches the interrupted one had.
+    """
+
+    def __init__(self, split: EncodedSplit, t: TrainConfig, text: Optional[tuple[list[str], list[str]]] = None,
+                 tokenizers: Optional[tuple[Tokenizer, Tokenizer]] = None) -> None:
+        if t.subword_alpha > 0 and (text is None or tokenizers is None):
+            raise ValueError("subword sampling needs the training text and both tokenizers")
+        self.t, self.text, self.tokenizers = t, text, tokenizers
+        self.split, self.sampler = split, make_sampler(split, t)   # the one segmentation
+        self._memo: Optional[tuple[int, EncodedSplit, BatchSampler]] = None
+
+    def for_epoch(self, epoch: int) -> tuple[EncodedSplit, BatchSampler]:
+        """The pairs and the batch sampler of ``epoch``."""
+        if self.t.subword_alpha == 0:
+            return self.split, self.sampler
+        if self._memo is None or self._memo[0] != epoch:
+            seed = 2 * (self.t.seed * 1_000_003 + epoch)  # one stream per (seed, epoch, side)
+            (src_text, tgt_text), (src_tok, tgt_tok) = self.text, self.tokenizers
+            split = EncodedSplit.from_sequences(src_tok.sample(src_text, self.t.subword_alpha, seed),
+                                                tgt_tok.sample(tgt_text, self.t.subword_alpha, seed + 1))
+            self._memo = (epoch, split, make_sampler(split, self.t))
+        return self._memo[1], self._memo[2]
+
+
+def make_sampler(split: EncodedSplit, t: TrainConfig) -> BatchSampler:
+    """Shuffled, length-bucketed training batches of ``split`` as ``t`` sets them."""
+    return BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=t.max_tokens, batch_size=t.batch_size,
+                        shuffle=True, seed=t.seed, max_len=t.max_len, curriculum_epochs=t.curriculum_epochs)
+
+
 @dataclass
 class Parts:
     """The objects of one run; the trainer changes their state, never which objects they are."""
@@ -38,9 +74,8 @@ class Parts:
     amp: Optional[torch.dtype]        # autocast dtype, None for fp32
     src_tok: Tokenizer
     tgt_tok: Tokenizer
-    train_split: EncodedSplit
+    data: TrainingData
     valid: ValidationSet
-    sampler: BatchSampler
     model: Seq2Seq                    # for validation, checkpoints and everything but training forwards
     train_model: nn.Module            # ``model`` or its DDP wrapper
     optimizer: torch.optim.Optimizer
@@ -73,21 +108,22 @@ def build(cfg: Config, run_dir: Path, dist: distributed.Context, progress: bool)
         for side, tok in (("src", corpus.src_tok), ("tgt", corpus.tgt_tok)):
             atomic_write_bytes(run_dir / f"spm.{side}.model", tok.model_bytes)
     train_split = corpus.splits["train"]
-    sampler = BatchSampler(train_split.src_lengths, train_split.tgt_lengths, max_tokens=t.max_tokens,
-                           batch_size=t.batch_size, shuffle=True, seed=t.seed, max_len=t.max_len,
-                           curriculum_epochs=t.curriculum_epochs)
+    text = None
+    if t.subword_alpha > 0:
+        text = (corpus.text("train", cfg.data.src), corpus.text("train", cfg.data.tgt))
+    data = TrainingData(train_split, t, text, (corpus.src_tok, corpus.tgt_tok))
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device)
     model.decoder.compile_step(t.compile)
     optimizer = build_optimizer(t, model)
     per_update = dist.world_size * t.accumulate
-    total, epoch_batches = planned_updates(sampler, t, per_update)
+    total, epoch_batches = planned_updates(data.sampler, t, per_update)  # by the one segmentation
     planned = min(total, t.max_steps) if t.max_steps else total
     amp = runtime.amp_dtype(device, t.amp)
     parts = Parts(device=device, amp=amp, src_tok=corpus.src_tok, tgt_tok=corpus.tgt_tok,
-                  train_split=train_split,
+                  data=data,
                   valid=ValidationSet(corpus.splits["valid"], corpus.text("valid", cfg.data.tgt),
                                       corpus.text("valid", cfg.data.src)),
-                  sampler=sampler, model=model, train_model=dist.wrap(model), optimizer=optimizer,
+                  model=model, train_model=dist.wrap(model), optimizer=optimizer,
                   schedule=Schedule(t, optimizer, t.max_steps or total),
                   scaler=runtime.grad_scaler(device, amp), per_update=per_update)
     log.info("model: %s parameters; %d training pairs, %d batches per full epoch, %d updates planned",

@@ -154,6 +154,18 @@ class Tokenizer:
         """Subword ids of each line, without BOS or EOS (the batching code adds them)."""
         return self.sp.encode(list(lines), out_type=int)
 
+    def sample(self, lines: Sequence[str], alpha: float, seed: int) -> list[list[int]]:
+        """Subword ids of each line with a segmentation drawn at random (subword regularization,
+        Kudo 2018): from the whole lattice with smoothing ``alpha`` for a unigram model, or with
+        merge dropout ``alpha`` for BPE (Provilkov et al. 2020).
+
+        The draw is a pure function of ``seed``: SentencePiece's generator is seeded here and
+        one thread encodes (its multi-threaded sampling differs between calls).
+        """
+        spm.set_random_generator_seed(seed % 2**32)
+        return self.sp.encode(list(lines), out_type=int, enable_sampling=True, alpha=alpha, nbest_size=-1,
+                              num_threads=1)
+
     def decode(self, ids: Iterable[int]) -> str:
         """Text of an id sequence: stops at the first EOS and skips PAD and BOS.
 

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor, nn
 
 from nmt.config import ModelConfig, SelfAttentionConfig
-from nmt.data.tokenizer import PAD
+from nmt.data.tokenizer import PAD, UNK
 from nmt.model.attention import Attention
 from nmt.model.decoder import Decoder
 from nmt.model.encoder import Encoder
@@ -32,11 +32,13 @@ class Seq2Seq(nn.Module):
     """Encoder, optional encoder self-attention, and decoder (which holds the cross-attention)."""
 
     def __init__(self, encoder: Encoder, decoder: Decoder, enc_self_attention: Optional[SelfAttentionEncoder] = None,
-                 ) -> None:
+                 src_word_dropout: float = 0.0, tgt_word_dropout: float = 0.0) -> None:
         super().__init__()
         self.encoder = encoder
         self.enc_self_attention = enc_self_attention
         self.decoder = decoder
+        self.src_word_dropout = src_word_dropout
+        self.tgt_word_dropout = tgt_word_dropout
 
     @property
     def target_vocab_size(self) -> int:
@@ -76,8 +78,27 @@ class Seq2Seq(nn.Module):
         probability p, else its own previous argmax.  ``fast``: None = automatic, True =
         require the one-call path (ValueError when not applicable), False = step by step.
         """
+        if self.training:
+            src = word_dropout(src, self.src_word_dropout)
+            tgt_in = word_dropout(tgt_in, self.tgt_word_dropout, skip_first=True)  # BOS stays
         enc = self.encode(src, src_len)
         return self.decoder(tgt_in, self.init_state(enc), enc, teacher_forcing=teacher_forcing, fast=fast)
+
+
+def word_dropout(ids: Tensor, p: float, skip_first: bool = False) -> Tensor:
+    """``ids`` (B, T) with each real token replaced by <unk> with probability ``p``.
+
+    Word dropout (Gal & Ghahramani 2016, as Sennrich et al. 2016 applied it to NMT): the model
+    cannot lean on any one input word, so it learns from context.  Padding is never replaced,
+    nor column 0 with ``skip_first``.  Draws from the global generator only when ``p > 0``, so
+    runs without it are unchanged and a resumed run draws what the uninterrupted one drew.
+    """
+    if p <= 0.0:
+        return ids
+    drop = (torch.rand(ids.shape, device=ids.device) < p) & (ids != PAD)
+    if skip_first:
+        drop[:, 0] = False
+    return ids.masked_fill(drop, UNK)
 
 
 def init_weights(model: nn.Module) -> None:
@@ -140,7 +161,8 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Seq2Seq:
         init_state=cfg.init_state, dropout=cfg.dropout, emb_dropout=cfg.emb_dropout,
         tie_embeddings=cfg.tie_embeddings, pad_id=PAD,
         self_attention=_block(dec_self, cfg.hidden_size, cfg.dropout) if dec_self.enabled else None)
-    model = Seq2Seq(encoder, decoder, SelfAttentionEncoder(blocks) if blocks else None)
+    model = Seq2Seq(encoder, decoder, SelfAttentionEncoder(blocks) if blocks else None,
+                    src_word_dropout=cfg.src_word_dropout, tgt_word_dropout=cfg.tgt_word_dropout)
     init_weights(model)
     return model
 

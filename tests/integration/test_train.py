@@ -60,10 +60,15 @@ def _interrupt_at(monkeypatch, step: int) -> None:
     monkeypatch.setattr(Trainer, "after_update", after_update)
 
 
-def test_resume_after_interrupt_gives_identical_losses(tmp_path, toy_files, monkeypatch):
+REGULARIZED = dict(model__src_word_dropout=0.2, model__tgt_word_dropout=0.2, train__subword_alpha=0.3,
+                   train__max_tokens=4000)  # about 5 updates per epoch: the interrupt falls in epoch 2
+
+
+@pytest.mark.parametrize("more", [{}, REGULARIZED], ids=["plain", "word_dropout+subword_sampling"])
+def test_resume_after_interrupt_gives_identical_losses(tmp_path, toy_files, monkeypatch, more):
     _, files = toy_files
     extra = dict(train__max_steps=14, train__teacher_forcing=0.6, model__dropout=0.3,
-                 train__valid_every=5, train__schedule="plateau", train__accumulate=2)
+                 train__valid_every=5, train__schedule="plateau", train__accumulate=2, **more)
     run_training(None, toy_overrides(tmp_path / "a", files, **extra), progress=False)
     reference = losses(tmp_path / "a" / "runs" / "toy")
     assert sorted(reference) == list(range(1, 15))
@@ -215,3 +220,22 @@ def test_kill_9_during_checkpoint_writes_leaves_a_loadable_file(tmp_path):
     writer.wait(timeout=60)
     loaded = ckpt.load(path)
     assert loaded.state.step >= 3 and bool((loaded.model["w"] == float(loaded.state.step)).all())
+
+
+def test_subword_sampling_draws_a_new_segmentation_per_epoch_from_seed_and_epoch(toy_files, tmp_path):
+    """Each epoch's ids decode to the same text, differ from the one segmentation and from the
+    other epochs, and a second set-up with the same seed draws exactly the same."""
+    from nmt.train_setup import TrainingData
+
+    _, files = toy_files
+    cfg = C.load(None, toy_overrides(tmp_path, files, train__subword_alpha=0.3))
+    trainer = Trainer(cfg, tmp_path / "run", progress=False)
+    data, tok = trainer.data, trainer.parts.tgt_tok
+    fixed = [data.split.tgt(i).tolist() for i in range(200)]
+    epochs = [[split.tgt(i).tolist() for i in range(200)] for split, _ in map(data.for_epoch, (0, 1))]
+    assert epochs[0] != fixed and epochs[1] != fixed and epochs[0] != epochs[1]
+    assert [tok.decode(ids) for ids in epochs[1]] == [tok.decode(ids) for ids in fixed]
+    again = TrainingData(data.split, cfg.train, data.text, data.tokenizers)
+    assert [again.for_epoch(1)[0].tgt(i).tolist() for i in range(200)] == epochs[1]
+    off = TrainingData(data.split, cfg.train.model_copy(update={"subword_alpha": 0.0}))
+    assert off.for_epoch(3) == (off.split, off.sampler)  # the cached ids, every epoch
