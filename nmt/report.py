@@ -42,7 +42,8 @@ def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int]
     hyps = [loaded.tgt_tok.decode(r.ids[0]) for r in results]
     hyp_path = out / f"{split}.hyp.{cfg.data.tgt}"
     write_lines(hyp_path, hyps)
-    info = {"checkpoint": ", ".join(map(str, checkpoints)), "step": loaded.step, "split": split, "beam": beam,
+    info = {"checkpoint": ", ".join(map(str, checkpoints)), "checkpoints": [str(c) for c in checkpoints],
+            "step": loaded.step, "split": split, "beam": beam,
             "length_penalty": cfg.decode.length_penalty, "hypotheses": str(hyp_path)}
     return {f"beam{beam}": hyps}, refs, srcs, info, loaded.model
 

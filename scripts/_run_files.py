@@ -28,14 +28,16 @@ def read_events(run_dir: Path, script: str) -> list[events.Event]:
 
 
 def read_eval(folder: Path) -> Optional[dict[str, Any]]:
-    """The one system scored in ``folder/report.json`` (BLEU, chrF, signatures) with the split
-    and checkpoint step it came from; None when the folder has no report."""
+    """The one system scored in ``folder/report.json`` (BLEU, chrF, signatures) with the split,
+    checkpoint step and checkpoints (several: an ensemble) it came from; None when the folder has no report."""
     path = Path(folder) / "report.json"
     if not path.is_file():
         return None
     report = json.loads(path.read_text(encoding="utf-8"))
     (system,) = report["systems"].values()
-    return {**system, "split": report["info"]["split"], "step": report["info"]["step"]}
+    info = report["info"]
+    return {**system, "split": info["split"], "step": info["step"],
+            "checkpoints": info.get("checkpoints", [info["checkpoint"]])}
 
 
 def checkpoint_parameters(path: Path) -> int:
