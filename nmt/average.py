@@ -6,66 +6,45 @@ or 20).  The average is an ordinary checkpoint for translation and evaluation; i
 no optimizer, so training cannot resume from it.
 
 Checkpoints come as files or as run folders.  A run folder gives its step checkpoints
-(``checkpoints/step*.pt``, kept by ``train.keep_last`` and ``train.keep_best``): the last
-N by update, or the best N by the run's validation metric as ``metrics.jsonl`` recorded it.
+(``checkpoints/step*.pt``): the last N validated ones (kept by ``train.keep_last``) or the
+best N by the run's validation metric (kept by ``train.keep_best``), as the run's state lists them.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import torch
 
 from nmt import checkpoint as ckpt
-from nmt import events
+from nmt.config import fill_saved_defaults, from_dict
 from nmt.errors import CheckpointError, UserError
-from nmt.train_state import TrainState, metric_mode
+from nmt.train_state import TrainState
 
 log = logging.getLogger(__name__)
 
-STEP_FILE = re.compile(r"step(\d+)\.pt")
-"""Step checkpoints as training names them: ``step0001200.pt``."""
-
-
-def step_checkpoints(run_dir: Path) -> dict[int, Path]:
-    """A run's step checkpoints by update."""
-    folder = run_dir / "checkpoints"
-    found = {}
-    for path in folder.glob("step*.pt") if folder.is_dir() else []:
-        match = STEP_FILE.fullmatch(path.name)
-        if match:
-            found[int(match.group(1))] = path
-    return found
-
-
 def select(run_dir: Path, *, last: Optional[int] = None, best: Optional[int] = None) -> list[Path]:
-    """The ``last`` latest or the ``best`` best step checkpoints of a run, oldest or best first.
+    """The ``last`` latest validated or the ``best`` best step checkpoints of a run, oldest or
+    best first, as the run's own state lists them (``recent`` and ``history`` in last.pt).
 
-    Fewer than asked for is a UserError that says how to keep more; ``best`` ranks by the
-    run's ``train.metric`` in its ``metrics.jsonl`` (ties: the earlier step first).
+    The step files are the union of both lists, so the files alone cannot tell them apart.
+    Fewer than asked for is a UserError that says how to keep more.
     """
     if (last is None) == (best is None):
         raise ValueError("give exactly one of last and best")
-    want = last if last is not None else best
-    found = step_checkpoints(run_dir)
-    if len(found) < want:
-        option = "keep_last" if last is not None else "keep_best"
-        raise UserError(f"{run_dir}: {len(found)} step checkpoint(s) in checkpoints/, {want} wanted; "
-                        f"train with --set train.{option}={want} (or more) to keep them")
-    if last is not None:
-        return [found[step] for step in sorted(found)[-last:]]
-    metric = ckpt.load(found[max(found)]).config["train"]["metric"]
-    scores = {v.step: getattr(v, metric) for v in events.of_kind(events.read(run_dir), events.Valid)}
-    missing = sorted(set(found) - set(scores))
+    state = ckpt.load(run_dir / "checkpoints" / "last.pt").state
+    steps = state.recent[-last:] if last is not None else [step for _, step in state.history][:best]
+    want, option = (last, "keep_last") if last is not None else (best, "keep_best")
+    if len(steps) < want:
+        raise UserError(f"{run_dir}: the run kept {len(steps)} step checkpoint(s) for --{option[5:]}, {want} wanted; "
+                        f"train with --set train.{option}={want} (or more)")
+    paths = [ckpt.step_path(run_dir, step) for step in steps]
+    missing = [str(p) for p in paths if not p.is_file()]
     if missing:
-        raise UserError(f"{run_dir}: metrics.jsonl has no validation for step(s) "
-                        f"{', '.join(map(str, missing))}, so they cannot be ranked; use --last")
-    sign = 1 if metric_mode(metric) == "min" else -1
-    ranked = sorted(found, key=lambda step: (sign * scores[step], step))
-    return [found[step] for step in ranked[:best]]
+        raise UserError(f"{missing[0]}: listed by the run's last.pt but not found")
+    return paths
 
 
 def resolve(inputs: Sequence[Path], *, last: Optional[int], best: Optional[int]) -> list[Path]:
@@ -82,6 +61,8 @@ def resolve(inputs: Sequence[Path], *, last: Optional[int], best: Optional[int])
             paths.append(item)
         else:
             raise UserError(f"{item}: no such checkpoint file or run folder")
+    if (last or best) and not any(Path(item).is_dir() for item in inputs):
+        raise UserError("--last and --best pick from run folders; give a run folder, or only checkpoint files")
     if len(set(p.resolve() for p in paths)) != len(paths):
         raise UserError("a checkpoint is given twice; each is averaged once")
     if len(paths) < 2:
@@ -89,10 +70,22 @@ def resolve(inputs: Sequence[Path], *, last: Optional[int], best: Optional[int])
     return paths
 
 
+TRAINING_ONLY = ("dropout", "emb_dropout", "src_word_dropout", "tgt_word_dropout")
+"""Model options that change training but not the network, so they may differ between members."""
+
+
+def _architecture(saved: ckpt.Checkpoint) -> dict[str, Any]:
+    """The checkpoint's model options as this nmt resolves them (older files get today's
+    defaults), without the training-only ones."""
+    model = from_dict(fill_saved_defaults(saved.config)).model.model_dump(mode="json")
+    return {k: v for k, v in model.items() if k not in TRAINING_ONLY}
+
+
 def _same_model(first: ckpt.Checkpoint, other: ckpt.Checkpoint, name: str, first_name: str) -> None:
     """Refuse a checkpoint whose model or vocabularies differ from the first one's."""
-    if other.config["model"] != first.config["model"]:
-        diff = sorted(k for k in first.config["model"] if first.config["model"][k] != other.config["model"].get(k))
+    a, b = _architecture(first), _architecture(other)
+    if a != b:
+        diff = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
         raise UserError(f"{name}: its model differs from {first_name}'s ({', '.join(diff)}); "
                         "only checkpoints of one architecture can be averaged")
     if other.tokenizers != first.tokenizers:
@@ -100,33 +93,61 @@ def _same_model(first: ckpt.Checkpoint, other: ckpt.Checkpoint, name: str, first
                         "that share the SentencePiece models can be averaged")
 
 
+class RunningMean:
+    """The element-wise mean of state dicts added one at a time: floating tensors are summed in
+    float64 and cast back; other tensors (counters) must agree and are kept as they are."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, torch.Tensor] = {}
+        self.first: dict[str, torch.Tensor] = {}
+        self.count = 0
+
+    def add(self, state: dict[str, torch.Tensor], name: str = "checkpoint") -> None:
+        if self.count and state.keys() != self.first.keys():
+            raise CheckpointError(f"{name}: its parameters differ from the first checkpoint's")
+        for key, value in state.items():
+            if not value.is_floating_point():
+                if self.count and not torch.equal(value, self.first[key]):
+                    raise UserError(f"parameter {key}: non-floating values differ between checkpoints")
+            elif self.count:
+                self.sums[key] += value.double()
+            else:
+                self.sums[key] = value.double()
+        if not self.count:
+            self.first = state
+        self.count += 1
+
+    def mean(self) -> dict[str, torch.Tensor]:
+        return {key: (self.sums[key] / self.count).to(value.dtype) if key in self.sums else value.clone()
+                for key, value in self.first.items()}
+
+
 def average_state(states: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
-    """The element-wise mean of floating-point tensors (summed in float64); other tensors
-    (counters) must agree and are taken as they are."""
-    out = {}
-    for key, first in states[0].items():
-        values = [state[key] for state in states]
-        if first.is_floating_point():
-            total = torch.stack([v.double() for v in values]).sum(0)
-            out[key] = (total / len(values)).to(first.dtype)
-        elif all(torch.equal(v, first) for v in values[1:]):
-            out[key] = first.clone()
-        else:
-            raise UserError(f"parameter {key}: non-floating values differ between checkpoints")
-    return out
+    """The element-wise mean of ``states`` (see :class:`RunningMean`)."""
+    mean = RunningMean()
+    for state in states:
+        mean.add(state)
+    return mean.mean()
 
 
 def average(paths: Sequence[Path]) -> ckpt.Checkpoint:
-    """One checkpoint with the mean parameters of ``paths`` (config and tokenizers of the newest)."""
-    loaded = [ckpt.load(p) for p in paths]
-    first, first_name = loaded[0], str(paths[0])
-    for path, other in zip(paths[1:], loaded[1:]):
-        _same_model(first, other, str(path), first_name)
-        if other.model.keys() != first.model.keys():
-            raise CheckpointError(f"{path}: its parameters differ from {first_name}'s")
-    newest = max(loaded, key=lambda c: c.state.step)
-    return ckpt.Checkpoint(config=newest.config, model=average_state([c.model for c in loaded]),
-                           tokenizers=newest.tokenizers,
+    """One checkpoint with the mean parameters of ``paths`` (config and tokenizers of the newest).
+
+    Checkpoints are read one at a time and only their parameters kept, so memory holds one
+    checkpoint and the running sums, however many are averaged.
+    """
+    mean, first, first_name, newest = RunningMean(), None, str(paths[0]), None
+    for path in paths:
+        saved = ckpt.load(path)
+        saved.optimizer = saved.rng = saved.rng_ranks = None  # let go of what averaging does not use
+        if first is None:
+            first = saved
+        else:
+            _same_model(first, saved, str(path), first_name)
+        mean.add(saved.model, str(path))
+        if newest is None or saved.state.step > newest.state.step:
+            newest = saved
+    return ckpt.Checkpoint(config=newest.config, model=mean.mean(), tokenizers=newest.tokenizers,
                            state=TrainState(step=newest.state.step, epoch=newest.state.epoch),
                            averaged_from=[str(p) for p in paths])
 

@@ -27,7 +27,8 @@ FORMAT = "nmt-checkpoint"
 VERSION = 2
 """The payload layout this code writes.  1: the train state's counters at the top level
 (``step``, ``epoch``, ``pos``, ``best``, ``best_history``, ``bad_validations``, ``elapsed``);
-2: under ``state``, as :meth:`TrainState.state_dict` (adds ``nonfinite``).  Version 1 reads."""
+2: under ``state``, as :meth:`TrainState.state_dict` (adds ``nonfinite``, later ``recent``, read as
+empty when absent; an optional ``averaged_from`` names the checkpoints of an average).  Version 1 reads."""
 READS = (1, 2)
 
 
@@ -125,6 +126,11 @@ def read_payload(path: Path, map_location: str | torch.device = "cpu") -> Any:
         raise CheckpointError(
             f"{path}: not a loadable nmt checkpoint (truncated, foreign or unsafe file): {reason[:200]}"
         ) from None
+
+
+def step_path(run_dir: Path, step: int) -> Path:
+    """Where training keeps the checkpoint of update ``step`` (``train.keep_best`` / ``keep_last``)."""
+    return Path(run_dir) / "checkpoints" / f"step{step:07d}.pt"
 
 
 def save(path: Path, checkpoint: Checkpoint) -> Path:

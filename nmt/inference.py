@@ -151,12 +151,13 @@ def translate_ids(model: Model, sentences: Sequence[Sequence[int]], decode: Deco
     """
     beam = beam or decode.beam
     check_beam(beam, model)
-    per_search = sentences_per_search(decode.batch_size, beam, MAX_BEAM_ROWS)
+    members = len(model.members) if isinstance(model, Ensemble) else 1  # each row holds every member's state
+    per_search = sentences_per_search(decode.batch_size, beam, MAX_BEAM_ROWS // members)
     results: list[Optional[Translation]] = [None] * len(sentences)
     todo = [i for i, s in enumerate(sentences) if len(s) > 0]
     for i, s in enumerate(sentences):
         if len(s) == 0:
-            results[i] = Translation([[]] * n_best, [0.0] * n_best, [0.0] * n_best)
+            results[i] = Translation([[] for _ in range(n_best)], [0.0] * n_best, [0.0] * n_best)
     was_training = model.training
     model.eval()
     for batch in _batches([len(sentences[i]) for i in todo], per_search):

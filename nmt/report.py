@@ -42,8 +42,7 @@ def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int]
     hyps = [loaded.tgt_tok.decode(r.ids[0]) for r in results]
     hyp_path = out / f"{split}.hyp.{cfg.data.tgt}"
     write_lines(hyp_path, hyps)
-    info = {"checkpoint": ", ".join(map(str, checkpoints)), "checkpoints": [str(c) for c in checkpoints],
-            "step": loaded.step, "split": split, "beam": beam,
+    info = {"checkpoints": [str(c) for c in checkpoints], "step": loaded.step, "split": split, "beam": beam,
             "length_penalty": cfg.decode.length_penalty, "hypotheses": str(hyp_path)}
     return {f"beam{beam}": hyps}, refs, srcs, info, loaded.model
 
@@ -53,7 +52,10 @@ def run_eval(*, checkpoints: Sequence[Path], split: str, hyps: list[Path], ref: 
     """Score one or more systems and write ``report.json`` / ``report.md`` (+ a length plot)."""
     if (not checkpoints) == (not hyps):
         raise UserError("give either --checkpoint (to translate a split) or --hyp files with --ref")
-    out = Path(out) if out is not None else (Path(checkpoints[0]).parent.parent / "eval" if checkpoints else Path("eval"))
+    if out is None:  # beside the (first) run's checkpoints; an ensemble never overwrites a member's report
+        folder = "eval" if len(checkpoints) <= 1 else "eval-ensemble"
+        out = Path(checkpoints[0]).parent.parent / folder if checkpoints else Path("eval")
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if checkpoints:
         systems, refs, srcs, info, _ = translate_split([Path(c) for c in checkpoints], split, beam, overrides, out)

@@ -22,7 +22,6 @@ import torch
 from torch import Tensor
 
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.model.state import DecoderState, EncoderOutput
 
 
 class StepModel(Protocol):
@@ -79,8 +78,8 @@ def _restrict(scores: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
     return scores
 
 
-def _next_token_scores(model: StepModel, prev: Tensor, state: DecoderState, enc: EncoderOutput, t: int,
-                       min_len: int, max_len: Tensor) -> tuple[Tensor, Tensor, DecoderState, Tensor]:
+def _next_token_scores(model: StepModel, prev: Tensor, state: Any, enc: Any, t: int,
+                       min_len: int, max_len: Tensor) -> tuple[Tensor, Tensor, Any, Tensor]:
     """One decoder step: restricted logits (N, V), their log-normalizer (N, 1), state, attention.
 
     ``logits - log_z`` is log p(y_t | y_<t, x) for every allowed token; ranking raw logits
@@ -186,7 +185,7 @@ class BeamState:
     finished: Beams             # (n, K) the best finished hypotheses (scores length-normalized)
     prev: Tensor                # (n, K) last token of each alive hypothesis, the next step's input
     parents: Tensor             # (n, K) the row of the last step's decoder state each alive one continues
-    enc: EncoderOutput          # n*K rows: each sentence's encoding, once per beam
+    enc: Any                    # n*K rows: each sentence's encoding (the model's type), once per beam
 
 
 def _empty(B: int, K: int, L: int, S: Optional[int], device: torch.device) -> Beams:
@@ -197,7 +196,7 @@ def _empty(B: int, K: int, L: int, S: Optional[int], device: torch.device) -> Be
     return Beams(scores, scores.clone(), tokens, attention)
 
 
-def start(enc: EncoderOutput, limit: Tensor, K: int, alpha: float, src_size: Optional[int]) -> BeamState:
+def start(enc: Any, limit: Tensor, K: int, alpha: float, src_size: Optional[int]) -> BeamState:
     """One live empty hypothesis (log-probability 0) and an empty pool per sentence.
 
     ``enc`` holds K rows per sentence; ``limit`` (B,) the output budgets, whose largest sets L;

@@ -222,10 +222,10 @@ class Trainer:
         decision = keep_checkpoints(state.history, state.recent, t.metric, value, state.step, t.keep_best, t.keep_last)
         state.history, state.recent = decision.history, decision.recent
         if decision.save:
-            self.save(f"step{state.step:07d}.pt")
+            self.save(ckpt.step_path(self.run_dir, state.step).name)
         for step in decision.drop:
             if self.dist.is_main:
-                (self.run_dir / "checkpoints" / f"step{step:07d}.pt").unlink(missing_ok=True)
+                ckpt.step_path(self.run_dir, step).unlink(missing_ok=True)
 
     # ------------------------------------------------------------ the loop
     def stop_reason(self) -> Optional[str]:

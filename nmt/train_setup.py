@@ -116,7 +116,7 @@ def build(cfg: Config, run_dir: Path, dist: distributed.Context, progress: bool)
     model.decoder.compile_step(t.compile)
     optimizer = build_optimizer(t, model)
     per_update = dist.world_size * t.accumulate
-    total, epoch_batches = planned_updates(data.sampler, t, per_update)  # by the one segmentation
+    total, epoch_batches = planned_updates(data.for_epoch(0)[1], t, per_update)  # sampled segmentations are longer
     planned = min(total, t.max_steps) if t.max_steps else total
     amp = runtime.amp_dtype(device, t.amp)
     parts = Parts(device=device, amp=amp, src_tok=corpus.src_tok, tgt_tok=corpus.tgt_tok,

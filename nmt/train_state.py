@@ -98,7 +98,7 @@ def keep_checkpoints(history: list[tuple[float, int]], recent: list[int], metric
     """
     best = list(history)
     if keep_best > 1:
-        sign = 1 if metric_mode(metric) == "min" else -1
+        sign = 1 if metric_mode(metric) == "min" else -1  # best first: lowest loss, highest BLEU
         best = sorted([*history, (value, step)], key=lambda pair: (sign * pair[0], pair[1]))[:keep_best]
     latest = [*recent, step][-keep_last:] if keep_last > 0 else []
     held = {s for _, s in best} | set(latest)

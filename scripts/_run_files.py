@@ -37,7 +37,7 @@ def read_eval(folder: Path) -> Optional[dict[str, Any]]:
     (system,) = report["systems"].values()
     info = report["info"]
     return {**system, "split": info["split"], "step": info["step"],
-            "checkpoints": info.get("checkpoints", [info["checkpoint"]])}
+            "checkpoints": info["checkpoints"] if "checkpoints" in info else [info["checkpoint"]]}  # older reports
 
 
 def checkpoint_parameters(path: Path) -> int:

@@ -167,7 +167,7 @@ class Decoder(nn.Module):
     ) -> tuple[StepState, StepOutput]:
         """The one decoder step, given the embedding's input contribution x_gates = W_e e_t + b (B, G).
 
-        Every loop over time (training, greedy and beam search) runs through here, and
+        Every loop over time (step-by-step training, greedy and beam search; not the fast path) runs through here, and
         :meth:`compile_step` compiles exactly this.  Under input feeding the new state's
         ``feed`` is h~_t, computed here because the next step needs it.
         """

@@ -9,7 +9,7 @@ import torch
 from conftest import run_cli, toy_overrides
 from nmt import checkpoint as ckpt
 from nmt import events
-from nmt.average import average_state, step_checkpoints
+from nmt.average import average_state
 from nmt.train import run_training
 
 STEPS, EVERY = 24, 4
@@ -17,12 +17,13 @@ STEPS, EVERY = 24, 4
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory, toy_files) -> Path:
-    """A short run validated every 4 updates that keeps the 2 best and the 3 latest step files."""
+    """A short run validated every 4 updates that keeps the 2 best and the 3 latest step files,
+    ranked by validation loss (distinct values, unlike the BLEU of so short a run)."""
     _, files = toy_files
     root = tmp_path_factory.mktemp("avg")
     run_training(None, toy_overrides(root, files, train__max_steps=STEPS, train__valid_every=EVERY,
-                                     train__keep_best=2, train__keep_last=3, train__max_epochs=50),
-                 progress=False)
+                                     train__keep_best=2, train__keep_last=3, train__max_epochs=50,
+                                     train__metric="loss"), progress=False)
     return root / "runs" / "toy"
 
 
@@ -36,14 +37,22 @@ def other_vocab(tmp_path_factory, toy_files) -> Path:
 
 
 def valid_scores(run: Path) -> dict[int, float]:
-    return {v.step: v.bleu for v in events.of_kind(events.read(run), events.Valid)}
+    """Validation loss by step, from metrics.jsonl (the run's train.metric)."""
+    return {v.step: v.loss for v in events.of_kind(events.read(run), events.Valid)}
+
+
+def best_steps(run: Path, n: int) -> list[int]:
+    scores = valid_scores(run)
+    assert len(set(scores.values())) == len(scores)  # distinct, so the ranking is by score, not by step
+    return sorted(scores, key=lambda s: (scores[s], s))[:n]
 
 
 def test_training_keeps_the_union_of_best_and_latest_step_files(run_dir):
     scores = valid_scores(run_dir)
     latest = sorted(scores)[-3:]
-    best = sorted(scores, key=lambda s: (-scores[s], s))[:2]
-    assert sorted(step_checkpoints(run_dir)) == sorted(set(latest) | set(best))
+    best = best_steps(run_dir, 2)
+    assert best != latest[-2:]  # the two lists differ, so the union is tested
+    assert sorted(run_dir.glob("checkpoints/step*.pt")) == [ckpt.step_path(run_dir, s) for s in sorted({*latest, *best})]
     last = ckpt.load(run_dir / "checkpoints" / "last.pt").state
     assert last.recent == latest and [s for _, s in last.history] == best
 
@@ -53,14 +62,14 @@ def test_average_of_the_last_three_is_their_mean_and_translates(run_dir, tmp_pat
     code, stdout, err = run_cli(["average", str(run_dir), "--last", "3", "-o", str(out)], capsys)
     assert code == 0, err
     assert "the mean of 3 checkpoints" in stdout
-    files = [step_checkpoints(run_dir)[s] for s in sorted(valid_scores(run_dir))[-3:]]
+    files = [ckpt.step_path(run_dir, s) for s in sorted(valid_scores(run_dir))[-3:]]
     members = [ckpt.load(f).model for f in files]
     avg = ckpt.load(out)
     assert avg.averaged_from == [str(f) for f in files] and not avg.trainable
-    for key, value in avg.model.items():
-        if value.is_floating_point():
-            torch.testing.assert_close(value, sum(m[key] for m in members) / 3)
-    assert not torch.equal(avg.model[key], members[-1][key])  # really an average, not the newest
+    floats = [key for key, value in avg.model.items() if value.is_floating_point()]
+    for key in floats:
+        torch.testing.assert_close(avg.model[key], sum(m[key] for m in members) / 3)
+    assert any(not torch.equal(avg.model[key], members[-1][key]) for key in floats)  # not just the newest
     src = tmp_path / "in.txt"
     src.write_text("owl cat\nbird\n")
     code, stdout, err = run_cli(["translate", "--checkpoint", str(out), "-i", str(src), "--beam", "2"], capsys)
@@ -72,9 +81,7 @@ def test_average_best_picks_by_the_runs_metric(run_dir, tmp_path, capsys):
     out = tmp_path / "best2.pt"
     code, _, err = run_cli(["average", str(run_dir), "--best", "2", "-o", str(out)], capsys)
     assert code == 0, err
-    scores = valid_scores(run_dir)
-    best = sorted(scores, key=lambda s: (-scores[s], s))[:2]
-    assert ckpt.load(out).averaged_from == [str(step_checkpoints(run_dir)[s]) for s in best]
+    assert ckpt.load(out).averaged_from == [str(ckpt.step_path(run_dir, s)) for s in best_steps(run_dir, 2)]
 
 
 def test_average_state_keeps_dtypes_and_refuses_counters_that_differ():
@@ -90,14 +97,17 @@ def test_average_state_keeps_dtypes_and_refuses_counters_that_differ():
 @pytest.mark.parametrize("args, message", [
     (["{last}"], "averaging needs 2 or more checkpoints, got 1"),
     (["{last}", "{last}"], "a checkpoint is given twice"),
-    (["{run}", "--last", "9"], "step checkpoint(s) in checkpoints/, 9 wanted; train with --set train.keep_last=9"),
+    (["{run}", "--last", "9"], "kept 3 step checkpoint(s) for --last, 9 wanted; train with --set train.keep_last=9"),
+    (["{run}", "--best", "3"], "kept 2 step checkpoint(s) for --best, 3 wanted; train with --set train.keep_best=3"),
+    (["{last}", "{best}", "--last", "2"], "--last and --best pick from run folders"),
     (["{run}", "--last", "2", "--best", "2"], "give --last or --best, not both"),
     (["{run}", "--last", "0"], "1 or more"),
     (["{missing}", "{last}"], "no such checkpoint file or run folder"),
     (["{last}", "{other}"], "its vocabulary differs"),
 ])
 def test_average_bad_input_is_one_line_exit_2(run_dir, other_vocab, tmp_path, capsys, args, message):
-    paths = {"last": run_dir / "checkpoints" / "last.pt", "run": run_dir, "other": other_vocab,
+    paths = {"last": run_dir / "checkpoints" / "last.pt", "best": run_dir / "checkpoints" / "best.pt",
+             "run": run_dir, "other": other_vocab,
              "missing": tmp_path / "nope.pt"}
     argv = ["average", *[a.format(**paths) for a in args], "-o", str(tmp_path / "x.pt")]
     code, _, err = run_cli(argv, capsys)
@@ -106,12 +116,12 @@ def test_average_bad_input_is_one_line_exit_2(run_dir, other_vocab, tmp_path, ca
 
 
 def test_ensemble_eval_and_translate(run_dir, tmp_path, capsys):
-    a, b = (step_checkpoints(run_dir)[s] for s in sorted(valid_scores(run_dir))[-2:])
+    a, b = (ckpt.step_path(run_dir, s) for s in sorted(valid_scores(run_dir))[-2:])
     code, stdout, err = run_cli(["eval", "--checkpoint", str(a), "--checkpoint", str(b), "--split", "test",
-                                 "--beam", "2", "--out", str(tmp_path / "eval")], capsys)
+                                 "--beam", "2"], capsys)
     assert code == 0, err
-    report = json.loads((tmp_path / "eval" / "report.json").read_text())
-    assert report["info"]["checkpoint"] == f"{a}, {b}"
+    report = json.loads((run_dir / "eval-ensemble" / "report.json").read_text())  # not a member's eval/
+    assert report["info"]["checkpoints"] == [str(a), str(b)] and not (run_dir / "eval").exists()
     src = tmp_path / "in.txt"
     src.write_text("owl cat\n\nbird\n")
     code, stdout, err = run_cli(["translate", "--checkpoint", str(a), "--checkpoint", str(b), "-i", str(src),

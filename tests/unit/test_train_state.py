@@ -33,7 +33,7 @@ def test_validated_counts_bad_validations_and_resets_on_a_new_best():
 
 
 def test_state_dict_round_trip_is_exact():
-    state = TrainState(step=7, epoch=2, pos=3, best=31.5, history=[(31.5, 7), (30.0, 5)],
+    state = TrainState(step=7, epoch=2, pos=3, best=31.5, history=[(31.5, 7), (30.0, 5)], recent=[5, 7],
                        bad_validations=1, nonfinite=2, elapsed=12.25)
     again = TrainState.from_state_dict(state.state_dict())
     assert again == state and again.history[0] == (31.5, 7)
