@@ -18,7 +18,7 @@ from nmt import __version__
 from nmt.errors import UserError
 
 app = typer.Typer(
-    help="Train, compare and understand attention-based RNN translation models.",
+    help="Train, compare and understand attention-based translation models (RNNs and the Transformer).",
     no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
 )
 data_app = typer.Typer(help="Download, clean, split and tokenize parallel corpora.", no_args_is_help=True)
@@ -73,15 +73,19 @@ def config_cmd(config: Optional[Path] = ConfigOpt, set_: Optional[list[str]] = S
 
 @app.command("presets")
 def presets_cmd() -> None:
-    """List the attention presets (model.attention.type) and the design-space point each expands to.
+    """List the attention presets (model.attention.type) with the design-space point each expands
+    to, then the model presets (the Transformer) with the options that select them.
 
     Example: nmt presets
     """
-    from nmt.model.presets import describe_presets
+    from nmt.model.presets import describe_model_presets, describe_presets
 
-    rows = describe_presets()
-    width = max(len(name) for name, _ in rows)
-    for name, expansion in rows:
+    attention, models = describe_presets(), describe_model_presets()
+    width = max(len(name) for name, _ in attention + models)
+    for name, expansion in attention:
+        typer.echo(f"{name:<{width}}  {expansion}")
+    typer.echo("\nmodel presets:")
+    for name, expansion in models:
         typer.echo(f"{name:<{width}}  {expansion}")
 
 

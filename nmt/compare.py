@@ -123,7 +123,7 @@ def train_run(plan: Plan, variant: str, seed: int, steps: int, progress: bool) -
 
 def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
     """Translate the plan's split with the run's best checkpoint and score it."""
-    from nmt.model.seq2seq import count_parameters
+    from nmt.model.build import count_parameters
     from nmt.report import translate_split
 
     out = run_dir / f"compare-{plan.split}"

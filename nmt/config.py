@@ -22,16 +22,19 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from nmt.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
 from nmt.config_sections import (NORMALIZATIONS, SPM_MODEL_TYPES, AttentionConfig, DataConfig, DecodeConfig,
                                  DecoderSelfAttentionConfig, EncoderSelfAttentionConfig, ModelConfig, Section,
-                                 SelfAttentionConfig, TrainConfig)
+                                 SelfAttentionConfig, TrainConfig, TransformerConfig)
 from nmt.errors import ConfigError, UserError
 
 __all__ = [
     "ATTENTION_ENERGIES", "ATTENTION_TYPES", "NORMALIZATIONS", "RUN_NAME_PATTERN", "SAVED_RUN_DEFAULTS",
     "SPM_MODEL_TYPES", "AttentionConfig", "Config", "ConfigError", "DataConfig", "DecodeConfig",
     "DecoderSelfAttentionConfig", "EncoderSelfAttentionConfig", "ModelConfig", "Section", "SelfAttentionConfig",
-    "TrainConfig", "apply_override", "describe_options", "dump", "fill_saved_defaults", "from_dict", "load",
+    "TrainConfig", "TransformerConfig", "apply_override", "describe_options", "dump", "fill_saved_defaults", "from_dict", "load",
     "read_yaml", "with_decode_overrides",
 ]
+
+TRANSFORMER_WARMUP = 4000
+"""``train.warmup_steps`` when model.arch=transformer leaves it unset (Vaswani et al. 2017)."""
 
 RUN_NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 """A run name is one plain folder name, so ``runs_dir/<name>`` never leaves ``runs_dir``."""
@@ -55,11 +58,25 @@ class Config(Section):
                              f"and '-' (not '.' or '..'); put folders in runs_dir")
         return name
 
+    @model_validator(mode="before")
+    @classmethod
+    def _transformer_schedule(cls, raw: Any) -> Any:
+        """For model.arch=transformer, a schedule not given is warm-up + inverse square root."""
+        model, train = (raw.get(k) if isinstance(raw, dict) else None for k in ("model", "train"))
+        if isinstance(model, dict) and model.get("arch") == "transformer":
+            train = dict(train) if isinstance(train, dict) else {}
+            train.setdefault("schedule", "inverse_sqrt")
+            train.setdefault("warmup_steps", TRANSFORMER_WARMUP)
+            raw = {**raw, "train": train}
+        return raw
+
     @model_validator(mode="after")
     def _check_combinations(self) -> "Config":
         m, t, d = self.model, self.train, self.decode
         att = m.attention
-        if m.tie_embeddings and m.emb_size != m.hidden_size:
+        if m.arch == "transformer":
+            self._check_transformer()
+        if m.arch == "rnn" and m.tie_embeddings and m.emb_size != m.hidden_size:
             raise ValueError(
                 f"model.tie_embeddings=true needs model.emb_size == model.hidden_size "
                 f"(got {m.emb_size} and {m.hidden_size})")
@@ -86,6 +103,18 @@ class Config(Section):
         if self.data.src == self.data.tgt:
             raise ValueError(f"data.src and data.tgt are both '{self.data.src}'")
         return self
+
+    def _check_transformer(self) -> None:
+        m, t = self.model, self.train
+        if m.transformer.share_embeddings and not self.data.joint_vocab:
+            raise ValueError("model.transformer.share_embeddings=true needs data.joint_vocab=true "
+                             "(one vocabulary for both languages)")
+        if t.teacher_forcing < 1.0:
+            raise ValueError(f"train.teacher_forcing={t.teacher_forcing}: the Transformer decodes a whole "
+                             "reference in parallel, so it trains with teacher forcing 1 only")
+        if t.compile != "off":
+            raise ValueError(f"train.compile={t.compile} compiles the RNN decoder step; model.arch=transformer "
+                             "has none (leave it off)")
 
 
 # ---------------------------------------------------------------- loading

@@ -135,9 +135,40 @@ class DecoderSelfAttentionConfig(SelfAttentionConfig):
     enabled: bool = Field(False, description="Causal self-attention refining the decoder's query state over its past query states.")
 
 
-class ModelConfig(Section):
-    """Encoder, decoder and their attention, built by :func:`nmt.model.seq2seq.build_model`."""
+class TransformerConfig(Section):
+    """The Transformer (``model.arch: transformer``, Vaswani et al. 2017); these defaults are ``transformer_small``."""
 
+    d_model: int = Field(256, ge=1, description="Model size: embeddings, every layer's input and output.")
+    heads: int = Field(4, ge=1, description="Attention heads in every self- and cross-attention (must divide d_model).")
+    ff_size: int = Field(1024, ge=1, description="Hidden size of the position-wise feed-forward layers.")
+    enc_layers: int = Field(3, ge=1, description="Encoder layers (self-attention + feed-forward).")
+    dec_layers: int = Field(3, ge=1, description="Decoder layers (causal self-attention + cross-attention + feed-forward).")
+    pre_norm: bool = Field(True, description="LayerNorm before each sublayer (x + f(LN(x)), final LN on top; "
+                                             "Xiong et al. 2020); false = after (LN(x + f(x)), the original).")
+    positions: Literal["sinusoidal", "learned"] = Field(
+        "sinusoidal", description="Position encodings added to the scaled embeddings: fixed sinusoids or a learned table.")
+    max_len: int = Field(512, ge=1, description="learned: positions in the table (later ones reuse the last row).")
+    share_embeddings: bool = Field(False, description="One embedding table for source and target (needs data.joint_vocab).")
+
+    @model_validator(mode="after")
+    def _check_heads(self) -> "TransformerConfig":
+        if self.d_model % self.heads:
+            raise ValueError(f"model.transformer.heads={self.heads} does not divide "
+                             f"model.transformer.d_model={self.d_model}")
+        return self
+
+
+RNN_ONLY = ("cell", "emb_size", "hidden_size", "enc_layers", "dec_layers", "bidirectional", "init_state",
+            "attention", "enc_self_attention", "dec_self_attention")
+"""``model`` options that only the RNN encoder-decoder reads; ``transformer`` is the Transformer's own."""
+
+
+class ModelConfig(Section):
+    """Encoder, decoder and their attention, built by :func:`nmt.model.build.build_model`."""
+
+    arch: Literal["rnn", "transformer"] = Field(
+        "rnn", description="rnn: RNN encoder-decoder with the attention below; transformer: no recurrence "
+                           "(model.transformer; RNN-only options must stay at their defaults).")
     cell: Literal["gru", "lstm"] = Field("gru", description="Recurrent cell of encoder and decoder.")
     emb_size: int = Field(256, ge=1, description="Word embedding size (source and target).")
     hidden_size: int = Field(256, ge=1, description="RNN hidden size per direction; also the decoder's size.")
@@ -160,11 +191,39 @@ class ModelConfig(Section):
         default_factory=EncoderSelfAttentionConfig, description="Self-attention over the encoder outputs.")
     dec_self_attention: DecoderSelfAttentionConfig = Field(
         default_factory=DecoderSelfAttentionConfig, description="Causal self-attention in the decoder.")
+    transformer: TransformerConfig = Field(
+        default_factory=TransformerConfig, description="The Transformer's sizes and options (model.arch: transformer).")
 
     @property
     def key_size(self) -> int:
         """Size of encoder outputs, which are the attention keys and values."""
         return self.hidden_size * (2 if self.bidirectional else 1)
+
+    @property
+    def output_size(self) -> int:
+        """Size of the vector the output layer reads: a tied target embedding must have it."""
+        return self.transformer.d_model if self.arch == "transformer" else self.hidden_size
+
+    @model_validator(mode="after")
+    def _check_arch(self) -> "ModelConfig":
+        """Options of the other architecture must stay at their defaults: they would be silently ignored."""
+        if self.arch == "transformer":
+            default = ModelConfig()
+            given = [f"model.{k}" for k in RNN_ONLY if getattr(self, k) != getattr(default, k)]
+            for section in ("attention", "enc_self_attention", "dec_self_attention"):
+                if f"model.{section}" in given:  # name the nested options, e.g. model.attention.input_feeding
+                    ours, base = getattr(self, section), getattr(default, section)
+                    given.remove(f"model.{section}")
+                    given += [f"model.{section}.{k}" for k in type(ours).model_fields
+                              if getattr(ours, k) != getattr(base, k)]
+            if given:
+                raise ValueError(f"model.arch=transformer: {', '.join(given)} only apply to model.arch=rnn "
+                                 f"(the Transformer's options are under model.transformer)")
+        elif self.transformer != TransformerConfig():
+            changed = [f"model.transformer.{k}" for k in TransformerConfig.model_fields
+                       if getattr(self.transformer, k) != getattr(TransformerConfig(), k)]
+            raise ValueError(f"model.arch=rnn: {', '.join(changed)} only apply to model.arch=transformer")
+        return self
 
     @model_validator(mode="after")
     def _check_attention(self) -> "ModelConfig":
@@ -204,8 +263,9 @@ class TrainConfig(Section):
     weight_decay: float = Field(0.0, ge=0.0, description="Weight decay (decoupled for adamw).")
     momentum: float = Field(0.9, ge=0.0, lt=1.0, description="SGD momentum.")
     schedule: Literal["constant", "plateau", "inverse_sqrt", "cosine"] = Field(
-        "constant", description="Learning-rate schedule.")
-    warmup_steps: int = Field(0, ge=0, description="Linear warm-up steps (every schedule but plateau).")
+        "constant", description="Learning-rate schedule (model.arch=transformer: inverse_sqrt unless given).")
+    warmup_steps: int = Field(0, ge=0, description="Linear warm-up steps (every schedule but plateau; "
+                                                   "model.arch=transformer: 4000 unless given).")
     plateau_factor: float = Field(0.5, gt=0.0, lt=1.0, description="plateau: multiply lr by this when the metric stalls.")
     plateau_patience: int = Field(1, ge=0, description="plateau: validations without improvement before decaying.")
     min_lr: float = Field(1e-6, ge=0.0, description="Floor for decaying schedules.")

@@ -19,7 +19,7 @@ from typing import NamedTuple, Sequence
 import torch
 from torch import Tensor, nn
 
-from nmt.model.seq2seq import Seq2Seq
+from nmt.model.build import TranslationModel
 from nmt.model.state import DecoderState, EncoderOutput
 
 
@@ -44,7 +44,7 @@ class EnsembleState(NamedTuple):
 class Ensemble(nn.Module):
     """Models with one source and one target vocabulary, decoded together."""
 
-    def __init__(self, members: Sequence[Seq2Seq]) -> None:
+    def __init__(self, members: Sequence[TranslationModel]) -> None:
         super().__init__()
         if not members:
             raise ValueError("an ensemble needs at least one model")

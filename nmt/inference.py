@@ -25,10 +25,10 @@ from nmt.data.batching import pad_sources
 from nmt.data.tokenizer import Tokenizer
 from nmt.ensemble import Ensemble
 from nmt.errors import CheckpointError, UserError
-from nmt.model.seq2seq import Seq2Seq, build_model
+from nmt.model.build import TranslationModel, build_model
 from nmt.search import search
 
-Model = Union[Seq2Seq, Ensemble]
+Model = Union[TranslationModel, Ensemble]
 """What translates: one model, or several decoded together."""
 
 log = logging.getLogger(__name__)

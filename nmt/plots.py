@@ -90,6 +90,39 @@ def plot_attention(
     return _save(fig, path)
 
 
+def plot_attention_grid(
+    weights: np.ndarray | torch.Tensor,
+    col_tokens: list[str],
+    row_tokens: list[str],
+    path: Path,
+    title: str = "",
+) -> Path:
+    """Every layer and head of one kind of attention for one sentence: a grid of heat maps.
+
+    ``weights`` is (L, h, rows, columns): grid row l is layer l + 1, grid column k head k + 1;
+    each map's rows are ``row_tokens`` and its columns ``col_tokens``, on one [0, 1] scale.
+    """
+    data = _as_array(weights)
+    if data.ndim != 4 or data.shape[2:] != (len(row_tokens), len(col_tokens)) or 0 in data.shape:
+        raise ValueError(f"attention weights have shape {tuple(data.shape)}, expected (L, h, {len(row_tokens)}, "
+                         f"{len(col_tokens)}) from the tokens, none of them empty")
+    L, h, T, S = data.shape
+    fig = _new_figure(width=min(1.0 + h * (1.0 + 0.18 * S), 40.0), height=min(0.8 + L * (1.0 + 0.18 * T), 40.0))
+    axes = fig.subplots(L, h, squeeze=False)
+    for layer in range(L):
+        for head in range(h):
+            ax = axes[layer][head]
+            image = ax.imshow(data[layer, head], aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0,
+                              interpolation="nearest")
+            ax.set_xticks(range(S), labels=col_tokens if layer == L - 1 else [], rotation=90, fontsize=6)
+            ax.set_yticks(range(T), labels=row_tokens if head == 0 else [], fontsize=6)
+            ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=7)
+    if title:
+        fig.suptitle(title)
+    fig.colorbar(image, ax=axes, label="attention weight", shrink=0.6)
+    return _save(fig, path)
+
+
 def _bucket_start(label: str) -> int:
     """Lower edge of a bucket label such as '10-19' or '50+', for ordering the x axis."""
     return int(label.split("-")[0].rstrip("+"))

@@ -41,7 +41,7 @@ from nmt.data.batching import collate
 from nmt.errors import CheckpointError, UserError
 from nmt.fileio import atomic_write_bytes
 from nmt.loss import batch_loss
-from nmt.model.seq2seq import count_parameters
+from nmt.model.build import count_parameters
 from nmt.optim import apply_gradients, teacher_forcing_p
 from nmt.train_state import TrainState, keep_checkpoints, stop_reason
 from nmt.validate import validate

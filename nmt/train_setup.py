@@ -23,7 +23,7 @@ from nmt.data.dataset import EncodedSplit
 from nmt.data.pipeline import load_corpus
 from nmt.data.tokenizer import Tokenizer
 from nmt.fileio import atomic_write_bytes
-from nmt.model.seq2seq import Seq2Seq, build_model, count_parameters
+from nmt.model.build import TranslationModel, build_model, count_parameters
 from nmt.optim import Schedule, build_optimizer
 from nmt.validate import ValidationSet
 
@@ -76,7 +76,7 @@ class Parts:
     tgt_tok: Tokenizer
     data: TrainingData
     valid: ValidationSet
-    model: Seq2Seq                    # for validation, checkpoints and everything but training forwards
+    model: TranslationModel                  # for validation, checkpoints and everything but training forwards
     train_model: nn.Module            # ``model`` or its DDP wrapper
     optimizer: torch.optim.Optimizer
     schedule: Schedule
@@ -113,7 +113,8 @@ def build(cfg: Config, run_dir: Path, dist: distributed.Context, progress: bool)
         text = (corpus.text("train", cfg.data.src), corpus.text("train", cfg.data.tgt))
     data = TrainingData(train_split, t, text, (corpus.src_tok, corpus.tgt_tok))
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device)
-    model.decoder.compile_step(t.compile)
+    if t.compile != "off":  # the config allows it for the RNN only
+        model.decoder.compile_step(t.compile)
     optimizer = build_optimizer(t, model)
     per_update = dist.world_size * t.accumulate
     total, epoch_batches = planned_updates(data.for_epoch(0)[1], t, per_update)  # sampled segmentations are longer

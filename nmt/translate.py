@@ -21,9 +21,11 @@ import torch
 
 from nmt import runtime, threads
 from nmt.config import with_decode_overrides
+from nmt.data.tokenizer import BOS
 from nmt.errors import DataError, UserError
 from nmt.fileio import atomic_write, decode_lines
 from nmt.inference import Translation, check_beam, encode_sources, load_models, translate_ids
+from nmt.model.transformer import Transformer
 
 CHUNK_LINES = 2048
 
@@ -74,6 +76,37 @@ def write_attention(folder: Path, index: int, result: Translation, src_pieces: l
     plot_attention(weights, src_pieces, tgt_pieces, stem.with_suffix(".png"), title=f"sentence {index}")
 
 
+ATTENTION_KINDS = {"encoder_self": "encoder self-attention", "decoder_self": "decoder self-attention",
+                   "cross": "cross-attention"}
+"""The maps a Transformer adds per sentence (:meth:`~nmt.model.transformer.Transformer.attention_maps`)."""
+
+
+def write_layer_attention(folder: Path, index: int, model: Transformer, src_ids: list[int], out_ids: list[int],
+                          src_pieces: list[str], tgt_pieces: list[str], device: torch.device) -> None:
+    """Every layer's and head's maps of one sentence's best hypothesis: one grid PNG per kind, one JSON.
+
+    The decoder reads [BOS] + the output, so its rows are the output tokens and EOS (``tgt_pieces``).
+    """
+    from nmt.plots import plot_attention_grid
+
+    if not src_pieces:
+        return
+    src = torch.tensor([src_ids], device=device)
+    tgt_in = torch.tensor([[BOS] + out_ids], device=device)
+    maps = {kind: weights[0].float().cpu() for kind, weights in
+            model.attention_maps(src, torch.tensor([len(src_ids)], device=device), tgt_in).items()}
+    axes = {"encoder_self": (src_pieces, src_pieces), "decoder_self": (["<s>"] + tgt_pieces[:-1], tgt_pieces),
+            "cross": (src_pieces, tgt_pieces)}  # (columns, rows)
+    stem = folder / f"{index:06d}"
+    with atomic_write(stem.with_suffix(".layers.json")) as handle:
+        handle.write(json.dumps({"src": src_pieces, "tgt": tgt_pieces, "dims": "layer, head, row, column",
+                                 **{kind: maps[kind].tolist() for kind in ATTENTION_KINDS}}).encode("utf-8"))
+    for kind, label in ATTENTION_KINDS.items():
+        columns, rows = axes[kind]
+        plot_attention_grid(maps[kind], columns, rows, folder / f"{index:06d}.{kind}.png",
+                            title=f"sentence {index}: {label}")
+
+
 def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoints: Sequence[Path], *,
                      beam: Optional[int], n_best: Optional[int], attention_dir: Optional[Path],
                      overrides: list[str], flush: bool = False) -> int:
@@ -105,8 +138,12 @@ def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoints: S
             sink.write(line + "\n")
         if attention_dir is not None:
             for i, result in enumerate(results):
-                write_attention(attention_dir, count + i, result, loaded.src_tok.decode_pieces(ids[i]),
-                                loaded.tgt_tok.decode_pieces(result.ids[0]) + ["</s>"])
+                src_pieces = loaded.src_tok.decode_pieces(ids[i])
+                tgt_pieces = loaded.tgt_tok.decode_pieces(result.ids[0]) + ["</s>"]
+                write_attention(attention_dir, count + i, result, src_pieces, tgt_pieces)
+                if isinstance(loaded.model, Transformer):
+                    write_layer_attention(attention_dir, count + i, loaded.model, ids[i], result.ids[0],
+                                          src_pieces, tgt_pieces, device)
         count += len(chunk)
         if flush:
             sink.flush()

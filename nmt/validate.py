@@ -17,7 +17,7 @@ from nmt.data.tokenizer import Tokenizer
 from nmt.evaluate import score
 from nmt.inference import translate_ids
 from nmt.loss import batch_loss
-from nmt.model.seq2seq import Seq2Seq
+from nmt.model.build import TranslationModel
 
 GPU_VALID_BATCH = 512  # greedy validation batch on CUDA when train.valid_batch_size is null
 
@@ -29,7 +29,7 @@ class ValidationSet:
     srcs: list[str]        # raw source lines, for samples
 
 
-def token_loss(model: Seq2Seq, split: EncodedSplit, cfg: Config, device: torch.device,
+def token_loss(model: TranslationModel, split: EncodedSplit, cfg: Config, device: torch.device,
                amp: torch.dtype | None) -> tuple[float, int]:
     """Summed cross-entropy (no label smoothing) over all target tokens, and their count."""
     sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=cfg.train.max_tokens,
@@ -52,7 +52,7 @@ def validation_decode(cfg: Config, device: torch.device) -> DecodeConfig:
 
 
 @torch.no_grad()
-def validate(model: Seq2Seq, data: ValidationSet, cfg: Config, tgt_tok: Tokenizer,
+def validate(model: TranslationModel, data: ValidationSet, cfg: Config, tgt_tok: Tokenizer,
              src_tok: Tokenizer, device: torch.device, amp: torch.dtype | None,
              plot_path: Path | None = None) -> dict[str, Any]:
     """Score the model on the validation split; leaves the model in training mode."""

@@ -45,6 +45,6 @@ def checkpoint_parameters(path: Path) -> int:
     import torch
 
     from nmt.inference import load_checkpoint
-    from nmt.model.seq2seq import count_parameters
+    from nmt.model.build import count_parameters
 
     return count_parameters(load_checkpoint(path, torch.device("cpu")).model)

@@ -34,7 +34,7 @@ from nmt.data.batching import BatchSampler, collate
 from nmt.data.pipeline import load_corpus
 from nmt.errors import UserError
 from nmt.loss import batch_loss
-from nmt.model.seq2seq import build_model
+from nmt.model.build import build_model
 from nmt.optim import apply_gradients, build_optimizer
 from nmt.variants import VARIANTS, variant_overrides
 

@@ -33,7 +33,7 @@ from nmt.config import Config
 from nmt.fileio import read_lines
 from nmt.errors import UserError
 from nmt.inference import Loaded, encode_sources, load_checkpoint, translate_ids
-from nmt.model.seq2seq import count_parameters
+from nmt.model.build import count_parameters
 
 log = logging.getLogger("bench_decode")
 SCRIPT = "bench_decode.py"

@@ -43,7 +43,7 @@ from nmt.config import Config
 from nmt.data.batching import Batch, BatchSampler, collate
 from nmt.data.pipeline import load_corpus
 from nmt.errors import UserError
-from nmt.model.seq2seq import build_model, count_parameters
+from nmt.model.build import build_model, count_parameters
 from nmt.loss import batch_loss
 from nmt.optim import apply_gradients, build_optimizer, teacher_forcing_p
 

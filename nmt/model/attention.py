@@ -141,13 +141,15 @@ class Attention(nn.Module):
             return additive_energy(q, k, (self.v if h == 1 else self.v.view(h, -1)).to(q.dtype))
         return gaussian_energy(q, k)
 
-    def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask: Optional[Tensor]) -> tuple[Tensor, Tensor]:
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask: Optional[Tensor],
+                per_head: bool = False) -> tuple[Tensor, Tensor]:
         """Query (B, H_q) or (B, T, H_q) -> context (B, [T,] C) and weights (B, [T,] S).
 
         ``keys``/``values`` come from :meth:`project_keys`/:meth:`project_values`; ``mask``
         is True where a key may be attended, (B, S) or (B, T, S), None for all.  Weights
         sum to 1 over the allowed positions and are exactly 0 elsewhere; with heads > 1
-        the returned weights are the mean over heads (still a distribution).
+        the returned weights are the mean over heads (still a distribution), or with
+        ``per_head`` every head's own, (B, h, [T,] S).
         """
         single = query.dim() == 2
         if single:
@@ -161,9 +163,9 @@ class Attention(nn.Module):
         context = merge_heads(heads)  # (B, T, A_v)
         if self.out_proj is not None:
             context = self.out_proj(context) * self.out_gain  # (B, T, K)
-        weights = weights.mean(1).to(context.dtype)  # (B, T, S)
+        weights = (weights if per_head else weights.mean(1)).to(context.dtype)  # (B, [h,] T, S)
         if single:
-            return context.squeeze(1), weights.squeeze(1)
+            return context.squeeze(1), weights.squeeze(-2)
         return context, weights
 
     def extra_repr(self) -> str:

@@ -17,7 +17,11 @@ from typing import Any, Optional
 from nmt.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, AXES, CUSTOM_ATTENTION
 from nmt.model.attention import Attention
 
-__all__ = ["PRESETS", "ATTENTION_TYPES", "describe_presets", "build_preset"]
+__all__ = ["PRESETS", "ATTENTION_TYPES", "MODEL_PRESETS", "describe_presets", "describe_model_presets", "build_preset"]
+
+MODEL_PRESETS: dict[str, list[str]] = {"transformer_small": ["model.arch=transformer"]}
+"""Named models beyond the attention presets: the overrides that select each.  ``transformer_small``
+is the Transformer with every ``model.transformer`` default."""
 
 PRESETS: dict[str, dict[str, Any]] = ATTENTION_PRESETS
 
@@ -35,6 +39,20 @@ def _line(point: dict[str, Any]) -> str:
 def describe_presets() -> list[tuple[str, str]]:
     """(name, one-line expansion) for every preset, then ``custom`` (what unset axes default to)."""
     return [(name, _line(point)) for name, point in PRESETS.items()] + [("custom", _line(CUSTOM_ATTENTION))]
+
+
+def describe_model_presets() -> list[tuple[str, str]]:
+    """(name, the --set options that select it and what they expand to) for every model preset."""
+    from nmt.config import load
+
+    rows = []
+    for name, overrides in MODEL_PRESETS.items():
+        t = load(None, overrides).model.transformer
+        sets = " ".join(f"--set {o}" for o in overrides)
+        rows.append((name, f"{sets}: d_model={t.d_model}, heads={t.heads}, ff_size={t.ff_size}, "
+                           f"layers={t.enc_layers}+{t.dec_layers}, pre_norm={str(t.pre_norm).lower()}, "
+                           f"positions={t.positions}"))
+    return rows
 
 
 def build_preset(name: str, query_size: int, key_size: int, dim: Optional[int] = None, heads: int = 1,

@@ -26,7 +26,7 @@ from nmt import config as C
 from nmt import distributed
 from nmt.data.batching import collate
 from nmt.errors import UserError
-from nmt.model.seq2seq import build_model
+from nmt.model.build import build_model
 from nmt.train import Trainer, run_training
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from nmt.config import AttentionConfig, ModelConfig
-from nmt.model.seq2seq import build_model
+from nmt.model.build import build_model
 
 from conftest import V_SRC, V_TGT, random_batch
 

@@ -12,7 +12,7 @@ import torch
 
 from nmt.config import AttentionConfig, ModelConfig
 from nmt.data.tokenizer import EOS, PAD
-from nmt.model.seq2seq import build_model
+from nmt.model.build import build_model
 from nmt.model.state import EncoderOutput
 from nmt.search import (BeamState, Beams, Candidates, beam_search, compact, expand, extend, finish, greedy,
                         is_done, length_penalty, prune, survive)

@@ -8,7 +8,7 @@ from conftest import V_SRC, V_TGT, random_batch
 from nmt.config import AttentionConfig, ModelConfig
 from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.ensemble import Ensemble
-from nmt.model.seq2seq import build_model
+from nmt.model.build import build_model
 from nmt.search import beam_search, greedy
 
 

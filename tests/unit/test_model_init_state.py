@@ -7,7 +7,7 @@ import torch
 
 from nmt.config import AttentionConfig, ModelConfig
 from nmt.model.bridge import StartState
-from nmt.model.seq2seq import build_model
+from nmt.model.build import build_model
 
 H, B = 6, 3
 

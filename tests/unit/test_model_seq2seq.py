@@ -7,7 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from nmt.config import ATTENTION_TYPES, AttentionConfig, ModelConfig
-from nmt.model.seq2seq import DecoderState, EncoderOutput, Seq2Seq, build_model, count_parameters
+from nmt.model.build import build_model, count_parameters
+from nmt.model.seq2seq import DecoderState, EncoderOutput, Seq2Seq
 
 from conftest import V_SRC, V_TGT, BOS, random_batch as batch
 LUONG_TYPES = [t for t in ATTENTION_TYPES if t != "none"]

@@ -6,7 +6,8 @@ import torch
 from conftest import V_SRC, V_TGT, random_batch
 from nmt.config import ModelConfig
 from nmt.data.tokenizer import BOS, PAD, UNK
-from nmt.model.seq2seq import build_model, word_dropout
+from nmt.model.build import build_model
+from nmt.model.word_dropout import word_dropout
 
 
 def test_zero_probability_returns_the_ids_and_draws_nothing() -> None:
