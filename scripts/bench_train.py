@@ -12,13 +12,16 @@ Variants are an attention type (``none bahdanau luong_dot luong_general luong_co
 scaled_dot qkv gaussian``) with optional suffixes: ``+feed`` input feeding on (off
 otherwise, so Luong variants take the fast path), ``+lstm`` LSTM cells, ``-fast``
 the step-by-step decoder path forced (``fast=False``).  luong_dot and scaled_dot get
-``model.bidirectional=false`` (recorded in ``overrides``).
+``model.bidirectional=false`` (recorded in ``overrides``).  ``transformer`` is the
+Transformer (``model.arch=transformer``, the ``model.transformer`` options of the config or
+their defaults, transformer_small); the config's RNN-only options are dropped for it.
 
 Commands behind the README figures (from the repository root)::
 
-    python scripts/bench_train.py                      # configs/demo.yaml, all 11 variants
+    python scripts/bench_train.py                      # configs/demo.yaml, all 12 variants
     python scripts/bench_train.py --no-keep-memory     # the same without keep_freed_memory()
     python scripts/bench_train.py --quick              # `make bench`: 3 variants, 10 updates
+    python scripts/bench_train.py --config configs/multi30k_de_en_best.yaml --variants bahdanau,transformer
 
 Another corpus: the same with ``--config`` (e.g. a Multi30k config) and ``--set k=v``.
 """
@@ -40,6 +43,7 @@ from nmt import config as config_mod
 from nmt import runtime, threads
 from nmt.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_ENERGIES
 from nmt.config import Config
+from nmt.config_sections import RNN_ONLY
 from nmt.data.batching import Batch, BatchSampler, collate
 from nmt.data.pipeline import load_corpus
 from nmt.errors import UserError
@@ -49,7 +53,8 @@ from nmt.optim import apply_gradients, build_optimizer, teacher_forcing_p
 
 log = logging.getLogger("bench_train")
 SCRIPT = "bench_train.py"
-DEFAULT_VARIANTS = (*ATTENTION_TYPES, "luong_general+feed", "luong_general-fast", "bahdanau+lstm")
+TRANSFORMER = "transformer"
+DEFAULT_VARIANTS = (*ATTENTION_TYPES, "luong_general+feed", "luong_general-fast", "bahdanau+lstm", TRANSFORMER)
 QUICK_VARIANTS = ("none", "bahdanau", "luong_general")
 SUFFIXES = ("+feed", "+lstm", "-fast")
 
@@ -66,10 +71,12 @@ class Variant:
 
 def parse_variant(name: str) -> Variant:
     """'luong_general+feed' -> Variant; unknown parts are a UserError that lists the options."""
+    if name.strip() == TRANSFORMER:
+        return Variant(TRANSFORMER, TRANSFORMER, ("model.arch=transformer",), None)
     base, *suffixes = re.split(r"(?=[+-])", name.strip())
     bad = [s for s in suffixes if s not in SUFFIXES]
     if base not in ATTENTION_TYPES or bad:
-        raise UserError(f"unknown variant '{name}': expected one of {', '.join(ATTENTION_TYPES)}, "
+        raise UserError(f"unknown variant '{name}': expected {TRANSFORMER} or one of {', '.join(ATTENTION_TYPES)}, "
                         f"optionally followed by {', '.join(SUFFIXES)}")
     overrides = [f"model.attention.type={base}",
                  f"model.attention.input_feeding={'true' if '+feed' in suffixes else 'false'}"]
@@ -83,8 +90,19 @@ def parse_variant(name: str) -> Variant:
 
 
 def load_config(args: argparse.Namespace, variant: Optional[Variant] = None) -> Config:
-    """The config file, then --set overrides, then the variant's own overrides."""
-    return config_mod.load(args.config, [*args.set, *(variant.overrides if variant else ())])
+    """The config file, then --set overrides, then the variant's own overrides.
+
+    For the Transformer the file's RNN-only model options are dropped first (the config
+    refuses them beside model.arch=transformer).
+    """
+    overrides = [*args.set, *(variant.overrides if variant else ())]
+    if variant is None or variant.attention != TRANSFORMER:
+        return config_mod.load(args.config, overrides)
+    raw = config_mod.read_yaml(args.config)
+    raw["model"] = {k: v for k, v in (raw.get("model") or {}).items() if k not in RNN_ONLY}
+    for assignment in overrides:
+        config_mod.apply_override(raw, assignment)
+    return config_mod.from_dict(raw)
 
 
 def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
@@ -119,7 +137,8 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
 
     runtime.seed_everything(t.seed)  # the same initial weights for every run of a variant
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device).train()
-    model.decoder.compile_step(t.compile)  # --set train.compile=reduce-overhead: the CUDA-graph step path
+    if t.compile != "off":  # --set train.compile=reduce-overhead: the CUDA-graph step path (RNN only)
+        model.decoder.compile_step(t.compile)
     optimizer = build_optimizer(t, model)
     scaler = runtime.grad_scaler(device, amp)
     step_args = (cfg, variant, amp, device)
@@ -135,12 +154,15 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
              losses[-1].item() / n_tokens[-1])
 
     tokens = sum(n_tokens[args.warmup:])
-    m = cfg.model
+    m, rnn = cfg.model, cfg.model.arch == "rnn"
     record = {
-        "bench": "train", "variant": variant.name, "attention": m.attention.type,
-        "style": m.attention.resolved_style, "input_feeding": m.attention.input_feeding,
-        "fast_path": teacher_forcing_p(t, 0) >= 1.0 and model.decoder.can_run_fast and variant.fast is not False,
-        "cell": m.cell, "bidirectional": m.bidirectional, "overrides": list(variant.overrides),
+        "bench": "train", "variant": variant.name, "arch": m.arch,
+        "attention": m.attention.type if rnn else "multi-head scaled dot",
+        "style": m.attention.resolved_style if rnn else None, "input_feeding": m.attention.input_feeding and rnn,
+        "fast_path": not rnn or (teacher_forcing_p(t, 0) >= 1.0 and model.decoder.can_run_fast
+                                 and variant.fast is not False),
+        "cell": m.cell if rnn else None, "bidirectional": m.bidirectional and rnn,
+        "overrides": list(variant.overrides),
         "params": count_parameters(model),
         "target_tokens_per_s": round(tokens / clock.seconds, 1),
         "ms_per_update": round(1000 * clock.seconds / args.steps, 2),
@@ -162,7 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="Config override, e.g. --set train.max_tokens=3000 (repeatable).")
     parser.add_argument("--variants", default=None,
-                        help="Comma-separated variants (default: all 11; with --quick: "
+                        help="Comma-separated variants (default: all 12; with --quick: "
                              + ",".join(QUICK_VARIANTS) + ").")
     parser.add_argument("--steps", type=int, default=None,
                         help="Timed updates per variant (default: 50; --quick: 10).")

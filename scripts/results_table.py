@@ -47,7 +47,8 @@ def summarize(run_dir: Path) -> dict[str, Any]:
     best = max(valid, key=lambda e: e.bleu, default=None)  # the first of equals: best.pt's
     row: dict[str, Any] = {
         "run": str(run_dir), "pair": f"{config['data']['src']}-{config['data']['tgt']}",
-        "attention": config["model"]["attention"]["type"],
+        "attention": ("transformer" if config["model"].get("arch") == "transformer"
+                      else config["model"]["attention"]["type"]),
         "params": (starts[0].params if starts and starts[0].params is not None
                    else checkpoint_parameters(run_dir / "checkpoints" / "best.pt")),
         "hardware": ({k: starts[0].hardware.get(k) for k in ("device", "device_name", "cpus", "threads", "torch")}

@@ -45,11 +45,11 @@ def test_variant_names_map_to_overrides():
 
 def test_bench_train_one_line_per_variant(trained_toy):
     proc = run_script("bench_train.py", "--config", str(trained_toy / "config.yaml"),
-                      "--variants", "luong_dot,luong_general-fast", "--steps", "2", "--warmup", "1",
+                      "--variants", "luong_dot,luong_general-fast,transformer", "--steps", "2", "--warmup", "1",
                       "--set", "train.max_tokens=300", "--threads", "1", "--no-keep-memory")
     assert proc.returncode == 0, proc.stderr
     records = json_lines(proc.stdout)
-    assert [r["variant"] for r in records] == ["luong_dot", "luong_general-fast"]
+    assert [r["variant"] for r in records] == ["luong_dot", "luong_general-fast", "transformer"]
     for record in records:
         assert TRAIN_KEYS <= record.keys() and record["bench"] == "train"
         assert record["target_tokens_per_s"] > 0 and record["ms_per_update"] > 0 and record["params"] > 0
@@ -58,7 +58,8 @@ def test_bench_train_one_line_per_variant(trained_toy):
     assert by_name["luong_dot"]["bidirectional"] is False and by_name["luong_dot"]["fast_path"] is True
     assert by_name["luong_general-fast"]["fast_path"] is False
     assert by_name["luong_general-fast"]["bidirectional"] is True
-    assert records[0]["tokens"] == records[1]["tokens"]  # the same batches for every variant
+    assert by_name["transformer"]["arch"] == "transformer" and by_name["luong_dot"]["arch"] == "rnn"
+    assert records[0]["tokens"] == records[1]["tokens"] == records[2]["tokens"]  # the same batches for every variant
 
 
 def test_bench_train_rejects_unknown_variant_in_one_line(trained_toy):
