@@ -26,6 +26,7 @@ from nmt.data.tokenizer import Tokenizer
 from nmt.ensemble import Ensemble
 from nmt.errors import CheckpointError, UserError
 from nmt.model.build import TranslationModel, build_model
+from nmt.decode_rules import Sampling
 from nmt.search import search
 
 Model = Union[TranslationModel, Ensemble]
@@ -146,18 +147,24 @@ def translate_ids(model: Model, sentences: Sequence[Sequence[int]], decode: Deco
     """Translate id sequences (no BOS/EOS); results in input order.
 
     An empty source sentence gives an empty translation without running the model.
+    With ``decode.sample`` the ``n_best`` outputs are samples (:mod:`nmt.decode_rules`).
     A beam wider than :func:`max_beam` is a UserError; a wide beam searches fewer
     sentences at once (:data:`MAX_BEAM_ROWS`), which changes no translation.
     """
     beam = beam or decode.beam
     check_beam(beam, model)
     members = len(model.members) if isinstance(model, Ensemble) else 1  # each row holds every member's state
-    per_search = sentences_per_search(decode.batch_size, beam, MAX_BEAM_ROWS // members)
+    rows_per_sentence = n_best if decode.sample else beam       # sampling draws n_best rows per sentence
+    per_search = sentences_per_search(decode.batch_size, rows_per_sentence, MAX_BEAM_ROWS // members)
     results: list[Optional[Translation]] = [None] * len(sentences)
     todo = [i for i, s in enumerate(sentences) if len(s) > 0]
     for i, s in enumerate(sentences):
         if len(s) == 0:
             results[i] = Translation([[] for _ in range(n_best)], [0.0] * n_best, [0.0] * n_best)
+    sampling = None
+    if decode.sample:  # one generator per call: the same input and seed draw the same samples
+        generator = torch.Generator(device=device).manual_seed(decode.seed)
+        sampling = Sampling(decode.top_k, decode.top_p, decode.temperature, generator)
     was_training = model.training
     model.eval()
     for batch in _batches([len(sentences[i]) for i in todo], per_search):
@@ -165,8 +172,9 @@ def translate_ids(model: Model, sentences: Sequence[Sequence[int]], decode: Deco
         rows = [todo[b] for b in batch]
         src, src_len = (t.to(device) for t in pad_sources([sentences[i] for i in rows]))  # no empty rows here
         hyp = search(model, src, src_len, beam=beam, alpha=decode.length_penalty,
-                     max_len_a=decode.max_len_a, max_len_b=decode.max_len_b,
-                     min_len=decode.min_len, n_best=n_best, return_attention=return_attention)
+                     max_len_a=decode.max_len_a, max_len_b=decode.max_len_b, min_len=decode.min_len,
+                     n_best=n_best, no_repeat_ngram=decode.no_repeat_ngram, coverage=decode.coverage_penalty,
+                     sampling=sampling, return_attention=return_attention)
         tokens, lengths = hyp.tokens.cpu(), hyp.lengths.cpu()
         for r, i in enumerate(rows):
             ids = [tokens[r, k, : max(int(lengths[r, k]) - 1, 0)].tolist() for k in range(tokens.size(1))]

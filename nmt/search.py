@@ -11,17 +11,22 @@ per sentence), :func:`extend` (the candidates as whole hypotheses), :func:`finis
 candidates into the pool of finished ones), :func:`survive` (the K best others stay
 alive), :func:`is_done`, and :func:`compact` (sentences that are done leave the batch,
 every tensor of the :class:`BeamState` at once).
+
+Rules from :mod:`nmt.decode_rules` plug in: n-gram blocking (both searches), sampling
+(:func:`sample`, the greedy loop drawing instead of choosing) and the GNMT coverage
+penalty (beam search, on finished hypotheses).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple, Optional, Protocol
+from typing import Any, Callable, NamedTuple, Optional, Protocol
 
 import torch
 from torch import Tensor
 
 from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.decode_rules import Sampling, block_repeated_ngrams, coverage_penalty
 
 
 class StepModel(Protocol):
@@ -78,23 +83,34 @@ def _restrict(scores: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
     return scores
 
 
-def _next_token_scores(model: StepModel, prev: Tensor, state: Any, enc: Any, t: int,
-                       min_len: int, max_len: Tensor) -> tuple[Tensor, Tensor, Any, Tensor]:
+def _next_token_scores(model: StepModel, prev: Tensor, state: Any, enc: Any, t: int, min_len: int,
+                       max_len: Tensor, prefix: Tensor, no_repeat_ngram: Optional[int]
+                       ) -> tuple[Tensor, Tensor, Any, Tensor]:
     """One decoder step: restricted logits (N, V), their log-normalizer (N, 1), state, attention.
 
     ``logits - log_z`` is log p(y_t | y_<t, x) for every allowed token; ranking raw logits
     avoids writing the full log-softmax, since only a few candidates per row are kept.
+    ``prefix`` (N, t) is each row's output so far, for ``no_repeat_ngram`` blocking.
     """
     logits, state, attn = model.step(prev, state, enc)
     logits = logits.float()
     log_z = torch.logsumexp(logits, dim=-1, keepdim=True)      # before any token is forbidden
+    if no_repeat_ngram:
+        block_repeated_ngrams(logits, prefix, no_repeat_ngram)
     return _restrict(logits, t, min_len, max_len), log_z, state, attn
+
+
+def _best(scores: Tensor) -> Tensor:
+    """The most probable token of every row (N,)."""
+    return scores.max(dim=-1).indices
 
 
 @torch.inference_mode()
 def greedy(model: StepModel, src: Tensor, src_len: Tensor, *, max_len_a: float = 1.5, max_len_b: int = 10,
-           min_len: int = 1, return_attention: bool = False) -> Hypotheses:
-    """Pick the most probable token at every step, for all sentences at once."""
+           min_len: int = 1, no_repeat_ngram: Optional[int] = None, return_attention: bool = False,
+           choose: Callable[[Tensor], Tensor] = _best) -> Hypotheses:
+    """One token per step for all sentences at once: the most probable, or what ``choose``
+    picks from the restricted scores (N, V) (:func:`sample` draws)."""
     enc = model.encode(src, src_len)
     state = model.init_state(enc)
     batch = src.size(0)
@@ -102,24 +118,46 @@ def greedy(model: StepModel, src: Tensor, src_len: Tensor, *, max_len_a: float =
     prev = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
     done = torch.zeros(batch, dtype=torch.bool, device=src.device)
     log_probs = torch.zeros(batch, device=src.device)
-    tokens, weights = [], []
-    for t in range(int(limit.max())):
-        scores, log_z, state, attn = _next_token_scores(model, prev, state, enc, t, min_len, limit)
-        best, tok = scores.max(dim=-1)                           # (B,)
+    out = torch.full((batch, int(limit.max())), PAD, dtype=torch.long, device=src.device)  # (B, L)
+    weights = []
+    for t in range(out.size(1)):
+        scores, log_z, state, attn = _next_token_scores(model, prev, state, enc, t, min_len, limit,
+                                                        out[:, :t], no_repeat_ngram)
+        tok = choose(scores)                                     # (B,)
+        chosen = scores.gather(1, tok.unsqueeze(1)).squeeze(1)
         tok = tok.masked_fill(done, PAD)
-        log_probs += (best - log_z.squeeze(1)).masked_fill(done, 0.0)
-        tokens.append(tok)
+        log_probs += (chosen - log_z.squeeze(1)).masked_fill(done, 0.0)
+        out[:, t] = tok
         if return_attention:
             weights.append(attn.float().masked_fill(done.unsqueeze(1), 0.0))
         done |= tok == EOS
         prev = tok
         if bool(done.all()):
+            out = out[:, : t + 1]
             break
-    out = torch.stack(tokens, dim=1)                             # (B, L)
     lengths = (out != PAD).sum(dim=1)
     attention = torch.stack(weights, dim=1).unsqueeze(1) if return_attention else None
     return Hypotheses(out.unsqueeze(1), lengths.unsqueeze(1), log_probs.unsqueeze(1),
                       log_probs.unsqueeze(1).clone(), attention)
+
+
+def sample(model: StepModel, src: Tensor, src_len: Tensor, sampling: Sampling, *, n: int = 1,
+           max_len_a: float = 1.5, max_len_b: int = 10, min_len: int = 1,
+           no_repeat_ngram: Optional[int] = None, return_attention: bool = False) -> Hypotheses:
+    """``n`` outputs per sentence, each token drawn by ``sampling``; the most probable first.
+
+    Scores are the model's own log-probabilities of each sample (before temperature and
+    filtering), so they equal forced-decoding scores as for the other searches.
+    """
+    B = src.size(0)
+    rows = torch.arange(B, device=src.device).repeat_interleave(n)  # each sentence n times
+    hyp = greedy(model, src[rows], src_len[rows], max_len_a=max_len_a, max_len_b=max_len_b, min_len=min_len,
+                 no_repeat_ngram=no_repeat_ngram, return_attention=return_attention, choose=sampling.draw)
+    order = hyp.log_probs.view(B, n).argsort(dim=1, descending=True)  # (B, n)
+    pick = (order + torch.arange(B, device=src.device).unsqueeze(1) * n).view(-1)
+    attention = None if hyp.attention is None else hyp.attention[pick, 0].view(B, n, *hyp.attention.shape[2:])
+    return Hypotheses(hyp.tokens[pick, 0].view(B, n, -1), hyp.lengths[pick, 0].view(B, n),
+                      hyp.log_probs[pick, 0].view(B, n), hyp.scores[pick, 0].view(B, n), attention)
 
 
 # ------------------------------------------------------------------ beam search, in parts
@@ -141,29 +179,34 @@ class Beams:
     log_probs: Tensor           # (n, k) sum of token log-probabilities
     tokens: Tensor              # (n, k, L) ids so far, PAD after them
     attention: Optional[Tensor] = None  # (n, k, L, S) weights so far, when requested
+    coverage: Optional[Tensor] = None   # (n, k, S) attention summed over the output, for the coverage penalty
 
     def take(self, idx: Tensor) -> "Beams":
         """Hypotheses ``idx`` (n, j) of each sentence, in that order."""
         n, j = idx.shape
         L = self.tokens.size(2)
-        attention = None
+        attention = coverage = None
         if self.attention is not None:
             attention = self.attention.gather(1, idx.view(n, j, 1, 1).expand(-1, -1, L, self.attention.size(3)))
+        if self.coverage is not None:
+            coverage = self.coverage.gather(1, idx.unsqueeze(-1).expand(-1, -1, self.coverage.size(2)))
         return Beams(self.scores.gather(1, idx), self.log_probs.gather(1, idx),
-                     self.tokens.gather(1, idx.unsqueeze(-1).expand(-1, -1, L)), attention)
+                     self.tokens.gather(1, idx.unsqueeze(-1).expand(-1, -1, L)), attention, coverage)
 
     def rows(self, idx: Tensor) -> "Beams":
         """Sentences ``idx`` (m,), in that order."""
         attention = None if self.attention is None else self.attention.index_select(0, idx)
+        coverage = None if self.coverage is None else self.coverage.index_select(0, idx)
         return Beams(self.scores.index_select(0, idx), self.log_probs.index_select(0, idx),
-                     self.tokens.index_select(0, idx), attention)
+                     self.tokens.index_select(0, idx), attention, coverage)
 
     @staticmethod
     def cat(parts: list["Beams"], dim: int) -> "Beams":
         """Parts joined along sentences (``dim=0``) or hypotheses (``dim=1``)."""
         attention = None if parts[0].attention is None else torch.cat([b.attention for b in parts], dim)
+        coverage = None if parts[0].coverage is None else torch.cat([b.coverage for b in parts], dim)
         return Beams(torch.cat([b.scores for b in parts], dim), torch.cat([b.log_probs for b in parts], dim),
-                     torch.cat([b.tokens for b in parts], dim), attention)
+                     torch.cat([b.tokens for b in parts], dim), attention, coverage)
 
 
 class Candidates(NamedTuple):
@@ -188,26 +231,31 @@ class BeamState:
     enc: Any                    # n*K rows: each sentence's encoding (the model's type), once per beam
 
 
-def _empty(B: int, K: int, L: int, S: Optional[int], device: torch.device) -> Beams:
-    """K empty slots per sentence: -inf scores, PAD tokens, zero attention (when S is given)."""
+def _empty(B: int, K: int, L: int, S: Optional[int], device: torch.device,
+           coverage: Optional[Tensor] = None) -> Beams:
+    """K empty slots per sentence: -inf scores, PAD tokens, zero attention (when S is given),
+    and ``coverage`` (B, S) in every slot when given."""
     scores = torch.full((B, K), -float("inf"), device=device)
     tokens = torch.full((B, K, L), PAD, dtype=torch.long, device=device)
     attention = None if S is None else torch.zeros((B, K, L, S), device=device)
-    return Beams(scores, scores.clone(), tokens, attention)
+    cov = None if coverage is None else coverage.unsqueeze(1).repeat(1, K, 1)
+    return Beams(scores, scores.clone(), tokens, attention, cov)
 
 
-def start(enc: Any, limit: Tensor, K: int, alpha: float, src_size: Optional[int]) -> BeamState:
+def start(enc: Any, limit: Tensor, K: int, alpha: float, src_size: Optional[int],
+          coverage: Optional[Tensor] = None) -> BeamState:
     """One live empty hypothesis (log-probability 0) and an empty pool per sentence.
 
     ``enc`` holds K rows per sentence; ``limit`` (B,) the output budgets, whose largest sets L;
-    ``src_size`` S when attention is wanted, else None.
+    ``src_size`` S when attention is wanted, else None; ``coverage`` (B, S) the starting
+    attention sums when the coverage penalty is on (1 at padding, else 0), else None.
     """
     (B,), L, dev = limit.shape, int(limit.max()), limit.device
-    alive = _empty(B, K, L, src_size, dev)
+    alive = _empty(B, K, L, src_size, dev, coverage)
     alive.log_probs[:, 0] = 0.0
     alive = replace(alive, scores=alive.log_probs)               # alive ones rank by log-probability
     return BeamState(ids=torch.arange(B, device=dev), limit=limit, lp_max=length_penalty(limit, alpha),
-                     alive=alive, finished=_empty(B, K, L, src_size, dev),
+                     alive=alive, finished=_empty(B, K, L, src_size, dev, coverage),
                      prev=torch.full((B, K), BOS, dtype=torch.long, device=dev),
                      parents=torch.arange(B * K, device=dev).view(B, K), enc=enc)
 
@@ -245,29 +293,34 @@ def extend(alive: Beams, cand: Candidates, attn: Tensor, t: int) -> Beams:
     n, K, L = alive.tokens.shape
     tokens = alive.tokens.view(n * K, L)[cand.rows]              # (n, C, L)
     tokens[:, :, t] = cand.tokens
-    attention = None
+    attention = coverage = None
     if alive.attention is not None:
         attention = alive.attention.view(n * K, L, -1)[cand.rows]  # (n, C, L, S)
         attention[:, :, t] = attn.float()[cand.rows]
-    return Beams(cand.log_probs, cand.log_probs, tokens, attention)
+    if alive.coverage is not None:
+        coverage = alive.coverage.view(n * K, -1)[cand.rows] + attn.float()[cand.rows]  # (n, C, S)
+    return Beams(cand.log_probs, cand.log_probs, tokens, attention, coverage)
 
 
-def finish(pool: Beams, cand: Beams, t: int, alpha: float) -> Beams:
+def finish(pool: Beams, cand: Beams, t: int, alpha: float, beta: float = 0.0) -> Beams:
     """The pool of each sentence's K best finished hypotheses after step t.
 
     A candidate (its last token at t, so of length t + 1) finishes when it ends in EOS,
     has a finite log-probability, and ranks inside the beam (among the first K of the
     C = 2K, which are best first), so a beam of one makes exactly the choices greedy
-    search makes.  It enters the pool with score log_prob / length_penalty(t + 1, alpha);
-    the pool keeps the K best by score, best first.
+    search makes.  It enters the pool with score log_prob / length_penalty(t + 1, alpha)
+    (+ the coverage penalty with weight ``beta`` when the beams carry coverage); the pool
+    keeps the K best by score, best first.
     """
     K, top = pool.scores.size(1), cand.log_probs
     in_beam = torch.arange(top.size(1), device=top.device) < K
     is_eos = (cand.tokens[:, :, t] == EOS) & in_beam & torch.isfinite(top)
     norm = top / length_penalty(torch.full_like(top, t + 1), alpha)
+    if cand.coverage is not None:
+        norm = norm + coverage_penalty(cand.coverage, beta)
     neg_inf = torch.full_like(norm, -float("inf"))
     new = Beams(torch.where(is_eos, norm, neg_inf), top.masked_fill(~is_eos, -float("inf")),
-                cand.tokens, cand.attention)
+                cand.tokens, cand.attention, cand.coverage)
     both = Beams.cat([pool, new], dim=1)                         # (n, K + C)
     _, keep = both.scores.topk(K, dim=1)
     return both.take(keep)
@@ -281,18 +334,18 @@ def survive(cand: Beams, t: int, K: int) -> tuple[Beams, Tensor]:
     ended = cand.tokens[:, :, t] == EOS
     masked = cand.log_probs.masked_fill(ended, -float("inf"))
     _, pick = masked.topk(K, dim=1)
-    return Beams(masked, masked, cand.tokens, cand.attention).take(pick), pick
+    return Beams(masked, masked, cand.tokens, cand.attention, cand.coverage).take(pick), pick
 
 
 def advance(beams: BeamState, scores: Tensor, log_z: Tensor, attn: Tensor, t: int,
-            alpha: float) -> BeamState:
+            alpha: float, beta: float = 0.0) -> BeamState:
     """One search step from the decoder's restricted ``scores`` (n*K, V), their log-normalizer
     ``log_z`` (n*K, 1) and attention ``attn`` (n*K, S): expand, prune, finish, survive."""
     K = beams.alive.scores.size(1)
     cand = prune(*expand(scores, log_z, beams.alive.log_probs), 2 * K)
     grown = extend(beams.alive, cand, attn, t)
     alive, pick = survive(grown, t, K)
-    return BeamState(beams.ids, beams.limit, beams.lp_max, alive, finish(beams.finished, grown, t, alpha),
+    return BeamState(beams.ids, beams.limit, beams.lp_max, alive, finish(beams.finished, grown, t, alpha, beta),
                      prev=alive.tokens[:, :, t], parents=cand.rows.gather(1, pick), enc=beams.enc)
 
 
@@ -301,7 +354,8 @@ def is_done(finished: Tensor, alive: Tensor, lp_max: Tensor) -> Tensor:
 
     That is when nothing is alive, or when the pool is full and its worst score ``finished``
     (n, K) beats the best any alive hypothesis can still reach: the best log-probability
-    ``alive`` (n, K) can only fall, and it is divided by at most ``lp_max`` (alpha >= 0).
+    ``alive`` (n, K) can only fall, and it is divided by at most ``lp_max`` (alpha >= 0).  A
+    coverage penalty is never above 0, so the bound holds with one.
     """
     bound = alive[:, 0] / lp_max
     return (finished[:, -1] >= bound) | ~torch.isfinite(alive[:, 0])
@@ -320,6 +374,7 @@ def compact(beams: BeamState, stay: Tensor) -> BeamState:
 @torch.inference_mode()
 def beam_search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: float = 1.0,
                 max_len_a: float = 1.5, max_len_b: int = 10, min_len: int = 1, n_best: int = 1,
+                no_repeat_ngram: Optional[int] = None, coverage: float = 0.0,
                 return_attention: bool = False) -> Hypotheses:
     """Beam search over all sentences and beams at once (active sentences x K rows per step).
 
@@ -330,6 +385,9 @@ def beam_search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int = 5
     when its pool is full and no alive hypothesis can still beat the pool's worst
     member, or when nothing is alive; its pool is then written out and its rows leave
     the batch, so later steps only compute the sentences still searching.
+
+    ``coverage`` > 0 adds the GNMT coverage penalty with that weight (beta) to finished
+    hypotheses' scores; ``no_repeat_ngram`` n forbids repeating any n-gram.
     """
     B, K, dev = src.size(0), beam, src.device
     if n_best > K:
@@ -337,14 +395,18 @@ def beam_search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int = 5
     enc = model.encode(src, src_len).index_select(torch.arange(B, device=dev).repeat_interleave(K))
     state = model.init_state(enc)
     limit = max_lengths(src_len, max_len_a, max_len_b)           # (B,)
-    beams = start(enc, limit, K, alpha, src.size(1) if return_attention else None)
+    padding = (torch.arange(src.size(1), device=dev) >= src_len.unsqueeze(1)).float()  # (B, S) 1 = padding
+    beams = start(enc, limit, K, alpha, src.size(1) if return_attention else None,
+                  padding if coverage > 0 else None)
     done_ids: list[Tensor] = []                                  # sentences done, in the order they finished
     done_pools: list[Beams] = []                                 # and their finished hypotheses
     for t in range(beams.alive.tokens.size(2)):
         row_limit = beams.limit.repeat_interleave(K)             # (n*K,)
+        n = beams.alive.tokens.size(0)
+        prefix = beams.alive.tokens[:, :, :t].reshape(n * K, t)  # (n*K, t) each row's output so far
         scores, log_z, state, attn = _next_token_scores(
-            model, beams.prev.reshape(-1), state, beams.enc, t, min_len, row_limit)
-        beams = advance(beams, scores, log_z, attn, t, alpha)
+            model, beams.prev.reshape(-1), state, beams.enc, t, min_len, row_limit, prefix, no_repeat_ngram)
+        beams = advance(beams, scores, log_z, attn, t, alpha, coverage)
         done = is_done(beams.finished.scores, beams.alive.log_probs, beams.lp_max)
         if bool(done.any()):
             finished = done.nonzero().squeeze(1)
@@ -366,11 +428,15 @@ def beam_search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int = 5
 
 
 def search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int, alpha: float, max_len_a: float,
-           max_len_b: int, min_len: int, n_best: int = 1, return_attention: bool = False) -> Hypotheses:
-    """Greedy search for ``beam == 1`` (it is what a beam of one computes), else beam search."""
+           max_len_b: int, min_len: int, n_best: int = 1, no_repeat_ngram: Optional[int] = None,
+           coverage: float = 0.0, sampling: Optional[Sampling] = None,
+           return_attention: bool = False) -> Hypotheses:
+    """``n_best`` samples with ``sampling``; greedy search for ``beam == 1`` (it is what a beam
+    of one computes); else beam search."""
+    limits = dict(max_len_a=max_len_a, max_len_b=max_len_b, min_len=min_len, no_repeat_ngram=no_repeat_ngram,
+                  return_attention=return_attention)
+    if sampling is not None:
+        return sample(model, src, src_len, sampling, n=n_best, **limits)
     if beam == 1:
-        return greedy(model, src, src_len, max_len_a=max_len_a, max_len_b=max_len_b,
-                      min_len=min_len, return_attention=return_attention)
-    return beam_search(model, src, src_len, beam=beam, alpha=alpha, max_len_a=max_len_a,
-                       max_len_b=max_len_b, min_len=min_len, n_best=n_best,
-                       return_attention=return_attention)
+        return greedy(model, src, src_len, **limits)
+    return beam_search(model, src, src_len, beam=beam, alpha=alpha, n_best=n_best, coverage=coverage, **limits)

@@ -119,9 +119,13 @@ def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoints: S
     threads.configure(0)  # follow the cores other processes leave free
     loaded = load_models(checkpoints, device)
     decode = with_decode_overrides(loaded.config, overrides).decode
-    beam = beam if beam is not None else decode.beam
+    beam = beam if beam is not None else (1 if decode.sample else decode.beam)
     n_best = n_best if n_best is not None else decode.n_best
-    if beam < 1 or n_best < 1 or n_best > beam:
+    if decode.sample:
+        if beam != 1 or n_best < 1:
+            raise UserError(f"--sample --beam {beam} --n-best {n_best}: sampling draws n-best (>= 1) samples "
+                            "instead of a beam; leave out --beam or give --beam 1")
+    elif beam < 1 or n_best < 1 or n_best > beam:
         raise UserError(f"--beam {beam} --n-best {n_best}: need 1 <= n-best <= beam")
     check_beam(beam, loaded.model)  # before waiting for input
     if attention_dir is not None:

@@ -197,6 +197,12 @@ def trained_toy(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     return root / "runs" / "toy"
 
 
+def repeats_an_ngram(tokens: list, n: int) -> bool:
+    """Whether some n-gram occurs twice in ``tokens`` (words or ids)."""
+    grams = [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    return len(grams) != len(set(grams))
+
+
 # --- model: a small random batch -----------------------------------------------------------
 
 V_SRC, V_TGT, BOS = 17, 19, 2

@@ -4,6 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import repeats_an_ngram
 from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.inference import load_checkpoint, translate_ids
 from nmt.search import beam_search, greedy, search
@@ -139,3 +140,60 @@ def test_translate_ids_restores_order_and_handles_empty(loaded, batch, beam):
     assert [t.ids[0] for t in out] == expected
     assert [t.log_probs[0] for t in out] == pytest.approx(expected_logp, abs=1e-5)
     assert len(set(expected_logp)) > len(seqs) // 2  # distinct enough that a swap of rows would show
+
+
+# --- decoding rules inside the searches ------------------------------------------------------
+
+def outputs(hyp, i, k) -> list[int]:
+    return hyp.tokens[i, k, : int(hyp.lengths[i, k])].tolist()
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_no_output_repeats_an_ngram(loaded, batch, n):
+    src, src_len = batch
+    for hyp in (greedy(loaded.model, src, src_len, no_repeat_ngram=n),
+                beam_search(loaded.model, src, src_len, beam=3, n_best=3, no_repeat_ngram=n)):
+        for i in range(src.size(0)):
+            for k in range(hyp.tokens.size(1)):
+                assert not repeats_an_ngram(outputs(hyp, i, k), n)
+    plain = greedy(loaded.model, src, src_len)  # the toy model does repeat words, so the rule acts
+    assert any(repeats_an_ngram(outputs(plain, i, 0), 1) for i in range(src.size(0)))
+
+
+def test_coverage_scores_are_gnmt_scores_of_the_forced_attention(loaded, batch):
+    """score = log P / lp(|Y|) + beta * sum_i log min(sum_j a_ij, 1), with a_ij re-read by
+    forced decoding of each output."""
+    src, src_len = batch
+    beta, alpha = 0.4, 0.6
+    hyp = beam_search(loaded.model, src, src_len, beam=3, alpha=alpha, n_best=3, coverage=beta)
+    for k in range(3):
+        tokens, lengths = hyp.tokens[:, k], hyp.lengths[:, k]
+        T = tokens.size(1)
+        tgt_in = torch.cat([torch.full((len(src), 1), BOS), tokens[:, :-1]], 1)
+        with torch.no_grad():
+            _, attn = loaded.model(src, src_len, tgt_in)            # (B, T, S)
+        attn = attn.masked_fill((torch.arange(T) >= lengths.unsqueeze(1)).unsqueeze(2), 0.0)
+        cov = attn.sum(1) + (torch.arange(src.size(1)) >= src_len.unsqueeze(1)).float()
+        expected = hyp.log_probs[:, k] / ((5 + lengths.float()) / 6) ** alpha + beta * cov.clamp(1e-6, 1).log().sum(1)
+        torch.testing.assert_close(hyp.scores[:, k], expected, atol=1e-4, rtol=1e-4)
+
+
+def test_sampling_is_seeded_scored_exactly_and_top_k_1_is_greedy(loaded, batch):
+    from nmt.decode_rules import Sampling
+    from nmt.search import sample
+
+    src, src_len = batch
+
+    def draw(seed, n=4, **kw):
+        return sample(loaded.model, src, src_len, Sampling(generator=torch.Generator().manual_seed(seed), **kw),
+                      n=n)
+
+    a, b = draw(1, temperature=1.5), draw(1, temperature=1.5)
+    assert torch.equal(a.tokens, b.tokens) and a.tokens.shape[:2] == (src.size(0), 4)
+    assert not torch.equal(a.tokens, draw(2, temperature=1.5).tokens)
+    assert (a.log_probs[:, :-1] >= a.log_probs[:, 1:]).all()        # most probable sample first
+    for k in range(4):
+        forced = forced_log_prob(loaded.model, src, src_len, a.tokens[:, k], a.lengths[:, k])
+        torch.testing.assert_close(forced, a.log_probs[:, k], atol=1e-4, rtol=1e-4)
+    g, s = greedy(loaded.model, src, src_len), draw(3, n=1, top_k=1)
+    assert torch.equal(g.lengths, s.lengths) and torch.equal(g.tokens, s.tokens)
