@@ -185,20 +185,43 @@ def translate_cmd(
     flush: bool = typer.Option(
         False, "--flush", help="Translate and write out each line as soon as it is read (always on a "
                                "terminal); for programs that wait for each answer. Slower on big files."),
+    no_repeat_ngram: Optional[int] = typer.Option(
+        None, "--no-repeat-ngram", help="Never repeat an n-gram of this many tokens (decode.no_repeat_ngram)."),
+    coverage_penalty: Optional[float] = typer.Option(
+        None, "--coverage-penalty", help="GNMT coverage penalty beta for beam search, e.g. 0.2 "
+                                         "(decode.coverage_penalty)."),
+    sample: bool = typer.Option(
+        False, "--sample", help="Draw tokens instead of searching: --n-best samples per line (decode.sample)."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", help="Sampling: only the k most probable tokens (0 = all)."),
+    top_p: Optional[float] = typer.Option(
+        None, "--top-p", help="Sampling: only the most probable tokens holding this probability, in (0, 1]."),
+    temperature: Optional[float] = typer.Option(None, help="Sampling: logits divided by this (> 0)."),
+    seed: Optional[int] = typer.Option(None, help="Sampling: random seed (decode.seed, default 1)."),
+    max_len_a: Optional[float] = typer.Option(
+        None, "--max-len-a", help="Output length limit a * source tokens + b: a (decode.max_len_a)."),
+    max_len_b: Optional[int] = typer.Option(
+        None, "--max-len-b", help="Output length limit a * source tokens + b: b (decode.max_len_b)."),
 ) -> None:
-    """Translate text with greedy or beam search, one output line per input line.
+    """Translate text with greedy or beam search, or by sampling, one output line per input line.
 
     The beam is at most the model's target vocabulary size; a wide beam searches fewer
     sentences at once rather than using more memory.
 
     Several --checkpoint options decode as one ensemble (each step averages their log-probabilities).
 
-    Example: nmt translate --checkpoint runs/demo/checkpoints/best.pt -i in.txt -o out.txt --beam 5
+    Examples: nmt translate --checkpoint runs/demo/checkpoints/best.pt -i in.txt -o out.txt --beam 5;
+    nmt translate --checkpoint best.pt --sample --top-p 0.9 --n-best 5 --seed 7
     """
     from nmt.translate import translate_file
 
+    options = {"no_repeat_ngram": no_repeat_ngram, "coverage_penalty": coverage_penalty, "top_k": top_k,
+               "top_p": top_p, "temperature": temperature, "seed": seed, "max_len_a": max_len_a,
+               "max_len_b": max_len_b, "sample": sample or None}
+    if sample:  # the beam a config names gives way; a --beam given beside --sample is refused later
+        options["beam"] = 1
+    overrides = (set_ or []) + [f"decode.{key}={value}" for key, value in options.items() if value is not None]
     translate_file(checkpoint, input, output, beam=beam, n_best=n_best,
-                   attention_dir=attention, overrides=set_ or [], flush=flush)
+                   attention_dir=attention, overrides=overrides, flush=flush)
 
 
 @app.command("eval")

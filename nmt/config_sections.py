@@ -313,4 +313,22 @@ class DecodeConfig(Section):
     batch_size: int = Field(64, ge=1, description="Sentences decoded at once.")
     n_best: int = Field(1, ge=1, description="Hypotheses written per input (at most beam).")
     max_src_len: int = Field(256, ge=1, description="Longer inputs are cut to this many tokens, with a warning.")
+    no_repeat_ngram: Optional[int] = Field(
+        None, ge=1, description="Forbid repeating any n-gram of this many tokens in an output (null = off).")
+    coverage_penalty: float = Field(
+        0.0, ge=0.0, description="GNMT coverage penalty beta for beam search (0 = off; Wu et al. 2016 use 0.2).")
+    sample: bool = Field(False, description="Draw each token instead of searching; n_best samples per input, beam 1.")
+    top_k: int = Field(0, ge=0, description="Sampling: draw from the k most probable tokens only (0 = all).")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Sampling: draw from the smallest set of tokens "
+                                                          "holding this probability (nucleus; 1 = all).")
+    temperature: float = Field(1.0, gt=0.0, description="Sampling: divide the logits by this (<1 sharper, >1 flatter).")
+    seed: int = Field(1, ge=0, description="Sampling: random seed, so the same command draws the same samples.")
+
+    @model_validator(mode="after")
+    def _check_search(self) -> "DecodeConfig":
+        if self.sample and self.beam > 1:
+            raise ValueError(f"decode.sample draws samples instead of a beam: set decode.beam 1 (not {self.beam})")
+        if self.coverage_penalty > 0 and (self.sample or self.beam == 1):
+            raise ValueError("decode.coverage_penalty applies to beam search: needs decode.beam > 1 and no sampling")
+        return self
 
