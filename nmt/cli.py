@@ -314,6 +314,32 @@ def variants_cmd() -> None:
         typer.echo(f"{name:<{width}}  {' '.join(overrides)}")
 
 
+@app.command("report")
+def report_cmd(
+    runs: list[Path] = typer.Argument(
+        ..., help="Run folders holding metrics.jsonl (runs/<name>); their eval-greedy and eval-beam5 "
+                  "folders (nmt eval --out RUN/eval-greedy, --beam 5 --out RUN/eval-beam5) give the test "
+                  "scores.", show_default=False, metavar="RUN"),
+    out: Optional[Path] = typer.Option(
+        None, help="Folder for report.md and the two learning-curve PNGs (default: report/ beside the first "
+                   "run, e.g. runs/report)."),
+) -> None:
+    """Report on finished or running runs: learning curves, final scores, parameters, throughput.
+
+    Writes report.md and valid_bleu_by_updates.png / valid_bleu_by_minutes.png (validation BLEU
+    against updates and against wall-clock minutes, one line per run) into --out, and prints
+    the results table (Markdown, one row per run) on stdout, so the README's table is
+    `nmt report ... > table.md`.
+
+    Example: nmt report runs/multi30k_de_en_best runs/multi30k_de_en_none --out docs/multi30k
+    """
+    from nmt.run_report import write_report
+
+    path, table = write_report(runs, out)
+    typer.echo(table)
+    typer.echo(f"nmt report: wrote {path}", err=True)
+
+
 def main(argv: Optional[list[str]] = None) -> None:
     """Console entry point: map errors to one line and an exit status."""
     from nmt.runtime import keep_freed_memory

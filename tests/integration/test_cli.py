@@ -17,13 +17,14 @@ from nmt.cli import main
 def test_help_lists_commands(capsys):
     code, out, _ = run(["--help"], capsys)
     assert code == 0
-    for command in ("data", "train", "translate", "eval", "config", "presets"):
+    for command in ("data", "train", "translate", "eval", "config", "presets", "average", "report"):
         assert command in out
 
 
 def test_every_command_has_help(capsys):
     for argv in (["data", "prepare", "--help"], ["train", "--help"], ["translate", "--help"],
-                 ["eval", "--help"], ["config", "--help"], ["presets", "--help"]):
+                 ["eval", "--help"], ["config", "--help"], ["presets", "--help"], ["average", "--help"],
+                 ["report", "--help"]):
         code, out, _ = run(argv, capsys)
         assert code == 0 and "Example" in out, argv
 

@@ -87,42 +87,6 @@ def test_bench_decode_without_checkpoint_fails_in_one_line():
     assert proc.stderr.strip().count("\n") == 0 and "--checkpoint is required" in proc.stderr
 
 
-def test_results_table_reads_what_train_and_eval_wrote(trained_toy, tmp_path):
-    """A run copied aside, scored greedily by `nmt eval --out RUN/eval-greedy`: the table row
-    carries the trainer's own parameter count, hardware and time, and the report's scores."""
-    import shutil
-
-    run = tmp_path / "toy"
-    shutil.copytree(trained_toy, run)
-    proc = subprocess.run([sys.executable, "-m", "nmt", "eval", "--checkpoint", str(run / "checkpoints/best.pt"),
-                           "--split", "test", "--beam", "1", "--out", str(run / "eval-greedy")],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads((run / "eval-greedy" / "report.json").read_text())
-    events = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-
-    proc = run_script("results_table.py", str(run))
-    assert proc.returncode == 0, proc.stderr
-    (row,) = json_lines(proc.stdout)
-    start, stop = events[0], events[-1]
-    assert row["params"] == start["params"] > 0 and row["hardware"]["device"] == "cpu"
-    assert (row["epochs"], row["updates"]) == (stop["epoch"], stop["step"])
-    assert row["greedy"]["bleu"] == round(report["systems"]["beam1"]["bleu"], 2)
-    assert row["beam5"] is None  # not evaluated with beam 5
-    best = max((e for e in events if e["event"] == "valid"), key=lambda e: e["bleu"])
-    assert (row["best_valid_bleu"], row["best_valid_minutes"]) == (round(best["bleu"], 2),
-                                                                 round(best["elapsed_s"] / 60, 1))
-
-    proc = run_script("results_table.py", str(run), "--markdown")
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[2].endswith(f"| {row['greedy']['bleu']:.2f} | n/a | n/a |")
-
-
-def test_results_table_refuses_a_folder_without_metrics(tmp_path):
-    proc = run_script("results_table.py", str(tmp_path))
-    assert proc.returncode != 0 and proc.stdout == "" and "metrics.jsonl not found" in proc.stderr
-
-
 # --- seeds_table.py ---------------------------------------------------------------------------
 
 
