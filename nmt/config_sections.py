@@ -292,6 +292,8 @@ class TrainConfig(Section):
     keep_last: int = Field(0, ge=0, description="Latest validated step checkpoints kept besides last.pt "
                                                 "(for nmt average --last; 0 = none).")
     log_every: int = Field(100, ge=1, description="Write a training line to metrics.jsonl every N updates.")
+    tensorboard: bool = Field(True, description="Also write every metrics.jsonl event to RUN/tb/ for TensorBoard "
+                                                "(scalars, validation sample and attention map; rank 0).")
     teacher_forcing: float = Field(1.0, ge=0.0, le=1.0, description="Probability p of feeding the reference token instead of the prediction.")
     tf_schedule: Literal["constant", "linear", "inverse_sigmoid"] = Field(
         "constant", description="Decay of p over updates (scheduled sampling, Bengio et al. 2015).")

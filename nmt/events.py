@@ -47,6 +47,7 @@ class Train:
     tgt_tokens: int
     elapsed_s: float
     world_size: int = 1
+    grad_norm: Optional[float] = None  # L2 norm of the gradient before clipping (absent in older runs)
 
 
 @dataclass(frozen=True)

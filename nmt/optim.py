@@ -100,11 +100,15 @@ def teacher_forcing_p(cfg: TrainConfig, step: int) -> float:
 
 
 def apply_gradients(model: nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
-                    clip_grad_norm: float) -> None:
-    """Unscale the gradients, clip their norm (0 = no clipping), step, then clear them."""
+                    clip_grad_norm: float) -> torch.Tensor:
+    """Unscale the gradients, clip their norm (0 = no clipping), step, then clear them.
+
+    Returns the gradient's L2 norm before clipping, as a tensor (no device sync until read).
+    """
     scaler.unscale_(optimizer)
-    if clip_grad_norm > 0:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
+    limit = clip_grad_norm if clip_grad_norm > 0 else float("inf")  # inf: measure, scale by exactly 1
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), limit)
     scaler.step(optimizer)
     scaler.update()
     optimizer.zero_grad(set_to_none=True)
+    return norm

@@ -42,6 +42,7 @@ from nmt.errors import CheckpointError, UserError
 from nmt.fileio import atomic_write_bytes
 from nmt.loss import batch_loss
 from nmt.model.build import count_parameters
+from nmt.tensorboard import Board
 from nmt.optim import apply_gradients, teacher_forcing_p
 from nmt.train_state import TrainState, keep_checkpoints, stop_reason
 from nmt.validate import validate
@@ -94,6 +95,8 @@ class Trainer:
         self.state = TrainState()
         self.tokens = 0   # target tokens of the last update
         self.signal = 0   # the number of a stop signal received (SIGINT, SIGTERM), else 0
+        self.grad_norm: Optional[torch.Tensor] = None  # of the last update, before clipping
+        self.board = Board(run_dir) if cfg.train.tensorboard and self.dist.is_main else None
 
     # ------------------------------------------------------------ checkpoints
     def checkpoint(self, rng_ranks: Optional[list[dict[str, Any]]] = None) -> ckpt.Checkpoint:
@@ -139,9 +142,11 @@ class Trainer:
                          self.checkpoint(streams if self.dist.enabled else None))
 
     def record(self, event: events.Event) -> None:
-        """Append one event to metrics.jsonl (rank 0)."""
+        """Append one event to metrics.jsonl (rank 0), and to TensorBoard when it is on."""
         if self.dist.is_main:
             events.append(self.run_dir, event)
+        if self.board is not None:
+            self.board.write(event)
 
     # ------------------------------------------------------------ one update
     def target_tokens(self, group: list[list[int]]) -> int:
@@ -188,7 +193,7 @@ class Trainer:
                                     f"lower train.lr or enable train.clip_grad_norm")
             return None, n_tokens
         state.nonfinite = 0
-        apply_gradients(self.model, self.optimizer, self.scaler, t.clip_grad_norm)
+        self.grad_norm = apply_gradients(self.model, self.optimizer, self.scaler, t.clip_grad_norm)
         self.schedule.step()
         state.step += 1
         return total / n_tokens, n_tokens
@@ -248,7 +253,8 @@ class Trainer:
             self.record(events.Train(
                 step=state.step, epoch=state.epoch + 1, loss=loss, lr=self.schedule.lr,
                 tf=teacher_forcing_p(t, state.step - 1), tok_s=round(tokens_per_s, 1), tgt_tokens=self.tokens,
-                elapsed_s=round(state.elapsed, 2), world_size=self.dist.world_size))
+                elapsed_s=round(state.elapsed, 2), world_size=self.dist.world_size,
+                grad_norm=None if self.grad_norm is None else round(float(self.grad_norm), 4)))
         if t.valid_every and state.step % t.valid_every == 0 and loss is not None:
             self.run_validation()
             self.save("last.pt")
@@ -301,6 +307,8 @@ class Trainer:
                 signal.signal(sig, handler)
         self.record(events.Stop(reason=reason, step=state.step, epoch=state.epoch,
                                 elapsed_s=round(state.elapsed, 2), best=state.best))
+        if self.board is not None:
+            self.board.close()
         if reason == "interrupted":
             name = signal.Signals(self.signal).name
             log.warning("stopped by %s at step %d; checkpoints/last.pt is saved and the run can be resumed",
