@@ -25,8 +25,10 @@ MIN_WORDS, MAX_WORDS = 10, 24
 FLOOR = 70.0  # greedy test BLEU after STEPS updates (measured 78-99 on this data, 87-99 on another seed), except:
 LOWER_FLOORS = {
     # Luong's location attention scores source positions from the decoder state alone, without
-    # looking at the source; reversal needs position len - t, so it learns slowest (measured 65).
-    "luong_location": 55.0,
+    # looking at the source; reversal needs position len - t, so it learns slowest: measured 65
+    # on an AMD EPYC machine and 51.2 on an Intel Xeon one (same seed, other float rounding).
+    # The floor stays clear of no attention (27.6).
+    "luong_location": 45.0,
 }
 NO_ATTENTION_CEILING = 40.0  # measured 27.6
 
