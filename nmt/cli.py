@@ -229,22 +229,32 @@ def eval_cmd(
     checkpoint: Optional[list[Path]] = typer.Option(
         None, help="Translate a corpus split with this checkpoint, then score; several decode as an ensemble."),
     split: str = typer.Option("test", help="Split of the run's corpus to translate (with --checkpoint)."),
-    hyp: Optional[list[Path]] = typer.Option(None, help="Hypothesis file(s) to score; several are compared."),
+    hyp: Optional[list[Path]] = typer.Option(
+        None, help="Hypothesis file(s) to score, one line per reference line; with several, each is compared "
+                   "with the first (the baseline)."),
     ref: Optional[Path] = typer.Option(None, help="Reference file (with --hyp)."),
     src: Optional[Path] = typer.Option(None, help="Source file (with --hyp) for BLEU by source length."),
     out: Optional[Path] = typer.Option(None, help="Folder for report.json, report.md and plots."),
     beam: Optional[int] = typer.Option(None, help="Beam size when translating (default from the run's config)."),
+    test: str = typer.Option(
+        "both", help="Significance test for several --hyp files: bootstrap (paired bootstrap resampling), "
+                     "ar (approximate randomization) or both."),
+    bootstrap_samples: int = typer.Option(1000, help="Resamples of the paired bootstrap."),
+    ar_trials: int = typer.Option(10000, help="Trials of approximate randomization."),
+    seed: int = typer.Option(12345, help="Seed of both tests (a positive integer), so p-values repeat."),
     set_: Optional[list[str]] = SetOpt,
 ) -> None:
-    """Score with sacreBLEU (BLEU, chrF), by source length, and compare systems by paired bootstrap.
+    """Score with sacreBLEU (BLEU, chrF, TER), by source length, and compare systems by paired
+    bootstrap resampling and approximate randomization; writes report.json and report.md.
 
     Examples: nmt eval --checkpoint runs/demo/checkpoints/best.pt --split test;
-    nmt eval --hyp a.txt --hyp b.txt --ref ref.txt
+    nmt eval --hyp a.txt --hyp b.txt --ref ref.txt --src src.txt --test both --seed 7
     """
     from nmt.report import run_eval
 
     typer.echo(run_eval(checkpoints=checkpoint or [], split=split, hyps=hyp or [], ref=ref, src=src,
-                        out=out, beam=beam, overrides=set_ or []))
+                        out=out, beam=beam, overrides=set_ or [], test=test,
+                        bootstrap_samples=bootstrap_samples, ar_trials=ar_trials, seed=seed))
 
 
 @app.command("average")

@@ -1,9 +1,12 @@
 """Score translations with sacreBLEU and write evaluation reports.
 
 Everything here works on plain strings, so scoring never needs a model or torch.
-BLEU is sacreBLEU's default (cased, detokenized, tok 13a, exp smoothing) and chrF is
-chrF2 with character 6-grams; the signature of each metric is kept beside every
-number so a reported score can be reproduced and compared with published ones.
+BLEU is sacreBLEU's default (cased, detokenized, tok 13a, exp smoothing), chrF is
+chrF2 with character 6-grams and TER is sacreBLEU's default TER (tercom tokenization,
+case-insensitive, as `sacrebleu -m ter` reports it); the signature of each metric is kept
+beside every number so a reported score can be reproduced and compared with published ones.
+Systems are compared by paired bootstrap resampling (sacreBLEU's) and by approximate
+randomization (:mod:`nmt.significance`).
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from sacrebleu.metrics import BLEU, CHRF
+from sacrebleu.metrics import BLEU, CHRF, TER
+from sacrebleu.metrics.base import Metric
 from sacrebleu.significance import PairedTest
 
 from nmt.errors import UserError
 from nmt.fileio import atomic_write
+from nmt.significance import paired_ar_p_value, score_from_statistics, segment_statistics
 
 logger = logging.getLogger(__name__)
 
@@ -29,16 +34,23 @@ logger = logging.getLogger(__name__)
 OPEN_END = 10**9
 DEFAULT_LENGTH_EDGES: tuple[int, ...] = (0, 10, 20, 30, 40, 50, OPEN_END)
 SIGNIFICANCE_LEVEL = 0.05
+# The paired tests compare_systems can run; "bootstrap" is sacreBLEU's --paired-bs.
+TESTS: tuple[str, ...] = ("bootstrap", "ar")
 
 
 @dataclass(frozen=True)
 class Score:
-    """BLEU and chrF of one system on one reference set, with their signatures."""
+    """BLEU, chrF and TER of one system on one reference set, with their signatures.
+
+    TER is an edit rate in percent: lower is better, 0 for a copy of the reference.
+    """
 
     bleu: float
     chrf: float
+    ter: float
     bleu_signature: str
     chrf_signature: str
+    ter_signature: str
     n: int  # number of scored segments
 
     def to_dict(self) -> dict[str, Any]:
@@ -56,6 +68,16 @@ def _chrf() -> CHRF:
     return CHRF()
 
 
+def _ter() -> TER:
+    """The one TER configuration: sacreBLEU's default, so numbers match `sacrebleu -m ter`."""
+    return TER()
+
+
+def _metrics() -> dict[str, Metric]:
+    """Fresh instances of every metric, keyed by the short names used in reports."""
+    return {"bleu": _bleu(), "chrf": _chrf(), "ter": _ter()}
+
+
 def _check_parallel(hyps: Sequence[str], refs: Sequence[str], what: str = "hypotheses") -> None:
     """Reject empty or misaligned inputs before sacreBLEU fails less clearly."""
     if len(hyps) != len(refs):
@@ -67,18 +89,12 @@ def _check_parallel(hyps: Sequence[str], refs: Sequence[str], what: str = "hypot
 
 
 def score(hyps: list[str], refs: list[str]) -> Score:
-    """Corpus BLEU and chrF of detokenized `hyps` against one reference each."""
+    """Corpus BLEU, chrF and TER of detokenized `hyps` against one reference each."""
     _check_parallel(hyps, refs)
-    bleu, chrf = _bleu(), _chrf()
-    bleu_score = bleu.corpus_score(hyps, [refs])
-    chrf_score = chrf.corpus_score(hyps, [refs])
-    return Score(
-        bleu=float(bleu_score.score),
-        chrf=float(chrf_score.score),
-        bleu_signature=str(bleu.get_signature()),
-        chrf_signature=str(chrf.get_signature()),
-        n=len(refs),
-    )
+    metrics = _metrics()
+    values = {name: float(metric.corpus_score(hyps, [refs]).score) for name, metric in metrics.items()}
+    signatures = {f"{name}_signature": str(metric.get_signature()) for name, metric in metrics.items()}
+    return Score(**values, **signatures, n=len(refs))
 
 
 def _bucket_label(lo: int, hi: int) -> str:
@@ -139,52 +155,105 @@ def compare_systems(
     refs: list[str],
     n_samples: int = 1000,
     seed: int = 12345,
+    tests: Sequence[str] = ("bootstrap",),
+    ar_trials: int = 10000,
 ) -> list[dict[str, Any]]:
-    """Paired bootstrap resampling of several systems against the first one (the baseline).
+    """Compare several systems with the first one (the baseline) by paired significance tests.
 
-    Uses sacreBLEU's own test (as `sacrebleu --paired-bs`), so p-values match the CLI's.
-    One row per system: name, bleu, chrf, bootstrap mean and 95% CI half-width of each,
-    p-values against the baseline (None for the baseline itself), `significant`
-    (BLEU p < 0.05; None for the baseline) and the test's signatures.
-    The test is two-sided: `significant` means "differs from the baseline"; compare
-    the scores to see in which direction.
+    `tests` picks from TESTS: "bootstrap" is sacreBLEU's paired bootstrap resampling
+    (`n_samples` resamples; as `sacrebleu --paired-bs`, so p-values match the CLI's), "ar"
+    is paired approximate randomization (:mod:`nmt.significance`, `ar_trials` trials,
+    which unlike `sacrebleu --paired-ar` counts ties with the observed difference). Both
+    are two-sided: "significant" means "differs from the baseline"; compare the scores for
+    the direction.
+
+    One row per system, in order, with `name` and, for each metric m of bleu, chrf and ter,
+    the score `m`; the bootstrap adds `m_mean` and `m_ci` (bootstrap mean and 95% CI
+    half-width), `m_p_value`, `m_signature` and `significant` (BLEU p < 0.05); AR adds
+    `m_ar_p_value`, `m_ar_signature` and `ar_significant`. p-values and flags are None for
+    the baseline. A system identical to the baseline gets p = 1 from both tests.
     """
     if not systems:
         raise ValueError("compare_systems needs at least one system")
-    if n_samples < 1:
-        raise ValueError(f"n_samples must be positive, got {n_samples}")
+    if not tests or any(test not in TESTS for test in tests):
+        raise ValueError(f"tests must be a non-empty selection of {', '.join(TESTS)}, got {list(tests)}")
+    if n_samples < 1 or ar_trials < 1:
+        raise ValueError(f"n_samples and ar_trials must be positive, got {n_samples} and {ar_trials}")
     if seed < 1:
         # sacreBLEU treats a seed of 0 as "unseeded", which would break reproducibility.
         raise ValueError(f"seed must be a positive integer, got {seed}")
     for name, hyps in systems.items():
         _check_parallel(hyps, refs, what=f"hypotheses of {name!r}")
 
-    metrics = {"bleu": _bleu(), "chrf": _chrf()}
+    rows: list[dict[str, Any]] = [{"name": name} for name in systems]
+    if "bootstrap" in tests:
+        for row, found in zip(rows, _paired_bootstrap(systems, refs, n_samples, seed)):
+            row.update(found)
+    if "ar" in tests:
+        for row, found in zip(rows, _paired_ar(systems, refs, ar_trials, seed)):
+            row.update(found)
+    logger.info("compared %d systems (%s), seed %d", len(rows), ", ".join(tests), seed)
+    return rows
+
+
+def _paired_bootstrap(systems: dict[str, list[str]], refs: list[str], n_samples: int,
+                      seed: int) -> list[dict[str, Any]]:
+    """sacreBLEU's paired bootstrap, one result dict per system (see compare_systems)."""
+    metrics = _metrics()
     with _sacrebleu_seed(seed):
-        test = PairedTest(
-            list(systems.items()), metrics, [refs], test_type="bs", n_samples=n_samples
-        )
+        test = PairedTest(list(systems.items()), metrics, [refs], test_type="bs", n_samples=n_samples)
         signatures, results = test()
-    # sacreBLEU keys results by the metric's display name ("BLEU", "chrF2") in the
+    # sacreBLEU keys results by the metric's display name ("BLEU", "chrF2", "TER") in the
     # order the metrics were given, after the "System" column.
     columns = [key for key in results if key != "System"]
     keyed = dict(zip(metrics, columns))
+    baseline = next(iter(systems.values()))
 
     rows: list[dict[str, Any]] = []
     for i, name in enumerate(results["System"]):
-        row: dict[str, Any] = {"name": name}
+        # sacreBLEU counts only (centred) resampled differences strictly above the observed
+        # one, so a copy of the baseline (all differences 0) would get its smallest p-value.
+        same = i > 0 and systems[name] == baseline
+        row: dict[str, Any] = {}
         for short, column in keyed.items():
             result = results[column][i]
             row[short] = float(result.score)
             row[f"{short}_mean"] = float(result.mean)
             row[f"{short}_ci"] = float(result.ci)
-            row[f"{short}_p_value"] = None if result.p_value is None else float(result.p_value)
+            p = None if result.p_value is None else (1.0 if same else float(result.p_value))
+            row[f"{short}_p_value"] = p
         p = row["bleu_p_value"]
         row["significant"] = None if p is None else p < SIGNIFICANCE_LEVEL
         for short, column in keyed.items():
             row[f"{short}_signature"] = str(signatures[column])
         rows.append(row)
-    logger.info("paired bootstrap over %d systems, %d resamples, seed %d", len(rows), n_samples, seed)
+    return rows
+
+
+def _paired_ar(systems: dict[str, list[str]], refs: list[str], trials: int, seed: int) -> list[dict[str, Any]]:
+    """Paired approximate randomization of each system against the first, one dict per system."""
+    metrics = _metrics()
+    hyps = list(systems.values())
+    base = {short: segment_statistics(metric, hyps[0], refs) for short, metric in metrics.items()}
+    signatures: dict[str, str] = {}
+    for short, metric in metrics.items():  # read after the statistics: a signature needs nrefs
+        signature = metric.get_signature()
+        signature.update("ar", trials)
+        signature.update("seed", seed)
+        signatures[short] = str(signature)
+
+    rows: list[dict[str, Any]] = []
+    for i, lines in enumerate(hyps):
+        row: dict[str, Any] = {}
+        for short, metric in metrics.items():
+            stats = base[short] if i == 0 else segment_statistics(metric, lines, refs)
+            row[short] = score_from_statistics(metric, stats)
+            row[f"{short}_ar_p_value"] = (None if i == 0 else
+                                          paired_ar_p_value(metric, base[short], stats, trials, seed))
+        p = row["bleu_ar_p_value"]
+        row["ar_significant"] = None if p is None else p < SIGNIFICANCE_LEVEL
+        row.update({f"{short}_ar_signature": signatures[short] for short in metrics})
+        rows.append(row)
     return rows
 
 
@@ -233,11 +302,14 @@ def _markdown(title: str, rows: list[dict[str, Any]], signatures: dict[str, str]
     return "\n".join(lines) + "\n"
 
 
-def write_report(path_stem: Path, payload: dict[str, Any], table_rows: list[dict[str, Any]]) -> tuple[Path, Path]:
+def write_report(path_stem: Path, payload: dict[str, Any], table_rows: list[dict[str, Any]],
+                 markdown: str | None = None) -> tuple[Path, Path]:
     """Write `<stem>.json` (the full payload) and `<stem>.md` (a readable table).
 
     Each file is written atomically. Signatures found anywhere in the payload or the
-    rows (keys ending in 'signature') are listed under the table.
+    rows (keys ending in 'signature') are listed under the table. A caller with a richer
+    page to show (`nmt eval`, see nmt.eval_markdown) passes it as `markdown`, which then
+    replaces the generic table.
     """
     path_stem = Path(path_stem)
     # Append rather than with_suffix(): stems such as "newstest.2014" keep their dot.
@@ -250,6 +322,7 @@ def write_report(path_stem: Path, payload: dict[str, Any], table_rows: list[dict
     with atomic_write(json_path) as handle:
         handle.write((json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     with atomic_write(md_path) as handle:
-        handle.write(_markdown(path_stem.name, table_rows, signatures).encode("utf-8"))
+        page = markdown if markdown is not None else _markdown(path_stem.name, table_rows, signatures)
+        handle.write(page.encode("utf-8"))
     logger.info("wrote %s and %s", json_path, md_path)
     return json_path, md_path

@@ -1,20 +1,29 @@
-"""``nmt eval``: translate a split (or read hypothesis files), score, compare, plot, report."""
+"""``nmt eval``: translate a split (or read hypothesis files), score, compare, plot, report.
+
+Several ``--hyp`` files are compared with the first (the baseline) by paired bootstrap
+resampling and approximate randomization; ``report.json`` holds every number and
+``report.md`` (:mod:`nmt.eval_markdown`) shows them to a person.
+"""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import torch
 
 from nmt import runtime, threads
 from nmt.config import with_decode_overrides
 from nmt.errors import UserError
+from nmt.eval_markdown import eval_page, summary
 from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
 from nmt.fileio import read_lines, write_lines
 
 log = logging.getLogger(__name__)
+
+# What `--test` accepts, and the tests of nmt.evaluate.compare_systems each one runs.
+TEST_CHOICES: dict[str, tuple[str, ...]] = {"both": ("bootstrap", "ar"), "bootstrap": ("bootstrap",), "ar": ("ar",)}
 
 
 def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int], overrides: list[str],
@@ -47,48 +56,74 @@ def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int]
     return {f"beam{beam}": hyps}, refs, srcs, info, loaded.model
 
 
+def read_hypotheses(hyps: Sequence[Path], ref: Path, src: Optional[Path]
+                    ) -> tuple[dict[str, list[str]], list[str], Optional[list[str]]]:
+    """Systems named by file (the full path where two names clash), references and sources,
+    after checking that every file has one line per reference line: a paired comparison
+    needs the same segments from every system."""
+    refs = read_lines(ref)
+    seen = [str(h) for h in hyps]
+    repeated = next((h for i, h in enumerate(seen) if h in seen[:i]), None)
+    if repeated is not None:
+        raise UserError(f"--hyp {repeated} is given twice; give each hypothesis file once")
+    names = [Path(h).name for h in hyps]
+    if len(set(names)) < len(names):
+        names = seen
+    systems: dict[str, list[str]] = {}
+    for name, path in zip(names, hyps):
+        lines = read_lines(path)
+        if len(lines) != len(refs):
+            raise UserError(f"{path}: {len(lines)} lines, but the reference {ref} has {len(refs)}; "
+                            f"every --hyp file needs one line per reference line")
+        systems[name] = lines
+    srcs = read_lines(src) if src is not None else None
+    if srcs is not None and len(srcs) != len(refs):
+        raise UserError(f"{src}: {len(srcs)} lines, but the reference {ref} has {len(refs)}; "
+                        f"--src needs one line per reference line")
+    return systems, refs, srcs
+
+
 def run_eval(*, checkpoints: Sequence[Path], split: str, hyps: list[Path], ref: Optional[Path],
-             src: Optional[Path], out: Optional[Path], beam: Optional[int], overrides: list[str]) -> str:
-    """Score one or more systems and write ``report.json`` / ``report.md`` (+ a length plot)."""
+             src: Optional[Path], out: Optional[Path], beam: Optional[int], overrides: list[str],
+             test: str = "both", bootstrap_samples: int = 1000, ar_trials: int = 10000,
+             seed: int = 12345) -> str:
+    """Score one or more systems and write ``report.json`` / ``report.md`` (+ a length plot);
+    returns the summary to print (scores, comparison, where the report went)."""
     if (not checkpoints) == (not hyps):
         raise UserError("give either --checkpoint (to translate a split) or --hyp files with --ref")
+    if test not in TEST_CHOICES:
+        raise UserError(f"--test must be one of {', '.join(TEST_CHOICES)}, got {test!r}")
+    for option, value in (("--bootstrap-samples", bootstrap_samples), ("--ar-trials", ar_trials), ("--seed", seed)):
+        if value < 1:
+            raise UserError(f"{option} must be at least 1, got {value}")
+    if hyps and ref is None:
+        raise UserError("--hyp needs --ref (the reference translations)")
     if out is None:  # beside the (first) run's checkpoints; an ensemble never overwrites a member's report
         folder = "eval" if len(checkpoints) <= 1 else "eval-ensemble"
         out = Path(checkpoints[0]).parent.parent / folder if checkpoints else Path("eval")
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     if checkpoints:
+        out.mkdir(parents=True, exist_ok=True)
         systems, refs, srcs, info, _ = translate_split([Path(c) for c in checkpoints], split, beam, overrides, out)
     else:
-        if ref is None:
-            raise UserError("--hyp needs --ref (the reference translations)")
-        refs = read_lines(ref)
-        systems = {Path(h).name: read_lines(h) for h in hyps}
-        if len(systems) < len(hyps):
-            systems = {str(h): read_lines(h) for h in hyps}
-        srcs = read_lines(src) if src is not None else None
-        info = {"reference": str(ref)}
-    rows, payload = [], {"info": info, "systems": {}}
-    for name, lines in systems.items():
-        result = score(lines, refs)
-        payload["systems"][name] = result.to_dict()
-        rows.append({"system": name, "BLEU": round(result.bleu, 2), "chrF": round(result.chrf, 2),
-                     "n": result.n, "bleu_signature": result.bleu_signature,
-                     "chrf_signature": result.chrf_signature})
+        assert ref is not None
+        systems, refs, srcs = read_hypotheses(hyps, ref, src)
+        info = {"hyp_files": [str(h) for h in hyps], "reference": str(ref),
+                "source": None if src is None else str(src)}
+        out.mkdir(parents=True, exist_ok=True)
+    scores = {name: score(lines, refs).to_dict() for name, lines in systems.items()}
+    payload: dict[str, Any] = {"info": info, "systems": scores}
     if len(systems) > 1:
-        payload["comparison"] = compare_systems(systems, refs)
-        for row, cmp in zip(rows, payload["comparison"]):
-            row["p (vs first)"] = None if cmp["bleu_p_value"] is None else round(cmp["bleu_p_value"], 4)
-            row["significant"] = cmp["significant"]
+        payload["significance"] = {"tests": list(TEST_CHOICES[test]), "bootstrap_samples": bootstrap_samples,
+                                   "ar_trials": ar_trials, "seed": seed}
+        payload["comparison"] = compare_systems(systems, refs, n_samples=bootstrap_samples, seed=seed,
+                                                tests=TEST_CHOICES[test], ar_trials=ar_trials)
     if srcs is not None:
-        if len(srcs) != len(refs):
-            raise UserError(f"--src has {len(srcs)} lines but --ref has {len(refs)}")
         lengths = [len(s.split()) for s in srcs]
         series = {name: bleu_by_length(lengths, lines, refs) for name, lines in systems.items()}
         payload["bleu_by_length"] = series
         from nmt.plots import plot_bleu_by_length
 
         payload["length_plot"] = str(plot_bleu_by_length(series, out / "bleu_by_length.png"))
-    json_path, md_path = write_report(out / "report", payload, rows)
-    table = md_path.read_text(encoding="utf-8")
-    return f"{table}\nwrote {json_path} and {md_path}"
+    json_path, md_path = write_report(out / "report", payload, [], markdown=eval_page(payload))
+    return f"{summary(payload)}\nwrote {json_path} and {md_path}"

@@ -47,6 +47,11 @@ def _corpus(n: int) -> list[str]:
     return [f"the {words[i % 10]} {words[(i * 3) % 10]} dog number {i} runs across the wide field" for i in range(n)]
 
 
+def _drop_tail(sentence: str) -> str:
+    """The sentence without its last two words: two deletions for TER."""
+    return " ".join(sentence.split()[:-2])
+
+
 def _garble(sentence: str) -> str:
     """Reverse word order: same words, (almost) no higher-order n-gram matches."""
     return " ".join(reversed(sentence.split()))
@@ -56,18 +61,32 @@ def test_score_matches_sacrebleu() -> None:
     result = score(HYPS, REFS)
     assert result.bleu == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS]).score)
     assert result.chrf == pytest.approx(sacrebleu.corpus_chrf(HYPS, [REFS]).score)
-    assert 0.0 < result.bleu < 100.0
+    assert result.ter == pytest.approx(sacrebleu.corpus_ter(HYPS, [REFS]).score)
+    assert 0.0 < result.bleu < 100.0 and 0.0 < result.ter < 100.0
     assert result.n == len(REFS)
     assert "tok:13a" in result.bleu_signature and "smooth:exp" in result.bleu_signature
     assert "case:mixed" in result.bleu_signature
     assert result.chrf_signature.startswith("nrefs:1")
+    assert result.ter_signature.startswith("nrefs:1") and "tok:tercom" in result.ter_signature
     assert Score(**result.to_dict()) == result
 
 
-def test_identical_hyps_score_100() -> None:
+def test_identical_hyps_score_100_and_ter_0() -> None:
     result = score(REFS, REFS)
     assert result.bleu == pytest.approx(100.0)
     assert result.chrf == pytest.approx(100.0)
+    assert result.ter == 0.0
+
+
+def test_ter_grows_as_hypotheses_are_damaged() -> None:
+    """Each step damages one more sentence (drops its last two words): TER only goes up, BLEU down."""
+    refs = _corpus(8)
+    steps = [score([_drop_tail(r) if i < k else r for i, r in enumerate(refs)], refs) for k in range(len(refs) + 1)]
+    ters = [s.ter for s in steps]
+    assert ters[0] == 0.0
+    assert all(a < b for a, b in zip(ters, ters[1:]))
+    assert all(a.bleu > b.bleu for a, b in zip(steps, steps[1:]))
+    assert score([_garble(r) for r in refs], refs).ter > ters[-1]  # reordering costs more than two deletions
 
 
 def test_score_length_mismatch_names_both_counts() -> None:
@@ -111,11 +130,42 @@ def test_compare_systems_paired_bootstrap() -> None:
     assert perfect["bleu_p_value"] < 0.05 and perfect["significant"] is True
     assert baseline["bleu"] == pytest.approx(score(systems["garbled"], refs).bleu)
     for row in rows:
-        assert row["bleu_ci"] >= 0.0 and row["chrf_ci"] >= 0.0
+        assert row["bleu_ci"] >= 0.0 and row["chrf_ci"] >= 0.0 and row["ter_ci"] >= 0.0
         assert "bs:200" in row["bleu_signature"] and "seed:7" in row["bleu_signature"]
+        assert "bs:200" in row["ter_signature"] and "tok:tercom" in row["ter_signature"]
+        assert not any("_ar_" in key for key in row)  # the default is the bootstrap alone
+    assert perfect["ter"] == 0.0 and perfect["ter_p_value"] < 0.05
 
     again = compare_systems(systems, refs, n_samples=200, seed=7)
     assert again == rows
+
+
+def test_compare_systems_approximate_randomization() -> None:
+    refs = _corpus(30)
+    systems = {
+        "garbled": [_garble(r) for r in refs],
+        "copy": [_garble(r) for r in refs],
+        "perfect": list(refs),
+    }
+    rows = compare_systems(systems, refs, n_samples=100, seed=7, tests=("bootstrap", "ar"), ar_trials=200)
+    baseline, copy, perfect = rows
+    assert baseline["bleu_ar_p_value"] is None and baseline["ar_significant"] is None
+    for metric in ("bleu", "chrf", "ter"):
+        # A system against itself: no difference at all, from either test.
+        assert copy[f"{metric}_ar_p_value"] == 1.0 and copy[f"{metric}_p_value"] == 1.0
+        # A perfect system against a garbled one: as small as 200 trials can show.
+        assert perfect[f"{metric}_ar_p_value"] == pytest.approx(1 / 201)
+        assert "ar:200" in perfect[f"{metric}_ar_signature"] and "seed:7" in perfect[f"{metric}_ar_signature"]
+    assert copy["ar_significant"] is False and copy["significant"] is False
+    assert perfect["ar_significant"] is True and perfect["significant"] is True
+    assert perfect["bleu"] == pytest.approx(score(refs, refs).bleu)
+
+    only_ar = compare_systems(systems, refs, seed=7, tests=("ar",), ar_trials=200)
+    assert [{k: v for k, v in row.items() if "_ar_" in k} for row in only_ar] == \
+        [{k: v for k, v in row.items() if "_ar_" in k} for row in rows]  # same seed, same p-values
+    assert "bleu_p_value" not in only_ar[1] and "significant" not in only_ar[1]
+    with pytest.raises(ValueError, match="bootstrap, ar"):
+        compare_systems(systems, refs, tests=("permutation",))
 
 
 def test_compare_systems_rejects_misaligned_system() -> None:
@@ -138,6 +188,12 @@ def test_write_report(tmp_path: Path) -> None:
     assert f"| attn | {result.bleu:.2f} | {result.chrf:.2f} | - |" in md_lines
     assert f"- test.bleu_signature: `{result.bleu_signature}`" in md_lines
     assert sorted(p.name for p in json_path.parent.iterdir()) == ["newstest.2014.json", "newstest.2014.md"]
+
+
+def test_write_report_with_own_markdown(tmp_path: Path) -> None:
+    json_path, md_path = write_report(tmp_path / "report", {"a": 1}, [{"x": 1}], markdown="# mine\n")
+    assert md_path.read_text(encoding="utf-8") == "# mine\n"
+    assert json.loads(json_path.read_text(encoding="utf-8")) == {"a": 1}
 
 
 def test_write_report_failure_leaves_no_partial_file(tmp_path: Path) -> None:

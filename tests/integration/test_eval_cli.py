@@ -1,0 +1,112 @@
+"""``nmt eval --hyp ...``: TER, paired tests, a readable report.md, and misaligned files refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import sacrebleu
+
+from conftest import run_cli as run
+
+WORDS = "red green blue small large old young happy quiet fast".split()
+# Small numbers of resamples and trials keep each command well under a second of testing.
+FAST = ["--bootstrap-samples", "50", "--ar-trials", "100", "--seed", "3"]
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    """A reference, its source, a garbled baseline, a perfect system and a copy of the baseline."""
+    refs = [f"the {WORDS[i % 10]} {WORDS[(i * 3) % 10]} dog number {i} runs across the wide field" for i in range(24)]
+    garbled = [" ".join(reversed(r.split())) for r in refs]
+    return {
+        "ref": _write(tmp_path / "ref.txt", refs),
+        "src": _write(tmp_path / "src.txt", [" ".join(r.split()[: 3 + i]) for i, r in enumerate(refs)]),
+        "base": _write(tmp_path / "base.txt", garbled),
+        "perfect": _write(tmp_path / "perfect.txt", refs),
+        "copy": _write(tmp_path / "copy.txt", garbled),
+    }
+
+
+def _eval(files: dict[str, Path], out: Path, *extra: str) -> list[str]:
+    return ["eval", "--hyp", str(files["base"]), "--hyp", str(files["perfect"]), "--hyp", str(files["copy"]),
+            "--ref", str(files["ref"]), "--src", str(files["src"]), "--out", str(out), *FAST, *extra]
+
+
+def test_compare_hyp_files_by_both_tests(files: dict[str, Path], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "report"
+    code, printed, err = run(_eval(files, out), capsys)
+    assert code == 0, err
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    refs = files["ref"].read_text(encoding="utf-8").splitlines()
+    base_lines = files["base"].read_text(encoding="utf-8").splitlines()
+
+    # TER beside BLEU and chrF, as sacreBLEU computes it, with its signature.
+    base = report["systems"]["base.txt"]
+    assert base["ter"] == pytest.approx(sacrebleu.corpus_ter(base_lines, [refs]).score)
+    assert report["systems"]["perfect.txt"]["ter"] == 0.0
+    assert "tok:tercom" in base["ter_signature"]
+
+    # Both paired tests against the first file: a copy never differs, a perfect system does.
+    baseline, perfect, copy = report["comparison"]
+    assert baseline["name"] == "base.txt" and baseline["bleu_p_value"] is None and baseline["bleu_ar_p_value"] is None
+    assert copy["bleu_p_value"] == 1.0 and copy["bleu_ar_p_value"] == 1.0
+    assert not copy["significant"] and not copy["ar_significant"]
+    assert perfect["bleu_p_value"] < 0.05 and perfect["bleu_ar_p_value"] < 0.05
+    assert report["significance"] == {"tests": ["bootstrap", "ar"], "bootstrap_samples": 50,
+                                      "ar_trials": 100, "seed": 3}
+
+    # report.md: what was scored, every metric, every p-value, every signature, the plot.
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert md.startswith("# nmt eval: 3 hypothesis files against `ref.txt`")
+    assert "| system | BLEU ↑ | chrF ↑ | TER ↓ | segments |" in md
+    assert "| perfect.txt | 100.00 | 100.00 | 0.00 | 24 |" in md
+    assert "bootstrap 95% CI | p (bootstrap) | p (AR) | significant (p < 0.05) |" in md
+    assert "| copy.txt | BLEU | " in md and "| 1.0000 | 1.0000 | no |" in md
+    signatures = {row[key] for row in report["comparison"] for key in row if key.endswith("signature")}
+    signatures |= {s[key] for s in report["systems"].values() for key in s if key.endswith("signature")}
+    assert len(signatures) == 9  # 3 metrics x (scoring, bootstrap, AR)
+    assert all(f"`{signature}`" in md for signature in signatures)
+    assert "![BLEU by source length](bleu_by_length.png)" in md and (out / "bleu_by_length.png").is_file()
+
+    # The printed summary: scores with TER and the comparison, not the signatures.
+    assert "TER ↓" in printed and "p (AR)" in printed and f"wrote {out / 'report.json'}" in printed
+
+
+def test_one_test_only(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "ar"
+    code, _, err = run(_eval(files, out, "--test", "ar"), capsys)
+    assert code == 0, err
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert "bleu_ar_p_value" in report["comparison"][1] and "bleu_p_value" not in report["comparison"][1]
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "p (AR)" in md and "p (bootstrap)" not in md and "bs:50" not in md
+
+
+def test_line_count_mismatch_exits_2_naming_the_file(files: dict[str, Path], tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    short = _write(tmp_path / "short.txt", files["perfect"].read_text(encoding="utf-8").splitlines()[:-1])
+    out = tmp_path / "never"
+    code, _, err = run(["eval", "--hyp", str(files["base"]), "--hyp", str(short), "--ref", str(files["ref"]),
+                        "--out", str(out)], capsys)
+    assert code == 2 and err.strip().count("\n") == 0
+    assert str(short) in err and "23 lines" in err and "has 24" in err
+    assert not out.exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--test", "permutation"], "--test must be one of both, bootstrap, ar"),
+    (["--ar-trials", "0"], "--ar-trials must be at least 1"),
+    (["--seed", "0"], "--seed must be at least 1"),
+])
+def test_bad_options_exit_2(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture,
+                            extra: list[str], needle: str) -> None:
+    code, _, err = run(_eval(files, tmp_path / "out") + extra, capsys)
+    assert code == 2 and needle in err and err.strip().count("\n") == 0
