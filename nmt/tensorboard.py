@@ -6,27 +6,51 @@ the same typed events into ``runs/<name>/tb/`` for people who watch runs in Tens
 only.  A resumed run opens the folder with ``purge_step`` set just past the resumed step,
 so the updates a crashed process logged after its last checkpoint are dropped and the
 stream goes on without duplicated steps.
+
+``torch.utils.tensorboard`` is imported only when the option is on, so ``train.tensorboard:
+false`` runs where the package is missing (the GPU benchmark machine); with it on, a missing
+package is a one-line user error before the run directory is touched.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 from pathlib import Path
 from typing import Any, Optional
 
 from nmt import events
-
-log = logging.getLogger(__name__)
+from nmt.config_sections import ModelConfig
+from nmt.errors import UserError
 
 FOLDER = "tb"
+
+
+def require() -> None:
+    """Fail in one line, naming the way out, when TensorBoard cannot be loaded.
+
+    Called before the run directory is claimed, so a missing package costs nothing to fix.
+    """
+    try:
+        import torch.utils.tensorboard  # noqa: F401  (imports the tensorboard package)
+    except ImportError as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"train.tensorboard is on but TensorBoard cannot be loaded ({reason}): "
+                        f"pip install tensorboard, or turn it off with --set train.tensorboard=false") from None
+
+
+def has_attention(model: ModelConfig) -> bool:
+    """Whether a validation heat map shows anything: a uniform energy (preset none) attends
+    equally to every source token by design, so its map would be a flat square."""
+    return model.arch == "transformer" or model.attention.axes()["energy"] != "uniform"
 
 
 class Board:
     """Writes the events of one run directory to ``RUN/tb`` (opened at the run's start event)."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, attention_image: bool = True) -> None:
+        require()  # also for trainers built without run_training (scripts/bench_time_to_quality.py)
         self.run_dir = run_dir
+        self.attention_image = attention_image  # off when the model's heat map is uniform
         self.writer: Optional[Any] = None  # torch.utils.tensorboard.SummaryWriter, once started
 
     def write(self, event: events.Event) -> None:
@@ -43,17 +67,14 @@ class Board:
             self.writer.flush()
 
     def close(self) -> None:
+        """Flush and close the event file (the run's end; a restart opens a new one)."""
         if self.writer is not None:
             self.writer.close()
             self.writer = None
 
     def _open(self, step: int) -> None:
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-        except ImportError:  # the package is a dependency, but a hand-made environment may lack it
-            log.warning("tensorboard is not installed: no %s/ folder (pip install tensorboard, or set "
-                        "train.tensorboard=false); metrics.jsonl is written as always", FOLDER)
-            return
+        from torch.utils.tensorboard import SummaryWriter  # here, not at the top: see require()
+
         self.close()
         # purge_step: drop what a crashed process logged after the checkpoint this run resumes from
         self.writer = SummaryWriter(str(self.run_dir / FOLDER), purge_step=step + 1 if step else None)
@@ -76,7 +97,7 @@ class Board:
             sample = e.samples[0]
             w.add_text("valid/sample", f"src: {sample['src']}  \nref: {sample['ref']}  \nhyp: {sample['hyp']}", e.step)
         heat_map = self.run_dir / "attention" / f"step{e.step:07d}.png"  # drawn by validation, if any
-        if heat_map.is_file():
+        if self.attention_image and heat_map.is_file():
             from matplotlib import image
 
             w.add_image("valid/attention", image.imread(heat_map)[..., :3], e.step, dataformats="HWC")

@@ -35,14 +35,13 @@ from tqdm import tqdm
 
 from nmt import checkpoint as ckpt
 from nmt import config as config_mod
-from nmt import distributed, events, rundir, runtime, threads, train_setup
+from nmt import distributed, events, rundir, runtime, tensorboard, threads, train_setup
 from nmt.config import Config
 from nmt.data.batching import collate
 from nmt.errors import CheckpointError, UserError
 from nmt.fileio import atomic_write_bytes
 from nmt.loss import batch_loss
 from nmt.model.build import count_parameters
-from nmt.tensorboard import Board
 from nmt.optim import apply_gradients, teacher_forcing_p
 from nmt.train_state import TrainState, keep_checkpoints, stop_reason
 from nmt.validate import validate
@@ -86,6 +85,9 @@ class Trainer:
                  dist: Optional[distributed.Context] = None) -> None:
         self.dist = dist or distributed.Context(device=runtime.select_device(cfg.train.device))
         self.cfg, self.run_dir, self.progress = cfg, run_dir, progress and self.dist.is_main
+        self.board = (  # before the data loads: a missing package fails fast
+            tensorboard.Board(run_dir, attention_image=tensorboard.has_attention(cfg.model))
+            if cfg.train.tensorboard and self.dist.is_main else None)
         self.parts = train_setup.build(cfg, run_dir, self.dist, self.progress)
         p = self.parts
         self.device, self.amp, self.model, self.train_model = p.device, p.amp, p.model, p.train_model
@@ -96,7 +98,6 @@ class Trainer:
         self.tokens = 0   # target tokens of the last update
         self.signal = 0   # the number of a stop signal received (SIGINT, SIGTERM), else 0
         self.grad_norm: Optional[torch.Tensor] = None  # of the last update, before clipping
-        self.board = Board(run_dir) if cfg.train.tensorboard and self.dist.is_main else None
 
     # ------------------------------------------------------------ checkpoints
     def checkpoint(self, rng_ranks: Optional[list[dict[str, Any]]] = None) -> ckpt.Checkpoint:
@@ -305,10 +306,10 @@ class Trainer:
         finally:
             for sig, handler in handlers.items():
                 signal.signal(sig, handler)
+            if self.board is not None:  # flush what TensorBoard buffered, also when the loop raised
+                self.board.close()
         self.record(events.Stop(reason=reason, step=state.step, epoch=state.epoch,
                                 elapsed_s=round(state.elapsed, 2), best=state.best))
-        if self.board is not None:
-            self.board.close()
         if reason == "interrupted":
             name = signal.Signals(self.signal).name
             log.warning("stopped by %s at step %d; checkpoints/last.pt is saved and the run can be resumed",
@@ -348,7 +349,9 @@ def check_run(config: Optional[Path], overrides: list[str], resume: Optional[Pat
 
     Touches nothing: rank 0 of the relaunched run creates, clears and locks the run directory.
     """
-    _, run_dir = resolve_run(config, overrides, resume)
+    cfg, run_dir = resolve_run(config, overrides, resume)
+    if cfg.train.tensorboard:
+        tensorboard.require()
     if resume is None:
         rundir.check_replaceable(run_dir, overwrite)
     rundir.probe(run_dir)
@@ -364,6 +367,8 @@ def run_training(config: Optional[Path], overrides: list[str], resume: Optional[
     cfg, run_dir = resolve_run(config, overrides, resume)
     with distributed.process_group(cfg.train.device) as dist, contextlib.ExitStack() as held:
         def claim() -> None:
+            if cfg.train.tensorboard:  # a missing package fails here, before any file is touched
+                tensorboard.require()
             if resume is None:  # refuse a foreign folder before putting a lock file in it
                 rundir.check_replaceable(run_dir, overwrite)
             held.enter_context(rundir.RunLock(run_dir))

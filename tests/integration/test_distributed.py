@@ -174,6 +174,7 @@ def test_two_ranks_equal_one_rank_with_accumulation(tmp_path, toy_files, data_ro
     assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["best.pt", "last.pt"]
     events = [json.loads(line)["event"] for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert events.count("valid") == 1 and events.count("stop") == 1
+    assert len(list((run_dir / "tb").glob("events.out.tfevents.*"))) == 1  # rank 0's TensorBoard writer alone
     last = ckpt.load(run_dir / "checkpoints" / "last.pt")
     assert last.world_size == 2 and len(last.rng_ranks) == 2
     assert not torch.equal(last.rng_ranks[0]["torch"], last.rng_ranks[1]["torch"])

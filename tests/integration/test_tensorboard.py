@@ -1,10 +1,14 @@
 """TensorBoard event files: what training logs, read back; resume without duplicated steps."""
 
 import shutil
+import sys
 
+import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from conftest import toy_overrides
+from conftest import run_cli, toy_overrides
+from nmt.errors import UserError
+from nmt.tensorboard import Board
 from nmt.train import run_training
 
 SCALARS = {"train/loss", "train/ppl", "train/lr", "train/teacher_forcing", "train/tokens_per_s", "train/grad_norm",
@@ -32,10 +36,46 @@ def test_scalars_and_attention_image_are_logged(tmp_path, toy_files):
     assert all(e.value > 0 for e in acc.Scalars("train/grad_norm"))
 
 
-def test_off_writes_no_folder(tmp_path, toy_files):
+def without_tensorboard(monkeypatch):
+    """Make ``import torch.utils.tensorboard`` fail, as on a machine without the package."""
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)
+
+
+def test_off_writes_no_folder_and_never_imports_tensorboard(tmp_path, toy_files, monkeypatch):
     _, files = toy_files
+    without_tensorboard(monkeypatch)
     run_training(None, toy_overrides(tmp_path, files, train__max_steps=2, train__tensorboard=False), progress=False)
+    assert (tmp_path / "runs" / "toy" / "metrics.jsonl").is_file()
     assert not (tmp_path / "runs" / "toy" / "tb").exists()
+
+
+def test_missing_package_is_a_one_line_error_naming_the_option(tmp_path, toy_files, monkeypatch, capsys):
+    _, files = toy_files
+    without_tensorboard(monkeypatch)
+    argv = ["train", "--no-progress"]
+    for assignment in toy_overrides(tmp_path, files, train__max_steps=2):
+        argv += ["--set", assignment]
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and "train.tensorboard=false" in err
+    assert not (tmp_path / "runs" / "toy").exists()  # refused before the run directory is made
+
+
+def test_a_trainer_built_directly_fails_the_same_way(tmp_path, monkeypatch):
+    """Scripts that build a Trainer without run_training meet the same one-line error."""
+    without_tensorboard(monkeypatch)
+    with pytest.raises(UserError, match="train.tensorboard=false"):
+        Board(tmp_path)
+
+
+def test_uniform_attention_logs_no_heat_map(tmp_path, toy_files):
+    """Preset none attends uniformly: its scalars are logged, its flat heat map is not."""
+    _, files = toy_files
+    run_training(None, toy_overrides(tmp_path, files, train__max_steps=2, train__valid_every=2,
+                                     model__attention__type="none"), progress=False)
+    acc = board(tmp_path / "runs" / "toy")
+    assert steps(acc, "valid/bleu") == [2]
+    assert "valid/attention" not in acc.Tags()["images"]
 
 
 def test_resume_continues_the_stream_without_duplicated_steps(tmp_path, toy_files):
