@@ -16,6 +16,7 @@ import typer
 
 from nmt import __version__
 from nmt.errors import UserError
+from nmt.serve.limits import Limits
 
 app = typer.Typer(
     help="Train, compare and understand attention-based translation models (RNNs and the Transformer).",
@@ -222,6 +223,46 @@ def translate_cmd(
     overrides = (set_ or []) + [f"decode.{key}={value}" for key, value in options.items() if value is not None]
     translate_file(checkpoint, input, output, beam=beam, n_best=n_best,
                    attention_dir=attention, overrides=overrides, flush=flush)
+
+
+SERVE_LIMITS = Limits()
+"""nmt serve's defaults (:class:`nmt.serve.limits.Limits`)."""
+
+
+@app.command("serve")
+def serve_cmd(
+    checkpoint: list[str] = typer.Option(
+        ..., "--checkpoint", help="A model to serve: PATH or NAME=PATH; repeat for several, side by side "
+                                  "(default name: the run folder of runs/<run>/checkpoints/x.pt, else the file stem)."),
+    host: str = typer.Option("127.0.0.1", help="Address to listen on (default loopback only; the API has no "
+                                               "authentication)."),
+    port: int = typer.Option(8000, help="Port to listen on (0 = any free port; the log names it)."),
+    device: str = typer.Option("auto", help="auto (CUDA when present), cpu or cuda."),
+    threads: int = typer.Option(0, help="CPU threads for torch (0 = one per core other processes leave free)."),
+    max_request_bytes: int = typer.Option(SERVE_LIMITS.max_request_bytes, help="Largest request body; larger gets 413."),
+    max_sentences: int = typer.Option(SERVE_LIMITS.max_sentences, help="Most sentences per request."),
+    max_chars: int = typer.Option(SERVE_LIMITS.max_chars, help="Most characters per sentence."),
+    max_src_tokens: int = typer.Option(SERVE_LIMITS.max_src_tokens, help="Most subword tokens per source sentence."),
+    max_beam: int = typer.Option(SERVE_LIMITS.max_beam, help="Largest beam (and n-best) a request may ask for."),
+    max_output_tokens: int = typer.Option(SERVE_LIMITS.max_output_tokens, help="Largest max_len a request may ask for."),
+    batch_sentences: int = typer.Option(SERVE_LIMITS.batch_sentences, help="Most sentences merged from concurrent requests into one search."),
+    batch_wait_ms: float = typer.Option(SERVE_LIMITS.batch_wait_ms, help="How long a search waits for more requests to merge (ms)."),
+    max_pending: int = typer.Option(SERVE_LIMITS.max_pending, help="Requests queued before the server answers 503."),
+) -> None:
+    """Serve models over HTTP: POST /translate, GET /models, GET /health, and a page at / to explore attention.
+
+    Models are loaded once; requests that arrive together are translated in one search call.
+    Every request is bounded (sentences, characters, tokens, beam, output length, body size) and
+    a bad one gets a 4xx with a JSON error.
+
+    Example: nmt serve --checkpoint bahdanau=runs/a/checkpoints/best.pt --checkpoint qkv=runs/b/checkpoints/best.pt
+    """
+    from nmt.serve.server import serve
+
+    limits = Limits(max_request_bytes=max_request_bytes, max_sentences=max_sentences, max_chars=max_chars,
+                    max_src_tokens=max_src_tokens, max_beam=max_beam, max_output_tokens=max_output_tokens,
+                    batch_sentences=batch_sentences, batch_wait_ms=batch_wait_ms, max_pending=max_pending)
+    serve(checkpoint, host=host, port=port, limits=limits, device=device, threads=threads)
 
 
 @app.command("eval")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 import torch
@@ -218,3 +219,14 @@ def random_batch(B: int = 3, S: int = 6, T: int = 5) -> tuple[torch.Tensor, torc
     tgt_in = torch.randint(4, V_TGT, (B, T), generator=g)
     tgt_in[:, 0] = BOS
     return src, lengths, tgt_in
+
+
+# --- nmt serve ------------------------------------------------------------------------------
+
+@contextmanager
+def serving(args: list[str], log: Path) -> Iterator[str]:
+    """Run ``nmt serve args --port 0`` as a real process from REPO; yield its base URL once /health answers."""
+    from nmt.serve.process import server_process
+
+    with server_process(args, log, timeout=PROC_TIMEOUT, cwd=REPO) as url:
+        yield url

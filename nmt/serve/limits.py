@@ -1,0 +1,28 @@
+"""The bounds a server puts on every request, so one request cannot take the machine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nmt.errors import UserError
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-request bounds (``nmt serve --help`` names the option of each)."""
+
+    max_request_bytes: int = 65_536   # body size; larger -> 413
+    max_sentences: int = 32           # sentences per request
+    max_chars: int = 1_000            # characters per sentence
+    max_src_tokens: int = 128         # subword tokens per sentence, after SentencePiece
+    max_beam: int = 16                # beam size (and n-best)
+    max_output_tokens: int = 256      # the largest "max_len" a request may ask for
+    batch_sentences: int = 64         # most sentences merged into one search call
+    batch_wait_ms: float = 5.0        # how long the worker waits for more requests to merge
+    max_pending: int = 256            # queued requests before the server answers 503
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if value < (0 if name == "batch_wait_ms" else 1):
+                raise UserError(f"--{name.replace('_', '-')} {value}: must be "
+                                f"{'>= 0' if name == 'batch_wait_ms' else 'at least 1'}")

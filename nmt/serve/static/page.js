@@ -1,0 +1,144 @@
+// The page of `nmt serve`: no build step, no assets from the internet.
+// Builds every element with textContent, so tokens and translations are never parsed as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs = {}, text = null) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  if (text !== null) node.textContent = text;
+  return node;
+}
+
+function setStatus(message, isError = false) {
+  $("status").textContent = message;
+  $("status").className = isError ? "error" : "";
+}
+
+// Weight 0 is white, weight 1 dark blue.
+function shade(weight) {
+  const w = Math.max(0, Math.min(1, weight));
+  return `hsl(215, 75%, ${Math.round(100 - 62 * w)}%)`;
+}
+
+// One row per output token (EOS included), one column per source token.
+function heatmap(sourceTokens, targetTokens, weights) {
+  const table = el("table", { class: "heatmap" });
+  const head = el("tr");
+  head.appendChild(el("th"));
+  for (const token of sourceTokens) head.appendChild(el("th", { scope: "col" }, token));
+  table.appendChild(el("thead")).appendChild(head);
+  const body = table.appendChild(el("tbody"));
+  targetTokens.forEach((token, i) => {
+    const row = body.appendChild(el("tr"));
+    row.appendChild(el("th", { scope: "row" }, token));
+    weights[i].forEach((w, j) => {
+      const cell = row.appendChild(el("td", { title: `${token} → ${sourceTokens[j]}: ${w.toFixed(3)}` }));
+      cell.style.background = shade(w);
+    });
+  });
+  return table;
+}
+
+// The map to show: the search's weights, or one layer and head of a Transformer's cross-attention.
+function attentionView(attention) {
+  const box = el("div", { class: "attention" });
+  const draw = (weights) => {
+    box.querySelector("table.heatmap")?.remove();
+    box.appendChild(heatmap(attention.source_tokens, attention.target_tokens, weights));
+  };
+  if (attention.layers) {
+    const pick = el("select", { class: "view", "aria-label": "attention map" });
+    pick.appendChild(el("option", { value: "mean" }, "last layer, mean over heads"));
+    attention.layers.forEach((heads, l) => heads.forEach((_, h) =>
+      pick.appendChild(el("option", { value: `${l}.${h}` }, `layer ${l + 1}, head ${h + 1}`))));
+    pick.addEventListener("change", () => {
+      if (pick.value === "mean") return draw(attention.weights);
+      const [l, h] = pick.value.split(".").map(Number);
+      draw(attention.layers[l][h]);
+    });
+    box.appendChild(pick);
+  }
+  draw(attention.weights);
+  return box;
+}
+
+function hypothesesTable(hypotheses) {
+  const table = el("table", { class: "hyps" });
+  const head = table.appendChild(el("thead")).appendChild(el("tr"));
+  for (const name of ["#", "score", "log P", "hypothesis"]) head.appendChild(el("th", {}, name));
+  const body = table.appendChild(el("tbody"));
+  hypotheses.forEach((hyp, i) => {
+    const row = body.appendChild(el("tr"));
+    row.appendChild(el("td", { class: "num" }, String(i + 1)));
+    row.appendChild(el("td", { class: "num" }, hyp.score.toFixed(3)));
+    row.appendChild(el("td", { class: "num" }, hyp.log_prob.toFixed(3)));
+    row.appendChild(el("td", {}, hyp.text));
+  });
+  return table;
+}
+
+function showResult(info, answer) {
+  const section = el("section", { class: "result", "data-model": info.name });
+  section.appendChild(el("h2", {}, `${info.name} (${info.attention})`));
+  const item = answer.translations[0];
+  section.appendChild(el("p", { class: "translation" }, item.translation));
+  section.appendChild(el("p", { class: "muted" }, `beam ${answer.beam}: ${item.hypotheses.length} finished hypotheses shown`));
+  section.appendChild(hypothesesTable(item.hypotheses));
+  if (item.attention) section.appendChild(attentionView(item.attention));
+  else section.appendChild(el("p", { class: "muted" }, "This model has no attention to show."));
+  return section;
+}
+
+async function postJSON(url, payload) {
+  const response = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" },
+                                      body: JSON.stringify(payload) });
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+  return data;
+}
+
+let MODELS = [];
+
+async function loadModels() {
+  const response = await fetch("/models");
+  const data = await response.json();
+  MODELS = data.models;
+  $("beam").max = data.limits.max_beam;
+  $("beam").value = Math.min(data.models[0].default_beam, data.limits.max_beam);
+  const box = $("models");
+  box.querySelector(".muted")?.remove();
+  for (const info of MODELS) {
+    const label = box.appendChild(el("label"));
+    const check = label.appendChild(el("input", { type: "checkbox", name: "model", value: info.name }));
+    check.checked = true;
+    label.appendChild(document.createTextNode(
+      ` ${info.name}: ${info.attention}, ${(info.parameters / 1e6).toFixed(1)}M parameters`));
+  }
+}
+
+async function translate(event) {
+  event.preventDefault();
+  const text = $("source").value.trim();
+  const chosen = MODELS.filter((m) => document.querySelector(`input[name=model][value="${CSS.escape(m.name)}"]`).checked);
+  if (!text || chosen.length === 0) return setStatus("Type a sentence and pick at least one model.", true);
+  const beam = Number($("beam").value);
+  const nBest = $("all-hyps").checked ? beam : 1;
+  setStatus("Translating…");
+  $("go").disabled = true;
+  try {
+    const answers = await Promise.all(chosen.map((info) =>
+      postJSON("/translate", { text: [text], model: info.name, beam, n_best: nBest, attention: true })));
+    const results = $("results");
+    results.replaceChildren(...answers.map((answer, i) => showResult(chosen[i], answer)));
+    setStatus("");
+  } catch (err) {
+    setStatus(err.message, true);
+  } finally {
+    $("go").disabled = false;
+  }
+}
+
+$("ask").addEventListener("submit", translate);
+loadModels().catch((err) => setStatus(`Could not load the models: ${err.message}`, true));

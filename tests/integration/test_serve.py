@@ -1,0 +1,195 @@
+"""`nmt serve` as a real process on 127.0.0.1, spoken to over HTTP: answers, merging, bad requests."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+from pathlib import Path
+from typing import Any, Iterator, Optional
+from urllib.parse import urlsplit
+
+import pytest
+import torch
+
+from conftest import run_cli, serving
+
+LIMITS = ["--max-sentences", "8", "--max-chars", "200", "--max-src-tokens", "30", "--max-beam", "6",
+          "--max-output-tokens", "40", "--max-request-bytes", "4096", "--batch-wait-ms", "50"]
+
+
+def call(url: str, path: str, payload: Any = None, *, method: Optional[str] = None, raw: Optional[bytes] = None,
+         chunked: bool = False) -> tuple[int, Any]:
+    """One HTTP request; (status, parsed JSON body)."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
+    body = raw if raw is not None else (None if payload is None else json.dumps(payload).encode())
+    try:
+        if chunked:
+            conn.request(method or "POST", path, body=iter([body]), encode_chunked=True,
+                         headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+        else:
+            conn.request(method or ("GET" if body is None else "POST"), path, body=body,
+                         headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        data = response.read()
+        assert response.getheader("Content-Type", "").startswith("application/json"), data[:200]
+        return response.status, json.loads(data)
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def server(trained_toy: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    ckpt = trained_toy / "checkpoints"
+    log = tmp_path_factory.mktemp("serve") / "server.log"
+    with serving(["--checkpoint", f"toy={ckpt / 'best.pt'}", "--checkpoint", f"twin={ckpt / 'last.pt'}",
+                  *LIMITS], log) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def sentences(toy_files) -> list[str]:
+    _, files = toy_files
+    return Path(files["test"][0]).read_text(encoding="utf-8").splitlines()[:16]
+
+
+def reference(trained_toy: Path, sentences: list[str], beam: int) -> list[str]:
+    """What `nmt translate` would write: the model loaded here and searched sentence by sentence."""
+    from nmt.inference import load_checkpoint, translate_ids
+
+    loaded = load_checkpoint(trained_toy / "checkpoints" / "best.pt", torch.device("cpu"))
+    out = []
+    for line in sentences:
+        result = translate_ids(loaded.model, loaded.src_tok.encode([line]), loaded.config.decode,
+                               torch.device("cpu"), beam=beam)
+        out.append(loaded.tgt_tok.decode(result[0].ids[0]))
+    return out
+
+
+def test_binds_to_loopback_and_reports_its_models(server: str) -> None:
+    assert urlsplit(server).hostname == "127.0.0.1"
+    status, health = call(server, "/health")
+    assert status == 200 and health["status"] == "ok" and health["models"] == ["toy", "twin"]
+    status, listing = call(server, "/models")
+    assert status == 200 and listing["default"] == "toy"
+    toy = listing["models"][0]
+    assert toy["attention"] == "bahdanau" == toy["config"]["model"]["attention"]["type"]
+    assert toy["parameters"] > 1000 and 0 < toy["vocabulary"]["source"] <= toy["config"]["data"]["vocab_size"]
+    assert listing["limits"]["max_beam"] == 6
+
+
+def test_translations_equal_those_of_the_model_alone(server: str, trained_toy: Path, sentences: list[str]) -> None:
+    status, answer = call(server, "/translate", {"text": sentences[:4], "beam": 3, "n_best": 3})
+    assert status == 200 and answer["model"] == "toy" and answer["beam"] == 3
+    assert [t["translation"] for t in answer["translations"]] == reference(trained_toy, sentences[:4], beam=3)
+    for item, source in zip(answer["translations"], sentences):
+        scores = [h["score"] for h in item["hypotheses"]]
+        assert item["source"] == source and len(scores) == 3 and scores == sorted(scores, reverse=True)
+        assert item["hypotheses"][0]["text"] == item["translation"] and "attention" not in item
+
+
+def test_attention_has_a_row_per_output_token_and_a_column_per_source_token(server: str,
+                                                                              sentences: list[str]) -> None:
+    status, answer = call(server, "/translate", {"text": sentences[:2], "beam": 1, "attention": True})
+    assert status == 200
+    for item in answer["translations"]:
+        view = item["attention"]
+        weights = torch.tensor(view["weights"])
+        assert view["target_tokens"][-1] == "</s>"
+        assert weights.shape == (len(view["target_tokens"]), len(view["source_tokens"]))
+        assert torch.allclose(weights.sum(1), torch.ones(len(weights)), atol=1e-3)
+
+
+def test_max_len_bounds_the_output(server: str, sentences: list[str]) -> None:
+    status, answer = call(server, "/translate", {"text": [sentences[0]], "max_len": 2, "attention": True})
+    assert status == 200 and len(answer["translations"][0]["attention"]["target_tokens"]) <= 2
+
+
+def test_concurrent_requests_share_searches_and_get_their_own_answers(server: str, trained_toy: Path,
+                                                                       sentences: list[str]) -> None:
+    expected = reference(trained_toy, sentences, beam=2)
+    _, before = call(server, "/health")
+    gate, answers = threading.Barrier(len(sentences)), {}
+
+    def ask(i: int) -> None:
+        gate.wait()
+        answers[i] = call(server, "/translate", {"text": [sentences[i]], "beam": 2})
+
+    workers = [threading.Thread(target=ask, args=(i,)) for i in range(len(sentences))]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    assert [answers[i][1]["translations"][0]["translation"] for i in range(len(sentences))] == expected
+    _, after = call(server, "/health")
+    requests = after["stats"]["requests"] - before["stats"]["requests"]
+    searches = after["stats"]["searches"] - before["stats"]["searches"]
+    assert requests == len(sentences) and searches < requests, after["stats"]
+
+
+def test_a_second_model_is_chosen_by_name(server: str, sentences: list[str]) -> None:
+    status, answer = call(server, "/translate", {"text": sentences[:1], "model": "twin"})
+    assert status == 200 and answer["model"] == "twin"
+
+
+BAD = [
+    ({"text": []}, 422, "text"),
+    ({"text": ["a b"] * 9}, 422, "text"),                         # over --max-sentences 8
+    ({"text": ["a" * 201]}, 422, "text"),                         # over --max-chars 200
+    ({"text": [" ".join(["zz"] * 40)]}, 422, "subword tokens"),   # over --max-src-tokens 30
+    ({"text": ["a"], "beam": 7}, 422, "beam"),                    # over --max-beam 6
+    ({"text": ["a"], "beam": 0}, 422, "beam"),
+    ({"text": ["a"], "beam": 2, "n_best": 3}, 422, "n_best"),
+    ({"text": ["a"], "n_best": 6}, 422, "n_best"),                # above the default beam 5
+    ({"text": ["a"], "max_len": 41}, 422, "max_len"),             # over --max-output-tokens 40
+    ({"text": ["a"], "model": "nope"}, 404, "unknown model"),
+    ({"text": "a"}, 422, "text"),
+    ({"text": ["a"], "temperature": 2}, 422, "temperature"),
+    ({"txt": ["a"]}, 422, "text"),
+]
+
+
+@pytest.mark.parametrize("payload, status, word", BAD)
+def test_a_bad_request_gets_a_4xx_with_a_json_error(server: str, payload: dict, status: int, word: str) -> None:
+    got, body = call(server, "/translate", payload)
+    assert got == status and word in body["error"], body
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_body_over_the_size_limit_is_413(server: str, chunked: bool) -> None:
+    got, body = call(server, "/translate", raw=json.dumps({"text": ["a" * 5000]}).encode(), chunked=chunked)
+    assert got == 413 and "4096 bytes" in body["error"]
+
+
+@pytest.mark.parametrize("path, method, raw, status", [
+    ("/translate", "POST", b"{not json", 422), ("/nowhere", "GET", None, 404), ("/translate", "GET", None, 405),
+])
+def test_malformed_requests(server: str, path: str, method: str, raw: Optional[bytes], status: int) -> None:
+    got, body = call(server, path, method=method, raw=raw)
+    assert got == status and body["error"]
+    assert call(server, "/health")[0] == 200  # and the server is still up
+
+
+def test_the_page_and_its_script_are_served_without_outside_assets(server: str) -> None:
+    parts = urlsplit(server)
+    for path in ("/", "/static/page.js", "/static/page.css"):
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        conn.request("GET", path)
+        response = conn.getresponse()
+        text = response.read().decode()
+        conn.close()
+        assert response.status == 200 and "http://" not in text and "https://" not in text, path
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--checkpoint", "missing.pt"], "no such file"),
+    (["--checkpoint", "a=best.pt", "--checkpoint", "a=last.pt"], "taken"),
+    (["--checkpoint", "best.pt", "--max-beam", "0"], "--max-beam 0"),
+    (["--checkpoint", "best.pt", "--port", "70000"], "--port 70000"),
+])
+def test_bad_command_lines_fail_in_one_line_before_serving(args: list[str], message: str, capsys,
+                                                           trained_toy: Path, monkeypatch) -> None:
+    monkeypatch.chdir(trained_toy / "checkpoints")
+    code, _, err = run_cli(["serve", *args], capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
