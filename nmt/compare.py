@@ -7,11 +7,13 @@ validation then translates one split, and the report gives per variant: mean and
 deviation over seeds of BLEU and chrF, a paired bootstrap test against the baseline for each
 seed (sacreBLEU's, on that seed's translations), BLEU by source length (mean over seeds),
 updates, training wall time and parameters.  A run that already finished the same plan is
-scored again, not retrained, so an interrupted comparison continues where it stopped.
+not retrained, and its saved score is reused while its best checkpoint is unchanged, so an
+interrupted comparison continues where it stopped and a larger seed list only adds runs.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import statistics
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from nmt import config as config_mod
 from nmt import events
 from nmt.errors import UserError
 from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
+from nmt.fileio import atomic_write_bytes
 from nmt.variants import VARIANTS, run_name, variant_overrides
 
 log = logging.getLogger(__name__)
@@ -121,12 +124,27 @@ def train_run(plan: Plan, variant: str, seed: int, steps: int, progress: bool) -
     return run_dir
 
 
+def _scoring_key(run_dir: Path, plan: Plan) -> dict[str, Any]:
+    """What a saved score depends on: the best checkpoint (size, mtime), the split and the beam."""
+    stat = (run_dir / "checkpoints" / "best.pt").stat()
+    return {"checkpoint": [stat.st_size, stat.st_mtime_ns], "split": plan.split, "beam": plan.beam}
+
+
 def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
-    """Translate the plan's split with the run's best checkpoint and score it."""
+    """Translate the plan's split with the run's best checkpoint and score it.
+
+    The result is kept in ``compare-<split>/scored.json`` beside the translations; a later
+    comparison with the same checkpoint, split and beam reads it instead of translating again.
+    """
     from nmt.model.build import count_parameters
     from nmt.report import translate_split
 
     out = run_dir / f"compare-{plan.split}"
+    cache, key = out / "scored.json", _scoring_key(run_dir, plan)
+    if cache.is_file():
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        if saved.get("key") == key:
+            return saved["result"]
     out.mkdir(parents=True, exist_ok=True)
     systems, refs, srcs, info, model = translate_split([run_dir / "checkpoints" / "best.pt"], plan.split,
                                                        plan.beam, [], out)
@@ -134,11 +152,13 @@ def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
     result = score(hyps, refs)
     stop = _stop(run_dir)
     assert stop is not None, f"{run_dir} was scored before it finished"
-    return {"hyps": hyps, "refs": refs, "bleu": result.bleu, "chrf": result.chrf,
-            "bleu_signature": result.bleu_signature, "by_length": bleu_by_length(
-                [len(s.split()) for s in srcs], hyps, refs),
-            "updates": stop.step, "best_step": info["step"], "train_s": stop.elapsed_s,
-            "params": count_parameters(model), "beam": info["beam"]}
+    scored = {"hyps": hyps, "refs": refs, "bleu": result.bleu, "chrf": result.chrf,
+              "bleu_signature": result.bleu_signature, "by_length": bleu_by_length(
+                  [len(s.split()) for s in srcs], hyps, refs),
+              "updates": stop.step, "best_step": info["step"], "train_s": stop.elapsed_s,
+              "params": count_parameters(model), "beam": info["beam"]}
+    atomic_write_bytes(cache, json.dumps({"key": key, "result": scored}).encode("utf-8"))
+    return scored
 
 
 def _mean_std(values: list[float]) -> tuple[float, float]:

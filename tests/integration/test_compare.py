@@ -38,7 +38,7 @@ def test_parse_list():
     assert parse_list("3,1", "seeds", int) == [3, 1]
 
 
-def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, capsys):
+def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, capsys, monkeypatch):
     _, files = toy_files
     args = compare_args(tmp_path, files, "--variants", "bahdanau,none", "--seeds", "1,2", "--steps", "40",
                         "--beam", "1")
@@ -62,8 +62,13 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     assert (runs / "bahdanau_s1" / "checkpoints" / "best.pt").read_bytes() != \
         (runs / "bahdanau_s2" / "checkpoints" / "best.pt").read_bytes()
 
-    # a second call reuses the finished runs: same scores, nothing retrained
+    # a second call reuses the finished runs and their scores: nothing retrained or translated again
     before = (runs / "none_s2" / "metrics.jsonl").read_text()
+
+    def no_translation(*args, **kwargs):
+        raise AssertionError("a finished run with a saved score was translated again")
+
+    monkeypatch.setattr("nmt.report.translate_split", no_translation)
     code, out2, err = run_cli(args, capsys)
     assert code == 0, err
     assert (runs / "none_s2" / "metrics.jsonl").read_text() == before
