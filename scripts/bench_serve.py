@@ -40,24 +40,32 @@ EXAMPLE = "runs/demo/checkpoints/best.pt"
 
 
 class Client:
-    """One keep-alive connection to the server."""
+    """One keep-alive connection to the server (opened again when the server closed an idle one)."""
 
     def __init__(self, url: str) -> None:
         parts = urlsplit(url)
         self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=300)
 
+    def _send(self, method: str, path: str, body: Optional[bytes] = None) -> tuple[int, dict[str, Any]]:
+        for attempt in (1, 2):
+            try:
+                self.conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+                response = self.conn.getresponse()
+                return response.status, json.loads(response.read())
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.conn.close()  # uvicorn drops connections idle for 5 s; the next request reconnects
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
     def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
-        self.conn.request("POST", path, body=json.dumps(payload).encode(),
-                          headers={"Content-Type": "application/json"})
-        response = self.conn.getresponse()
-        data = json.loads(response.read())
-        if response.status != 200:
-            raise RuntimeError(f"{path}: HTTP {response.status}: {data.get('error')}")
+        status, data = self._send("POST", path, json.dumps(payload).encode())
+        if status != 200:
+            raise RuntimeError(f"{path}: HTTP {status}: {data.get('error')}")
         return data
 
     def get(self, path: str) -> dict[str, Any]:
-        self.conn.request("GET", path)
-        return json.loads(self.conn.getresponse().read())
+        return self._send("GET", path)[1]
 
 
 def percentile(values: list[float], q: float) -> float:
