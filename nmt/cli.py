@@ -245,6 +245,8 @@ def serve_cmd(
     max_src_tokens: int = typer.Option(SERVE_LIMITS.max_src_tokens, help="Most subword tokens per source sentence."),
     max_beam: int = typer.Option(SERVE_LIMITS.max_beam, help="Largest beam (and n-best) a request may ask for."),
     max_output_tokens: int = typer.Option(SERVE_LIMITS.max_output_tokens, help="Largest max_len a request may ask for."),
+    max_attention_sentences: int = typer.Option(
+        SERVE_LIMITS.max_attention_sentences, help="Most sentences in a request that asks for attention weights."),
     batch_sentences: int = typer.Option(SERVE_LIMITS.batch_sentences, help="Most sentences merged from concurrent requests into one search."),
     batch_wait_ms: float = typer.Option(SERVE_LIMITS.batch_wait_ms, help="How long a search waits for more requests to merge (ms)."),
     max_pending: int = typer.Option(SERVE_LIMITS.max_pending, help="Requests queued before the server answers 503."),
@@ -261,7 +263,7 @@ def serve_cmd(
 
     limits = Limits(max_request_bytes=max_request_bytes, max_sentences=max_sentences, max_chars=max_chars,
                     max_src_tokens=max_src_tokens, max_beam=max_beam, max_output_tokens=max_output_tokens,
-                    batch_sentences=batch_sentences, batch_wait_ms=batch_wait_ms, max_pending=max_pending)
+                    max_attention_sentences=max_attention_sentences, batch_sentences=batch_sentences, batch_wait_ms=batch_wait_ms, max_pending=max_pending)
     serve(checkpoint, host=host, port=port, limits=limits, device=device, threads=threads)
 
 

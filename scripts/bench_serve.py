@@ -121,8 +121,7 @@ def load(url: str, lines: list[str], size: int, *, requests: int, seconds: float
             "sentences_per_s": round(done * size / wall, 1),
             "latency_ms": {"mean": round(statistics.fmean(ms), 1),
                            **{f"p{q}": round(percentile(ms, q), 1) for q in (50, 90, 99)}, "max": round(max(ms), 1)},
-            "searches": after["searches"] - before["searches"],
-            "largest_search": after["largest_search"], "errors": errors[:3]}
+            "searches": after["searches"] - before["searches"], "errors": errors[:3]}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -180,6 +180,18 @@ def toy_overrides(root: Path, files: dict[str, list[str]], **extra: object) -> l
     return [f"{k}={v}" for k, v in settings.items()]
 
 
+TOY_TRANSFORMER = dict(model__arch="transformer", model__transformer__d_model=64, model__transformer__heads=4,
+                       model__transformer__ff_size=128, model__transformer__enc_layers=2,
+                       model__transformer__dec_layers=2, train__lr=0.002, train__warmup_steps=100)
+"""A tiny Transformer for the toy task (2 layers, 4 heads)."""
+
+
+def transformer_overrides(root: Path, files: dict[str, list[str]], **extra: object) -> list[str]:
+    """:func:`toy_overrides` for :data:`TOY_TRANSFORMER` (without the RNN's sizes)."""
+    rnn_only = ("model.emb_size=", "model.hidden_size=")
+    return [o for o in toy_overrides(root, files, **{**TOY_TRANSFORMER, **extra}) if not o.startswith(rnn_only)]
+
+
 @pytest.fixture(scope="session")
 def toy_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[str]]]:
     root = tmp_path_factory.mktemp("toytask")

@@ -12,10 +12,9 @@ import logging
 from contextlib import asynccontextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Optional, Sequence
 
 from fastapi import FastAPI, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -33,8 +32,9 @@ log = logging.getLogger(__name__)
 STATIC = Path(__file__).with_name("static")
 
 
-def error(status: int, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": message, **extra}, status_code=status)
+def error(status: int, message: str, headers: Optional[dict[str, str]] = None, **extra: Any) -> JSONResponse:
+    """The body of every error: ``{"error": "one line", ...}``."""
+    return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
 
 
 class BodyLimit:
@@ -69,10 +69,19 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
-def _validation_message(errors: list[dict[str, Any]]) -> str:
-    first = errors[0]
-    where = ".".join(str(part) for part in first.get("loc", ()) if part != "body")
-    return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid request"))
+def validation_errors(errors: Sequence[Any]) -> tuple[str, list[dict[str, Any]]]:
+    """One line naming the first problem, and every problem as type, location and message.
+
+    The client's own input is not echoed back: it may be large, or not encodable as UTF-8
+    (a lone surrogate), which would turn a 422 into a 500.
+    """
+    detail = [{"type": str(e.get("type")), "loc": [str(part) for part in e.get("loc", ())],
+               "msg": str(e.get("msg", "invalid"))} for e in errors]
+    first = detail[0] if detail else {"type": "", "loc": [], "msg": "invalid request"}
+    if first["type"] == "json_invalid":
+        return "the request body is not valid JSON", detail
+    where = ".".join(part for part in first["loc"] if part != "body")
+    return (f"{where}: {first['msg']}" if where else first["msg"]), detail
 
 
 def create_app(models: dict[str, ServedModel], limits: Limits) -> FastAPI:
@@ -97,12 +106,12 @@ def create_app(models: dict[str, ServedModel], limits: Limits) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = jsonable_encoder(exc.errors(), custom_encoder={Exception: str})
-        return error(422, _validation_message(errors), detail=errors)
+        message, detail = validation_errors(exc.errors())
+        return error(422, message, detail=detail)
 
     @app.exception_handler(HTTPException)
     async def _http(_: Request, exc: HTTPException) -> JSONResponse:
-        return error(exc.status_code, str(exc.detail))
+        return error(exc.status_code, str(exc.detail), headers=exc.headers)  # 405 keeps its Allow header
 
     @app.exception_handler(Exception)
     async def _internal(_: Request, exc: Exception) -> JSONResponse:
@@ -133,12 +142,15 @@ def create_app(models: dict[str, ServedModel], limits: Limits) -> FastAPI:
         beam = request.beam or min(served.config.decode.beam, limits.max_beam)
         if request.n_best > beam:
             return error(422, f"n_best {request.n_best} exceeds the beam {beam}")
+        if request.attention and len(request.text) > limits.max_attention_sentences:
+            return error(422, f"attention is returned for at most {limits.max_attention_sentences} sentences "
+                              f"per request (got {len(request.text)}); split the request")
         try:
             ids = served.encode(request.text, limits.max_src_tokens)
             future = batcher.submit(SearchKey(name, beam, request.n_best, request.max_len, request.attention), ids)
             rows = await asyncio.wrap_future(future)
         except Busy as exc:
-            return error(503, f"server busy: {exc}; retry later")
+            return error(503, f"server busy: {exc}; retry later", headers={"Retry-After": "1"})
         except UserError as exc:
             return error(422, str(exc))
         return {"model": name, "beam": beam, "n_best": request.n_best,

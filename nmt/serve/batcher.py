@@ -14,15 +14,16 @@ import logging
 import queue
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from nmt.serve.models import SearchKey
 
 log = logging.getLogger(__name__)
 
-Translate = Callable[[SearchKey, list[list[int]]], list[dict[str, Any]]]
+Rows = list[dict[str, Any]]
+Translate = Callable[[SearchKey, list[list[int]]], Rows]
 """Runs one search call: ids of many sentences in, one response row per sentence out."""
 
 
@@ -34,7 +35,7 @@ class Busy(Exception):
 class Job:
     key: SearchKey
     sentences: list[list[int]]
-    future: Future = field(default_factory=Future)
+    future: "Future[Rows]" = field(default_factory=Future)
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Stats:
     sentences: int = 0
     searches: int = 0   # search calls made: fewer than requests when requests were merged
     largest_search: int = 0  # most sentences in one call
+    failed: int = 0     # jobs whose search raised
 
 
 class Batcher:
@@ -63,7 +65,7 @@ class Batcher:
             self._queue.put(None)
             self._thread.join()
 
-    def submit(self, key: SearchKey, sentences: list[list[int]]) -> Future:
+    def submit(self, key: SearchKey, sentences: list[list[int]]) -> "Future[Rows]":
         """Queue a job; its future holds the rows (or the exception the search raised)."""
         job = Job(key, sentences)
         try:
@@ -92,29 +94,49 @@ class Batcher:
             if first is None:
                 return
             jobs, stop = self._gather(first)
-            groups: dict[SearchKey, list[Job]] = {}
-            for job in jobs:
-                groups.setdefault(job.key, []).append(job)
-            for key, group in groups.items():
-                for chunk in _chunks(group, self._max_sentences):
-                    self._run(key, chunk)
+            try:
+                self._serve(jobs)
+            except Exception:  # noqa: BLE001 - the worker must outlive any one batch
+                log.exception("the search worker failed on a batch of %d requests", len(jobs))
+                for job in jobs:
+                    _settle(job.future, exc=RuntimeError("the search failed"))
+
+    def _serve(self, jobs: list[Job]) -> None:
+        groups: dict[SearchKey, list[Job]] = {}
+        for job in jobs:
+            groups.setdefault(job.key, []).append(job)
+        for key, group in groups.items():
+            for chunk in _chunks(group, self._max_sentences):
+                self._run(key, chunk)
 
     def _run(self, key: SearchKey, jobs: list[Job]) -> None:
         sentences = [s for job in jobs for s in job.sentences]
         try:
             rows = self._translate(key, sentences)
         except Exception as exc:  # noqa: BLE001 - handed to the waiting requests, which answer it
+            self.stats.failed += len(jobs)
             for job in jobs:
-                job.future.set_exception(exc)
+                _settle(job.future, exc=exc)
             return
         self.stats.searches += 1
         self.stats.largest_search = max(self.stats.largest_search, len(sentences))
         start = 0
         for job in jobs:
-            job.future.set_result(rows[start:start + len(job.sentences)])
+            _settle(job.future, rows=rows[start:start + len(job.sentences)])
             start += len(job.sentences)
             self.stats.requests += 1
             self.stats.sentences += len(job.sentences)
+
+
+def _settle(future: "Future[Rows]", rows: Optional[Rows] = None, exc: Optional[BaseException] = None) -> None:
+    """Give ``future`` its rows or exception, unless its request already gave up (cancelled) or got one."""
+    try:
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(rows if rows is not None else [])
+    except InvalidStateError:
+        pass
 
 
 def _chunks(jobs: list[Job], max_sentences: int) -> list[list[Job]]:

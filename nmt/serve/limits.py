@@ -17,6 +17,7 @@ class Limits:
     max_src_tokens: int = 128         # subword tokens per sentence, after SentencePiece
     max_beam: int = 16                # beam size (and n-best)
     max_output_tokens: int = 256      # the largest "max_len" a request may ask for
+    max_attention_sentences: int = 4  # sentences per request with "attention": true (its weights are large)
     batch_sentences: int = 64         # most sentences merged into one search call
     batch_wait_ms: float = 5.0        # how long the worker waits for more requests to merge
     max_pending: int = 256            # queued requests before the server answers 503

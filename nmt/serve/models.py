@@ -87,9 +87,10 @@ class ServedModel:
 
     def translate(self, key: SearchKey, sentences: list[list[int]]) -> list[dict[str, Any]]:
         """One search call over ``sentences``; one response row per sentence, in order."""
-        # the model's length penalty, n-gram block and a * source + b; a search, never sampling
+        # the model's length penalty, coverage penalty, n-gram block and a * source + b: as nmt translate
+        # searches, except that a server never samples (a request names a beam instead)
         decode = self.config.decode.model_copy(update={
-            "batch_size": max(len(sentences), 1), "sample": False, "coverage_penalty": 0.0,
+            "batch_size": max(len(sentences), 1), "sample": False,
             **({"max_len_a": 0.0, "max_len_b": key.max_len} if key.max_len else {})})
         results = translate_ids(self.loaded.model, sentences, decode, self.device, beam=key.beam,
                                 n_best=key.n_best, return_attention=key.attention)
@@ -118,14 +119,15 @@ class ServedModel:
                                 "weights": _rounded(result.attention)}
         model = self.loaded.model
         if isinstance(model, Transformer):
-            maps = model.attention_maps(torch.tensor([src], device=self.device),
-                                        torch.tensor([len(src)], device=self.device),
-                                        torch.tensor([[BOS] + out], device=self.device))
+            with torch.inference_mode():
+                maps = model.attention_maps(torch.tensor([src], device=self.device),
+                                            torch.tensor([len(src)], device=self.device),
+                                            torch.tensor([[BOS] + out], device=self.device))
             view["layers"] = _rounded(maps["cross"][0])
         return view
 
 
-def _rounded(weights: torch.Tensor) -> list:
+def _rounded(weights: torch.Tensor) -> list[Any]:
     """Nested lists of weights to 4 decimals (the JSON stays small; a heat map needs no more)."""
     return (weights.detach().double().cpu() * 10_000).round().div(10_000).tolist()
 

@@ -10,12 +10,13 @@ from nmt import runtime
 from nmt import threads as torch_threads
 from nmt.errors import UserError
 from nmt.serve.limits import Limits
-from nmt.serve.models import load_served
+from nmt.serve.models import attention_label, load_served
 
 log = logging.getLogger(__name__)
 
 
 def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (localhost, 127.0.0.0/8, ::1)."""
     if host == "localhost":
         return True
     try:
@@ -44,5 +45,5 @@ def serve(checkpoints: Sequence[str], *, host: str, port: int, limits: Limits, d
         log.warning("--host %s: the server is reachable from other machines; it has no authentication", host)
     for model in models.values():
         log.info("model %s: %s, %s attention, update %d", model.name, model.path,
-                 model.info()["attention"], model.loaded.step)
+                 attention_label(model.config), model.loaded.step)
     uvicorn.run(create_app(models, limits), host=host, port=port, log_level="info")

@@ -12,10 +12,11 @@ from urllib.parse import urlsplit
 import pytest
 import torch
 
-from conftest import run_cli, serving
+from conftest import run_cli, serving, transformer_overrides
 
 LIMITS = ["--max-sentences", "8", "--max-chars", "200", "--max-src-tokens", "30", "--max-beam", "6",
-          "--max-output-tokens", "40", "--max-request-bytes", "4096", "--batch-wait-ms", "50"]
+          "--max-output-tokens", "40", "--max-request-bytes", "4096", "--batch-wait-ms", "50",
+          "--max-attention-sentences", "3"]
 
 
 def call(url: str, path: str, payload: Any = None, *, method: Optional[str] = None, raw: Optional[bytes] = None,
@@ -128,6 +129,32 @@ def test_concurrent_requests_share_searches_and_get_their_own_answers(server: st
     assert requests == len(sentences) and searches < requests, after["stats"]
 
 
+@pytest.fixture(scope="module")
+def toy_transformer(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
+    """A toy Transformer trained one epoch: enough to have every layer's and head's weights."""
+    from nmt.train import run_training
+
+    _, files = toy_files
+    root = tmp_path_factory.mktemp("serve_transformer")
+    run_training(None, transformer_overrides(root, files, train__max_epochs=1, train__valid_every=0), progress=False)
+    return root / "runs" / "toy" / "checkpoints" / "best.pt"
+
+
+def test_a_transformer_returns_every_layer_and_head(toy_transformer: Path, sentences: list[str],
+                                                    tmp_path: Path) -> None:
+    with serving(["--checkpoint", f"tf={toy_transformer}"], tmp_path / "server.log") as url:
+        status, listing = call(url, "/models")
+        assert status == 200 and listing["models"][0]["attention"] == "transformer"
+        status, answer = call(url, "/translate", {"text": sentences[:2], "beam": 2, "attention": True,
+                                                   "max_len": 6})
+    assert status == 200
+    for item in answer["translations"]:
+        view = item["attention"]
+        layers = torch.tensor(view["layers"])  # (layer, head, output tokens + EOS, source tokens)
+        assert layers.shape == (2, 4, len(view["target_tokens"]), len(view["source_tokens"]))
+        assert torch.allclose(layers.sum(-1), torch.ones(layers.shape[:-1]), atol=1e-3)
+
+
 def test_a_second_model_is_chosen_by_name(server: str, sentences: list[str]) -> None:
     status, answer = call(server, "/translate", {"text": sentences[:1], "model": "twin"})
     assert status == 200 and answer["model"] == "twin"
@@ -147,6 +174,12 @@ BAD = [
     ({"text": "a"}, 422, "text"),
     ({"text": ["a"], "temperature": 2}, 422, "temperature"),
     ({"txt": ["a"]}, 422, "text"),
+    ({"text": ["a"], "beam": "x"}, 422, "beam"),
+    ({"text": ["a"], "n_best": 0}, 422, "n_best"),
+    ({"text": ["a"], "max_len": 0}, 422, "max_len"),
+    ({"text": [None]}, 422, "text"),
+    ({"text": ["\ud800 a"]}, 422, "text"),                       # a lone surrogate: not text
+    ({"text": ["a"] * 4, "attention": True}, 422, "attention"),   # over --max-attention-sentences 3
 ]
 
 

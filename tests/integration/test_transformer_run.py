@@ -9,20 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import run_cli, toy_overrides
+from conftest import run_cli, transformer_overrides
 from nmt.evaluate import score
 from nmt.inference import load_checkpoint, load_models, translate_ids
 from nmt.train import run_training
-
-TRANSFORMER = dict(model__arch="transformer", model__transformer__d_model=64, model__transformer__heads=4,
-                   model__transformer__ff_size=128, model__transformer__enc_layers=2,
-                   model__transformer__dec_layers=2, train__lr=0.002, train__warmup_steps=100)
-RNN_ONLY = ("model.emb_size=", "model.hidden_size=")  # toy_overrides sizes the RNN
-
-
-def transformer_overrides(root: Path, files: dict[str, list[str]], **extra: object) -> list[str]:
-    return [o for o in toy_overrides(root, files, **{**TRANSFORMER, **extra}) if not o.startswith(RNN_ONLY)]
-
 
 @pytest.fixture(scope="module")
 def trained_transformer(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:

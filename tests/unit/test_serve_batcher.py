@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
-
 import pytest
 
 from nmt.errors import UserError
 from nmt.serve.batcher import Batcher, Busy, Job, _chunks
-from nmt.serve.limits import Limits
-from nmt.serve.models import SearchKey, default_name, parse_checkpoint_arg
+from nmt.serve.models import SearchKey
 
 KEY = SearchKey("a", 5, 1, None, False)
 
@@ -32,7 +29,7 @@ class FakeSearch:
         return [{"ids": list(s), "model": key.model} for s in sentences]
 
 
-def make(search: FakeSearch, **kw) -> Batcher:
+def make(search: FakeSearch, **kw: float) -> Batcher:
     options = dict(wait_s=0.0, max_sentences=64, max_pending=100) | kw
     return Batcher(search, **options)
 
@@ -105,25 +102,18 @@ def test_a_full_queue_refuses_instead_of_growing() -> None:
         batcher.submit(KEY, [[3]])
 
 
+def test_a_request_that_gave_up_does_not_stop_the_worker() -> None:
+    batcher = make(FakeSearch())
+    gone = batcher.submit(KEY, [[1]])
+    assert gone.cancel()  # its client went away before the search
+    batcher.start()
+    assert batcher.submit(KEY, [[2]]).result(10)[0]["ids"] == [2]
+    batcher.close()
+
+
 def test_close_answers_what_was_queued() -> None:
     batcher = make(FakeSearch())
     future = batcher.submit(KEY, [[4]])
     batcher.start()
     batcher.close()
     assert future.done() and future.result()[0]["ids"] == [4]
-
-
-@pytest.mark.parametrize("arg, name, path", [
-    ("runs/x/checkpoints/best.pt", "x", "runs/x/checkpoints/best.pt"),
-    ("models/A.pt", "A", "models/A.pt"),
-    ("qkv=runs/y/checkpoints/last.pt", "qkv", "runs/y/checkpoints/last.pt"),
-])
-def test_checkpoint_names(arg: str, name: str, path: str) -> None:
-    given, parsed = parse_checkpoint_arg(arg)
-    assert parsed == Path(path) and (given or default_name(parsed)) == name
-
-
-@pytest.mark.parametrize("field", ["max_sentences", "max_beam", "max_request_bytes", "batch_sentences"])
-def test_limits_below_one_are_refused(field: str) -> None:
-    with pytest.raises(UserError, match=field.replace("_", "-")):
-        Limits(**{field: 0})

@@ -99,14 +99,16 @@ async function postJSON(url, payload) {
   return data;
 }
 
-let MODELS = [];
+let MODELS = [];  // GET /models, filled once when the page loads
 
 async function loadModels() {
   const response = await fetch("/models");
   const data = await response.json();
+  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
   MODELS = data.models;
   $("beam").max = data.limits.max_beam;
-  $("beam").value = Math.min(data.models[0].default_beam, data.limits.max_beam);
+  const first = MODELS.find((m) => m.name === data.default) || MODELS[0];
+  $("beam").value = Math.min(first.default_beam, data.limits.max_beam);
   const box = $("models");
   box.querySelector(".muted")?.remove();
   for (const info of MODELS) {
@@ -116,6 +118,13 @@ async function loadModels() {
     label.appendChild(document.createTextNode(
       ` ${info.name}: ${info.attention}, ${(info.parameters / 1e6).toFixed(1)}M parameters`));
   }
+}
+
+function showError(info, err) {
+  const section = el("section", { class: "result", "data-model": info.name });
+  section.appendChild(el("h2", {}, `${info.name} (${info.attention})`));
+  section.appendChild(el("p", { class: "error" }, err.message));
+  return section;
 }
 
 async function translate(event) {
@@ -128,13 +137,13 @@ async function translate(event) {
   setStatus("Translating…");
   $("go").disabled = true;
   try {
-    const answers = await Promise.all(chosen.map((info) =>
+    // each model answers on its own: one model's error does not hide the others
+    const answers = await Promise.allSettled(chosen.map((info) =>
       postJSON("/translate", { text: [text], model: info.name, beam, n_best: nBest, attention: true })));
-    const results = $("results");
-    results.replaceChildren(...answers.map((answer, i) => showResult(chosen[i], answer)));
-    setStatus("");
-  } catch (err) {
-    setStatus(err.message, true);
+    $("results").replaceChildren(...answers.map((answer, i) => answer.status === "fulfilled"
+      ? showResult(chosen[i], answer.value) : showError(chosen[i], answer.reason)));
+    const failed = answers.filter((a) => a.status === "rejected").length;
+    setStatus(failed ? `${failed} of ${answers.length} models failed` : "", failed > 0);
   } finally {
     $("go").disabled = false;
   }
