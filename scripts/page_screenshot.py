@@ -6,9 +6,10 @@ every model's result and saves the window.
 
 Command behind docs/serve_page.png::
 
-    python scripts/page_screenshot.py --out docs/serve_page.png \\
+    python scripts/page_screenshot.py --out docs/serve_page.png --width 1950 --height 1250 \\
         --checkpoint bahdanau=runs/compare_m30k_600/bahdanau_s1/checkpoints/best.pt \\
         --checkpoint luong_general=runs/compare_m30k_600/luong_general_s1/checkpoints/best.pt \\
+        --checkpoint qkv=runs/compare_m30k_600/qkv_s1/checkpoints/best.pt \\
         --text "Ein Mann fährt mit dem Fahrrad die Straße entlang."
 """
 
