@@ -101,7 +101,13 @@ def _stop(run_dir: Path) -> Optional[events.Stop]:
 def finished(run_dir: Path, cfg: config_mod.Config, steps: int) -> bool:
     """Whether ``run_dir`` holds this exact config trained to ``steps`` updates."""
     saved = run_dir / "config.yaml"
-    if not saved.is_file() or saved.read_text(encoding="utf-8") != config_mod.dump(cfg):
+    if not saved.is_file():
+        return False
+    try:  # read as a saved run is read on resume, so an option added since it trained takes its old value
+        same = config_mod.dump(config_mod.load(saved, saved=True)) == config_mod.dump(cfg)
+    except UserError:  # a config.yaml this version cannot read: train the run again
+        return False
+    if not same:
         return False
     stop = _stop(run_dir)
     return stop is not None and stop.step >= steps and (run_dir / "checkpoints" / "best.pt").is_file()

@@ -222,7 +222,8 @@ def read_yaml(path: Path) -> dict[str, Any]:
 
 # Options added after runs were saved, with the value that rebuilds those runs' models.  A saved
 # config (a run's config.yaml, a checkpoint's) holds every option of its day, so a missing one
-# means it was saved before the option existed.
+# means it was saved before the option existed.  Options that act only on the initialization
+# (model.attention.out_proj_start) are not listed: a saved model loads the same whatever their value.
 SAVED_RUN_DEFAULTS: dict[tuple[str, ...], Any] = {("model", "attention", "scale_out_proj"): False}
 
 

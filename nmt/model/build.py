@@ -34,6 +34,8 @@ def init_weights(model: nn.Module) -> None:
       orthogonal per gate block (Saxe et al. 2014), zero biases except the LSTM forget
       gate, whose bias b_ih is 1 so that memory is kept at first (Jozefowicz et al. 2015).
     - Additive attention's v: uniform in +-A^-1/2, set where it is created.
+    - An attention output projection learned on a smaller scale (W_o = g W_o') starts with
+      W_o' = Xavier x ``out_init_gain`` (1/g: W_o itself starts as a Xavier map).
     - Layer norms (self-attention blocks, the Transformer): unit scale, zero shift, as created.
     - Learned position tables are embeddings too (std D^-1/2); sinusoids have no parameters.
     A tied output layer shares the target embedding, which is initialized as an embedding.
@@ -63,11 +65,15 @@ def init_weights(model: nn.Module) -> None:
                     nn.init.zeros_(param)
                     if isinstance(module, nn.LSTM) and name.startswith("bias_ih"):
                         nn.init.ones_(blocks[1])  # forget gate (i, f, g, o)
+        elif isinstance(module, Attention) and module.out_proj is not None:
+            with torch.no_grad():  # after Linear: scales the Xavier weights just drawn
+                module.out_proj.weight.mul_(module.out_init_gain)
 
 
 def _block(cfg: SelfAttentionConfig, size: int, dropout: float) -> SelfAttentionBlock:
     """One self-attention block over states of ``size``."""
-    return SelfAttentionBlock(Attention(size, size, **cfg.axes(), dim=cfg.dim, max_len=cfg.max_len), dropout)
+    return SelfAttentionBlock(Attention(size, size, **cfg.axes(), dim=cfg.dim, max_len=cfg.max_len), dropout,
+                              norm=cfg.norm, gate=cfg.gate)
 
 
 def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> TranslationModel:
@@ -80,7 +86,8 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Translation
         return transformer
     att, enc_self, dec_self = cfg.attention, cfg.enc_self_attention, cfg.dec_self_attention
     attention = Attention(cfg.hidden_size, cfg.key_size, **att.axes(), dim=att.dim, max_len=att.max_src_len,
-                          scale_bilinear=att.scale_bilinear, scale_out_proj=att.scale_out_proj)
+                          scale_bilinear=att.scale_bilinear, scale_out_proj=att.scale_out_proj,
+                          out_proj_start=att.out_proj_start)
     blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(
         src_vocab, cfg.emb_size, cfg.hidden_size, num_layers=cfg.enc_layers, bidirectional=cfg.bidirectional,

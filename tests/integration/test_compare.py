@@ -74,3 +74,19 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     assert (runs / "none_s2" / "metrics.jsonl").read_text() == before
     again = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())
     assert again["variants"] == report["variants"]
+
+
+def test_a_slower_machine_gets_the_same_scores(tmp_path, toy_files, capsys):
+    """One thread instead of two (half the speed) trains the same models: the budget is updates, not time."""
+    _, files = toy_files
+    reports = []
+    for threads in (2, 1):
+        runs = tmp_path / f"threads{threads}"
+        args = compare_args(runs, files, "--variants", "bahdanau,luong_general", "--seeds", "3", "--steps", "30",
+                            "--beam", "1", "--set", f"train.threads={threads}")
+        code, out, err = run_cli(args, capsys)
+        assert code == 0, err
+        reports.append(json.loads((runs / "cmp" / "report" / "report.json").read_text())["variants"])
+    slow, fast = ({r["variant"]: (r["bleu"], r["chrf"], r["updates"]) for r in rows} for rows in reports)
+    assert slow == fast and all(updates == 30 for _, _, updates in slow.values())
+    assert any(bleu > 0 for bleu, _, _ in slow.values())  # the comparison is not trivially equal

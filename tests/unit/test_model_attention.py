@@ -158,3 +158,22 @@ def test_scaled_output_projection_divides_the_context_by_sqrt_of_the_value_size(
     c_scaled, w_scaled = scaled(query, scaled.project_keys(memory), values, None)
     torch.testing.assert_close(w_scaled, w_plain)  # identity query and key maps: the scores are not touched
     torch.testing.assert_close(c_scaled, c_plain * A ** -0.5)  # W_o = W_o' g, b = b' g
+
+
+@pytest.mark.parametrize("start, ratio", [("xavier", 1.0), ("scaled", 32 ** -0.5)])
+def test_out_proj_start_sets_where_the_scaled_projection_begins(start: str, ratio: float) -> None:
+    """xavier: the scaled qkv model starts as the unscaled one; scaled: its W_o starts sqrt(A_v) times smaller."""
+    from nmt.config import Config
+    from nmt.model.build import build_model
+
+    def effective_out_proj(**attention: object) -> torch.Tensor:
+        cfg = Config().model.model_copy(update={"hidden_size": 32, "emb_size": 32})
+        cfg = cfg.model_copy(update={"attention": cfg.attention.model_copy(update={"type": "qkv", **attention})})
+        torch.manual_seed(0)
+        att = build_model(cfg, 11, 13).decoder.attention
+        return att.out_proj.weight * att.out_gain  # W_o = g W_o'
+
+    plain = effective_out_proj(scale_out_proj=False)
+    scaled = effective_out_proj(scale_out_proj=True, out_proj_start=start)
+    torch.testing.assert_close(scaled, plain * ratio)
+    assert plain.std() > 0.05  # Xavier over 32 x 32: std 0.177
