@@ -82,6 +82,11 @@ class AttentionConfig(Section):
     scale_out_proj: bool = Field(
         True, description="qkv: learn the output projection as W_o'/sqrt(A_v), the same map but moved sqrt(A_v) times "
                           "slower by Adam, so the context does not saturate tanh(W_c [c; h]) (docs/attention_diagnosis.md).")
+    out_proj_start: Literal["xavier", "scaled"] = Field(
+        "xavier", description="With scale_out_proj, how W_o starts: xavier = as an ordinary Xavier-initialized map "
+                              "(W_o' = sqrt(A_v) x Xavier), so the context is used from the first update; scaled = "
+                              "W_o' Xavier, W_o sqrt(A_v) times smaller, measured to learn slower "
+                              "(docs/attention_diagnosis.md).")
     scale_bilinear: bool = Field(
         False, description="luong_general: learn W as W'/sqrt(A) (same q^T W k); measured worse at 600 updates, off "
                            "(docs/attention_diagnosis.md).")
@@ -122,6 +127,11 @@ class SelfAttentionConfig(Section):
     heads: int = Field(1, ge=1, description="Heads splitting mapped queries, keys and values.")
     dim: Optional[int] = Field(None, ge=1, description="Size of linearly mapped vectors; null = the state size.")
     max_len: int = Field(256, ge=1, description="location: positions W_a scores; later ones get no weight.")
+    norm: Literal["post", "pre"] = Field(
+        "post", description="Layer norm placement: post = LayerNorm(x + a f(x)) (Vaswani et al. 2017), "
+                            "pre = x + a f(LayerNorm(x)) (Xiong et al. 2020).")
+    gate: bool = Field(
+        False, description="Residual gate a learned from 0 (ReZero, Bachlechner et al. 2020); false: a = 1.")
 
     def axes(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in AXES}

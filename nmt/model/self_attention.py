@@ -1,11 +1,15 @@
 """Self-attention: a sequence attends over itself (the *direction* axis of the design space).
 
 A :class:`SelfAttentionBlock` wraps any :class:`~nmt.model.attention.Attention` whose
-queries and keys are the same states:
+queries and keys are the same states, with a residual connection in one of two placements
+of the layer norm, and an optional learned residual gate alpha (else alpha = 1):
 
-    x <- LayerNorm(x + dropout(attend(query x, keys and values from x)))
+    post:  x <- LayerNorm(x + alpha * dropout(attend(x)))      (Vaswani et al. 2017)
+    pre:   x <- x + alpha * dropout(attend(LayerNorm(x)))      (Xiong et al. 2020)
 
-(a residual connection with post-normalization, as in Vaswani et al. 2017).
+With ``gate`` alpha is a learned scalar that starts at 0 (ReZero, Bachlechner et al. 2020): a
+pre-norm gated block is the identity at initialization, so adding it starts from the model
+without it (docs/attention_diagnosis.md measures why this matters).
 
 - :class:`SelfAttentionEncoder`: N blocks after the RNN encoder, padding masked as keys
   and the outputs at padded positions set back to zero.
@@ -33,11 +37,16 @@ def causal_mask(n: int, batch: int, device: torch.device) -> Tensor:
     return torch.ones(n, n, dtype=torch.bool, device=device).tril().expand(batch, n, n)
 
 
-class SelfAttentionBlock(nn.Module):
-    """LayerNorm(x + dropout(self-attention(x))) for states of size D."""
+NORMS = ("post", "pre")
 
-    def __init__(self, attention: Attention, dropout: float = 0.0) -> None:
+
+class SelfAttentionBlock(nn.Module):
+    """A residual self-attention block for states of size D; ``norm`` and ``gate`` as in the module docstring."""
+
+    def __init__(self, attention: Attention, dropout: float = 0.0, norm: str = "post", gate: bool = False) -> None:
         super().__init__()
+        if norm not in NORMS:
+            raise ValueError(f"unknown norm {norm!r}; valid options: {', '.join(NORMS)}")
         D = attention.query_size
         if attention.key_size != D or attention.context_size != D:
             raise ValueError(
@@ -46,12 +55,25 @@ class SelfAttentionBlock(nn.Module):
         self.attention = attention
         self.dropout = nn.Dropout(dropout)
         self.norm = nn.LayerNorm(D)
+        self.pre_norm = norm == "pre"
+        self.gate = nn.Parameter(torch.zeros(())) if gate else None  # alpha, ReZero
+
+    def _inputs(self, x: Tensor) -> Tensor:
+        """What the attention reads: LayerNorm(x) before a pre-norm block, x itself otherwise."""
+        return self.norm(x) if self.pre_norm else x
+
+    def _residual(self, x: Tensor, context: Tensor) -> Tensor:
+        """x + alpha * dropout(context), normalized after a post-norm block."""
+        update = self.dropout(context)
+        if self.gate is not None:
+            update = self.gate * update
+        return x + update if self.pre_norm else self.norm(x + update)
 
     def forward(self, x: Tensor, mask: Optional[Tensor]) -> Tensor:
         """States (B, N, D) -> (B, N, D); ``mask`` (B, N) for padding or (B, N, N) per query."""
-        att = self.attention
-        context, _ = att(x, att.project_keys(x), att.project_values(x), mask)
-        return self.norm(x + self.dropout(context))
+        att, y = self.attention, self._inputs(x)
+        context, _ = att(y, att.project_keys(y), att.project_values(y), mask)
+        return self._residual(x, context)
 
     def empty_memory(self, like: Tensor, cache: bool) -> SelfAttentionMemory:
         """Memory with no position yet for states shaped like ``like`` (B, D)."""
@@ -62,8 +84,9 @@ class SelfAttentionBlock(nn.Module):
 
     def step(self, x: Tensor, memory: SelfAttentionMemory) -> tuple[Tensor, SelfAttentionMemory]:
         """One new state (B, D): append it to ``memory`` and attend over all of it (itself included)."""
-        att, new = self.attention, x.unsqueeze(1)  # (B, 1, D)
-        if memory.states is not None:  # uncached: keep raw states, project the whole prefix again
+        att, y = self.attention, self._inputs(x)  # (B, D)
+        new = y.unsqueeze(1)  # (B, 1, D)
+        if memory.states is not None:  # uncached: keep the inputs, project the whole prefix again
             states = torch.cat([memory.states, new], 1)  # (B, t, D)
             memory = SelfAttentionMemory(states=states)
             keys, values = att.project_keys(states), att.project_values(states)
@@ -71,8 +94,8 @@ class SelfAttentionBlock(nn.Module):
             keys = torch.cat([memory.keys, att.project_keys(new)], 1)  # (B, t, A)
             values = torch.cat([memory.values, att.project_values(new)], 1)  # (B, t, A_v)
             memory = SelfAttentionMemory(keys=keys, values=values)
-        context, _ = att(x, keys, values, None)  # (B, D)
-        return self.norm(x + self.dropout(context)), memory
+        context, _ = att(y, keys, values, None)  # (B, D)
+        return self._residual(x, context), memory
 
 
 class SelfAttentionEncoder(nn.Module):
