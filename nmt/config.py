@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
@@ -224,7 +224,19 @@ def read_yaml(path: Path) -> dict[str, Any]:
 # config (a run's config.yaml, a checkpoint's) holds every option of its day, so a missing one
 # means it was saved before the option existed.  Options that act only on the initialization
 # (model.attention.out_proj_start) are not listed: a saved model loads the same whatever their value.
-SAVED_RUN_DEFAULTS: dict[tuple[str, ...], Any] = {("model", "attention", "scale_out_proj"): False}
+SAVED_RUN_DEFAULTS: dict[tuple[str, ...], Any] = {
+    ("model", "attention", "scale_out_proj"): False,
+    ("model", "enc_self_attention", "norm"): "post",
+    ("model", "enc_self_attention", "gate"): False,
+    ("model", "dec_self_attention", "norm"): "post",
+    ("model", "dec_self_attention", "gate"): False,
+}
+# A section's saved defaults apply only where the section is in use; elsewhere its options change
+# no model, and taking today's defaults keeps such a config equal to a new one (nmt compare reuse).
+_IN_USE: dict[tuple[str, ...], Callable[[dict[str, Any]], bool]] = {
+    ("model", "enc_self_attention"): lambda section: bool(section.get("layers")),
+    ("model", "dec_self_attention"): lambda section: bool(section.get("enabled")),
+}
 
 
 def fill_saved_defaults(raw: dict[str, Any]) -> dict[str, Any]:
@@ -233,7 +245,8 @@ def fill_saved_defaults(raw: dict[str, Any]) -> dict[str, Any]:
         node = raw
         for key in path[:-1]:
             node = node.setdefault(key, {}) if isinstance(node, dict) else {}
-        if isinstance(node, dict):
+        in_use = _IN_USE.get(path[:-1])
+        if isinstance(node, dict) and (in_use is None or in_use(node)):
             node.setdefault(path[-1], value)
     return raw
 

@@ -128,17 +128,19 @@ class SelfAttentionConfig(Section):
     dim: Optional[int] = Field(None, ge=1, description="Size of linearly mapped vectors; null = the state size.")
     max_len: int = Field(256, ge=1, description="location: positions W_a scores; later ones get no weight.")
     norm: Literal["post", "pre"] = Field(
-        "post", description="Layer norm placement: post = LayerNorm(x + a f(x)) (Vaswani et al. 2017), "
-                            "pre = x + a f(LayerNorm(x)) (Xiong et al. 2020).")
+        "pre", description="Layer norm placement: pre = x + a f(LayerNorm(x)) (Xiong et al. 2020), post = "
+                           "LayerNorm(x + a f(x)) (Vaswani et al. 2017; measured to slow learning, "
+                           "docs/attention_diagnosis.md).")
     gate: bool = Field(
-        False, description="Residual gate a learned from 0 (ReZero, Bachlechner et al. 2020); false: a = 1.")
+        True, description="Residual gate a learned from 0 (ReZero, Bachlechner et al. 2020): with norm pre the block "
+                          "starts as the identity, so adding it starts from the model without it; false: a = 1.")
 
     def axes(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in AXES}
 
 
 class EncoderSelfAttentionConfig(SelfAttentionConfig):
-    layers: int = Field(0, ge=0, description="Blocks x = LayerNorm(x + attend(x)) after the RNN encoder, padding masked (0 = none).")
+    layers: int = Field(0, ge=0, description="Residual self-attention blocks after the RNN encoder, padding masked (0 = none).")
 
 
 class DecoderSelfAttentionConfig(SelfAttentionConfig):

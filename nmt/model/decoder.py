@@ -15,7 +15,7 @@ target embedding matrix (Press & Wolf 2017; needs E == H).
 
 Decoder self-attention (optional, :mod:`nmt.model.self_attention`) refines the query state
 q (s_{t-1} for bahdanau, h_t for luong) over the query states so far, causally:
-    r = LayerNorm(q + SA(q; q_1..q_t)),
+    r = q + alpha SA(LayerNorm(q); q_1..q_t)   (the default block: pre-norm, ReZero gate),
 and r takes q's place: it queries the encoder, and in luong style it also enters the
 output layer (h~_t = tanh(W_c [c_t; r_t])).  Past keys and values are cached in the
 :class:`DecoderState` (``cache_self_attention = False`` re-projects the whole prefix at

@@ -157,10 +157,40 @@ STYLES = [{"type": "bahdanau"}, {"type": "luong_general"}, {"type": "qkv", "inpu
           {"type": "custom", "energy": "location", "query_map": "linear", "input_feeding": False}]
 
 
+BLOCKS = [{"norm": "post", "gate": False}, {"norm": "pre", "gate": True}]
+
+
+def with_blocks(block: dict[str, Any]) -> dict[str, Any]:
+    """ENC_SA and DEC_SA with the given layer norm placement and gate."""
+    return {name: {**section, **block} for name, section in {**ENC_SA, **DEC_SA}.items()}
+
+
+def open_gates(m: Seq2Seq, alpha: float = 0.5) -> Seq2Seq:
+    """Set every ReZero gate (0 at init, where nothing flows through the block) to ``alpha``."""
+    with torch.no_grad():
+        for name, param in m.named_parameters():
+            if name.endswith(".gate"):
+                param.fill_(alpha)
+    return m
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_a_gated_pre_norm_block_is_the_identity_at_init(block: dict) -> None:
+    m = model(with_blocks(block), {"type": "bahdanau"})
+    enc_block, dec_block = m.enc_self_attention.blocks[0], m.decoder.self_attention
+    x = torch.randn(3, 5, enc_block.norm.normalized_shape[0])  # (B, S, K)
+    q = torch.randn(3, dec_block.norm.normalized_shape[0])  # (B, H)
+    with torch.no_grad():
+        same = torch.equal(enc_block(x, None), x)
+        step, _ = dec_block.step(q, dec_block.empty_memory(q, cache=True))
+    assert same == block["gate"] and torch.equal(step, q) == block["gate"]
+
+
+@pytest.mark.parametrize("block", BLOCKS)
 @pytest.mark.parametrize("attention", STYLES)
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
-def test_self_attention_models_train_and_ignore_padding(attention: dict, cell: str) -> None:
-    m = model({**ENC_SA, **DEC_SA}, attention, cell).train()
+def test_self_attention_models_train_and_ignore_padding(attention: dict, cell: str, block: dict) -> None:
+    m = open_gates(model(with_blocks(block), attention, cell)).train()
     src, lengths, tgt_in = batch()
     logits, weights = m(src, lengths, tgt_in)
     F.cross_entropy(logits.reshape(-1, V_TGT), torch.randint(4, V_TGT, (15,))).backward()
@@ -203,9 +233,9 @@ def steps(m: Seq2Seq, src, lengths, tgt_in) -> torch.Tensor:
 
 @pytest.mark.parametrize("attention", STYLES)
 @pytest.mark.parametrize("cache", [True, False])
-@pytest.mark.parametrize("dec", [{}] + DEC_ENERGIES)
+@pytest.mark.parametrize("dec", [{}] + DEC_ENERGIES + [{**DEC_ENERGIES[0], **BLOCKS[1]}])
 def test_step_by_step_with_or_without_cache_equals_forward(attention: dict, cache: bool, dec: dict) -> None:
-    m = model({"dec_self_attention": {**DEC_SA["dec_self_attention"], **dec}}, attention)
+    m = open_gates(model({"dec_self_attention": {**DEC_SA["dec_self_attention"], **dec}}, attention))
     m.decoder.cache_self_attention = cache
     src, lengths, tgt_in = batch()
     with torch.no_grad():

@@ -177,3 +177,25 @@ def test_out_proj_start_sets_where_the_scaled_projection_begins(start: str, rati
     scaled = effective_out_proj(scale_out_proj=True, out_proj_start=start)
     torch.testing.assert_close(scaled, plain * ratio)
     assert plain.std() > 0.05  # Xavier over 32 x 32: std 0.177
+
+
+def test_configs_saved_before_self_attention_norm_and_gate_rebuild_post_norm_blocks() -> None:
+    """A saved run with a self-attention block gets the old block back; one without keeps today's defaults."""
+    from nmt.config import Config, fill_saved_defaults, from_dict
+
+    def saved_without_norm_and_gate(**model: object) -> dict:
+        raw = Config().model_dump(mode="json")
+        for section in ("enc_self_attention", "dec_self_attention"):
+            del raw["model"][section]["norm"], raw["model"][section]["gate"]
+        for key, value in model.items():
+            section, option = key.split("__")
+            raw["model"][section][option] = value
+        return raw
+
+    used = from_dict(fill_saved_defaults(saved_without_norm_and_gate(enc_self_attention__layers=1))).model
+    assert (used.enc_self_attention.norm, used.enc_self_attention.gate) == ("post", False)
+    assert used.dec_self_attention == Config().model.dec_self_attention  # not in use: today's defaults
+    used = from_dict(fill_saved_defaults(saved_without_norm_and_gate(dec_self_attention__enabled=True))).model
+    assert (used.dec_self_attention.norm, used.dec_self_attention.gate) == ("post", False)
+    unused = from_dict(fill_saved_defaults(saved_without_norm_and_gate())).model
+    assert unused == Config().model  # equal to a new config, so nmt compare reuses such a run
