@@ -104,7 +104,8 @@ def finished(run_dir: Path, cfg: config_mod.Config, steps: int) -> bool:
     if not saved.is_file():
         return False
     try:  # read as a saved run is read on resume, so an option added since it trained takes its old value
-        same = config_mod.dump(config_mod.load(saved, saved=True)) == config_mod.dump(cfg)
+        trained = config_mod.without_inert_options(config_mod.load(saved, saved=True))
+        same = config_mod.dump(trained) == config_mod.dump(config_mod.without_inert_options(cfg))
     except UserError:  # a config.yaml this version cannot read: train the run again
         return False
     if not same:

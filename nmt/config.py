@@ -226,6 +226,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
 # (model.attention.out_proj_start) are not listed: a saved model loads the same whatever their value.
 SAVED_RUN_DEFAULTS: dict[tuple[str, ...], Any] = {
     ("model", "attention", "scale_out_proj"): False,
+    ("model", "attention", "scale_bilinear"): False,
     ("model", "enc_self_attention", "norm"): "post",
     ("model", "enc_self_attention", "gate"): False,
     ("model", "dec_self_attention", "norm"): "post",
@@ -249,6 +250,29 @@ def fill_saved_defaults(raw: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node, dict) and (in_use is None or in_use(node)):
             node.setdefault(path[-1], value)
     return raw
+
+
+def without_inert_options(config: Config) -> Config:
+    """``config`` with the options that change nothing in its model set to their defaults.
+
+    Those are the attention's scalings where their map is absent (``scale_bilinear`` without the
+    bilinear energy, ``scale_out_proj`` without an output projection) and the self-attention
+    sections that are off.  Two configs equal after this train the same model the same way,
+    which is what ``nmt compare`` asks of a finished run before it reuses it.
+    """
+    model, attention = config.model, config.model.attention
+    axes, default = attention.axes(), AttentionConfig()
+    inert: dict[str, Any] = {}
+    if axes["energy"] != "bilinear":
+        inert.update(scale_bilinear=default.scale_bilinear, bilinear_start=default.bilinear_start)
+    if not axes["out_proj"]:
+        inert.update(scale_out_proj=default.scale_out_proj, out_proj_start=default.out_proj_start)
+    sections: dict[str, Any] = {"attention": attention.model_copy(update=inert)}
+    if not model.enc_self_attention.layers:
+        sections["enc_self_attention"] = EncoderSelfAttentionConfig()
+    if not model.dec_self_attention.enabled:
+        sections["dec_self_attention"] = DecoderSelfAttentionConfig()
+    return config.model_copy(update={"model": model.model_copy(update=sections)})
 
 
 def from_dict(raw: dict[str, Any]) -> Config:

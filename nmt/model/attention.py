@@ -74,6 +74,7 @@ class Attention(nn.Module):
         scale_bilinear: bool = False,
         scale_out_proj: bool = False,
         out_proj_start: str = "xavier",
+        bilinear_start: str = "xavier",
     ) -> None:
         super().__init__()
         if energy not in ENERGIES:
@@ -105,11 +106,13 @@ class Attention(nn.Module):
         # W_o = W_o' / sqrt(A_v): stacked on the value map, W_o W_v grows as a product under Adam
         # and the context outgrows the tanh it feeds (docs/attention_diagnosis.md).
         self.out_gain = a_v ** -0.5 if scale_out_proj and out_proj else 1.0
-        # How W_o' starts, as a multiple of its Xavier init (applied by nmt.model.build.init_weights):
-        # 1/gain makes W_o itself start as a Xavier map, so only Adam's steps on it are scaled.
-        if out_proj_start not in ("xavier", "scaled"):
-            raise ValueError(f"unknown out_proj_start {out_proj_start!r}; valid options: xavier, scaled")
+        # How W_o' and W' start, as multiples of their Xavier init (applied by nmt.model.build.init_weights):
+        # 1/gain makes W_o (W) itself start as a Xavier map, so only Adam's steps on it are scaled.
+        for name, start in (("out_proj_start", out_proj_start), ("bilinear_start", bilinear_start)):
+            if start not in ("xavier", "scaled"):
+                raise ValueError(f"unknown {name} {start!r}; valid options: xavier, scaled")
         self.out_init_gain = 1.0 / self.out_gain if out_proj_start == "xavier" else 1.0
+        self.bilinear_init_gain = 1.0 / self.bilinear_gain if bilinear_start == "xavier" else 1.0
 
     # ------------------------------------------------------------ parametrization
 

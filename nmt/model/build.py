@@ -34,8 +34,9 @@ def init_weights(model: nn.Module) -> None:
       orthogonal per gate block (Saxe et al. 2014), zero biases except the LSTM forget
       gate, whose bias b_ih is 1 so that memory is kept at first (Jozefowicz et al. 2015).
     - Additive attention's v: uniform in +-A^-1/2, set where it is created.
-    - An attention output projection learned on a smaller scale (W_o = g W_o') starts with
-      W_o' = Xavier x ``out_init_gain`` (1/g: W_o itself starts as a Xavier map).
+    - Attention maps learned on a smaller scale (W_o = g W_o', bilinear W = g W') start with
+      W_o' = Xavier x ``out_init_gain`` and W' = Xavier x ``bilinear_init_gain`` (1/g: the map
+      itself starts as a Xavier map).
     - Layer norms (self-attention blocks, the Transformer): unit scale, zero shift, as created.
     - Learned position tables are embeddings too (std D^-1/2); sinusoids have no parameters.
     A tied output layer shares the target embedding, which is initialized as an embedding.
@@ -65,9 +66,12 @@ def init_weights(model: nn.Module) -> None:
                     nn.init.zeros_(param)
                     if isinstance(module, nn.LSTM) and name.startswith("bias_ih"):
                         nn.init.ones_(blocks[1])  # forget gate (i, f, g, o)
-        elif isinstance(module, Attention) and module.out_proj is not None:
+        elif isinstance(module, Attention):
             with torch.no_grad():  # after Linear: scales the Xavier weights just drawn
-                module.out_proj.weight.mul_(module.out_init_gain)
+                if module.out_proj is not None:
+                    module.out_proj.weight.mul_(module.out_init_gain)
+                if module.bilinear is not None:
+                    module.bilinear.weight.mul_(module.bilinear_init_gain)
 
 
 def _block(cfg: SelfAttentionConfig, size: int, dropout: float) -> SelfAttentionBlock:
@@ -87,7 +91,7 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Translation
     att, enc_self, dec_self = cfg.attention, cfg.enc_self_attention, cfg.dec_self_attention
     attention = Attention(cfg.hidden_size, cfg.key_size, **att.axes(), dim=att.dim, max_len=att.max_src_len,
                           scale_bilinear=att.scale_bilinear, scale_out_proj=att.scale_out_proj,
-                          out_proj_start=att.out_proj_start)
+                          out_proj_start=att.out_proj_start, bilinear_start=att.bilinear_start)
     blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(
         src_vocab, cfg.emb_size, cfg.hidden_size, num_layers=cfg.enc_layers, bidirectional=cfg.bidirectional,

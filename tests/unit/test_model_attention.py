@@ -199,3 +199,40 @@ def test_configs_saved_before_self_attention_norm_and_gate_rebuild_post_norm_blo
     assert (used.dec_self_attention.norm, used.dec_self_attention.gate) == ("post", False)
     unused = from_dict(fill_saved_defaults(saved_without_norm_and_gate())).model
     assert unused == Config().model  # equal to a new config, so nmt compare reuses such a run
+
+
+@pytest.mark.parametrize("start, ratio", [("xavier", 1.0), ("scaled", 32 ** -0.5)])
+def test_bilinear_start_sets_where_the_scaled_bilinear_form_begins(start: str, ratio: float) -> None:
+    """xavier: luong_general with scale_bilinear starts as without it; scaled: its W starts sqrt(A) times smaller."""
+    from nmt.config import Config
+    from nmt.model.build import build_model
+
+    def effective_bilinear(**attention: object) -> torch.Tensor:
+        cfg = Config().model.model_copy(update={"hidden_size": 32, "emb_size": 32})
+        cfg = cfg.model_copy(update={"attention": cfg.attention.model_copy(update={"type": "luong_general",
+                                                                                    **attention})})
+        torch.manual_seed(0)
+        att = build_model(cfg, 11, 13).decoder.attention
+        return att.bilinear.weight * att.bilinear_gain  # W = g W'
+
+    plain = effective_bilinear(scale_bilinear=False)
+    torch.testing.assert_close(effective_bilinear(scale_bilinear=True, bilinear_start=start), plain * ratio)
+    assert Config().model.attention.scale_bilinear is True  # the default for new runs
+
+
+def test_options_that_change_no_model_do_not_tell_configs_apart() -> None:
+    """What nmt compare reuses: scalings of absent maps and switched-off self-attention are inert."""
+    from nmt.config import load, without_inert_options
+
+    def same(a: list[str], b: list[str]) -> bool:
+        return without_inert_options(load(None, a)) == without_inert_options(load(None, b))
+
+    bahdanau = ["model.attention.type=bahdanau"]
+    assert same(bahdanau + ["model.attention.scale_bilinear=false", "model.attention.out_proj_start=scaled",
+                            "model.enc_self_attention.norm=post"], bahdanau)
+    assert not same(["model.attention.type=luong_general", "model.attention.scale_bilinear=false"],
+                    ["model.attention.type=luong_general"])
+    assert not same(["model.attention.type=qkv", "model.attention.out_proj_start=scaled"], ["model.attention.type=qkv"])
+    assert not same(bahdanau + ["model.enc_self_attention.layers=1", "model.enc_self_attention.norm=post"],
+                    bahdanau + ["model.enc_self_attention.layers=1"])
+    assert not same(bahdanau + ["model.attention.type=qkv"], bahdanau)  # a real difference stays one
