@@ -92,6 +92,33 @@ def check_plan(plan: Plan) -> int:
     return steps
 
 
+def without_inert_options(config: config_mod.Config) -> config_mod.Config:
+    """``config`` with options that change nothing in its model or its training set to their defaults.
+
+    Those are the attention's scalings where their map is absent (``scale_bilinear`` without the
+    bilinear energy, ``scale_out_proj`` without an output projection), a ``*_start`` where its
+    scaling is off, and the self-attention sections that are off.  Two configs equal after this
+    train the same model the same way, which is what a finished run must match to be reused.
+    """
+    model, attention = config.model, config.model.attention
+    axes, default = attention.axes(), config_mod.AttentionConfig()
+    inert: dict[str, Any] = {}
+    if axes["energy"] != "bilinear" or not attention.scale_bilinear:
+        inert["bilinear_start"] = default.bilinear_start
+        if axes["energy"] != "bilinear":
+            inert["scale_bilinear"] = default.scale_bilinear
+    if not axes["out_proj"] or not attention.scale_out_proj:
+        inert["out_proj_start"] = default.out_proj_start
+        if not axes["out_proj"]:
+            inert["scale_out_proj"] = default.scale_out_proj
+    sections: dict[str, Any] = {"attention": attention.model_copy(update=inert)}
+    if not model.enc_self_attention.layers:
+        sections["enc_self_attention"] = config_mod.EncoderSelfAttentionConfig()
+    if not model.dec_self_attention.enabled:
+        sections["dec_self_attention"] = config_mod.DecoderSelfAttentionConfig()
+    return config.model_copy(update={"model": model.model_copy(update=sections)})
+
+
 def _stop(run_dir: Path) -> Optional[events.Stop]:
     """The run's last stop event (None while it never stopped)."""
     stops = events.of_kind(events.read(run_dir), events.Stop)
@@ -99,13 +126,13 @@ def _stop(run_dir: Path) -> Optional[events.Stop]:
 
 
 def finished(run_dir: Path, cfg: config_mod.Config, steps: int) -> bool:
-    """Whether ``run_dir`` holds this exact config trained to ``steps`` updates."""
+    """Whether ``run_dir`` holds a run of this config (up to inert options) trained to ``steps`` updates."""
     saved = run_dir / "config.yaml"
     if not saved.is_file():
         return False
     try:  # read as a saved run is read on resume, so an option added since it trained takes its old value
-        trained = config_mod.without_inert_options(config_mod.load(saved, saved=True))
-        same = config_mod.dump(trained) == config_mod.dump(config_mod.without_inert_options(cfg))
+        trained = without_inert_options(config_mod.load(saved, saved=True))
+        same = config_mod.dump(trained) == config_mod.dump(without_inert_options(cfg))
     except UserError:  # a config.yaml this version cannot read: train the run again
         return False
     if not same:

@@ -20,8 +20,8 @@ import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from nmt.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
-from nmt.config_sections import (NORMALIZATIONS, SPM_MODEL_TYPES, AttentionConfig, DataConfig, DecodeConfig,
-                                 DecoderSelfAttentionConfig, EncoderSelfAttentionConfig, ModelConfig, Section,
+from nmt.config_sections import (NORMALIZATIONS, RNN_ONLY, SPM_MODEL_TYPES, AttentionConfig, DataConfig,
+                                 DecodeConfig, DecoderSelfAttentionConfig, EncoderSelfAttentionConfig, ModelConfig, Section,
                                  SelfAttentionConfig, TrainConfig, TransformerConfig)
 from nmt.errors import ConfigError, UserError
 
@@ -222,11 +222,14 @@ def read_yaml(path: Path) -> dict[str, Any]:
 
 # Options added after runs were saved, with the value that rebuilds those runs' models.  A saved
 # config (a run's config.yaml, a checkpoint's) holds every option of its day, so a missing one
-# means it was saved before the option existed.  Options that act only on the initialization
-# (model.attention.out_proj_start) are not listed: a saved model loads the same whatever their value.
+# means it was saved before the option existed.  The *_start options act only on the
+# initialization: a saved model loads the same whatever their value, but nmt compare reads them
+# to tell how a run was trained.
 SAVED_RUN_DEFAULTS: dict[tuple[str, ...], Any] = {
     ("model", "attention", "scale_out_proj"): False,
+    ("model", "attention", "out_proj_start"): "scaled",  # initialization only: how the run was trained
     ("model", "attention", "scale_bilinear"): False,
+    ("model", "attention", "bilinear_start"): "scaled",
     ("model", "enc_self_attention", "norm"): "post",
     ("model", "enc_self_attention", "gate"): False,
     ("model", "dec_self_attention", "norm"): "post",
@@ -241,7 +244,16 @@ _IN_USE: dict[tuple[str, ...], Callable[[dict[str, Any]], bool]] = {
 
 
 def fill_saved_defaults(raw: dict[str, Any]) -> dict[str, Any]:
-    """``raw`` (a saved config) with :data:`SAVED_RUN_DEFAULTS` set where it lacks them."""
+    """``raw`` (a saved config) with :data:`SAVED_RUN_DEFAULTS` set where it lacks them.
+
+    A saved Transformer's RNN-only options are dropped: they built nothing, and a default
+    changed since would otherwise read as an RNN option given to a Transformer.
+    """
+    model = raw.get("model")
+    if isinstance(model, dict) and model.get("arch") == "transformer":
+        for key in RNN_ONLY:
+            model.pop(key, None)
+        return raw
     for path, value in SAVED_RUN_DEFAULTS.items():
         node = raw
         for key in path[:-1]:
@@ -250,29 +262,6 @@ def fill_saved_defaults(raw: dict[str, Any]) -> dict[str, Any]:
         if isinstance(node, dict) and (in_use is None or in_use(node)):
             node.setdefault(path[-1], value)
     return raw
-
-
-def without_inert_options(config: Config) -> Config:
-    """``config`` with the options that change nothing in its model set to their defaults.
-
-    Those are the attention's scalings where their map is absent (``scale_bilinear`` without the
-    bilinear energy, ``scale_out_proj`` without an output projection) and the self-attention
-    sections that are off.  Two configs equal after this train the same model the same way,
-    which is what ``nmt compare`` asks of a finished run before it reuses it.
-    """
-    model, attention = config.model, config.model.attention
-    axes, default = attention.axes(), AttentionConfig()
-    inert: dict[str, Any] = {}
-    if axes["energy"] != "bilinear":
-        inert.update(scale_bilinear=default.scale_bilinear, bilinear_start=default.bilinear_start)
-    if not axes["out_proj"]:
-        inert.update(scale_out_proj=default.scale_out_proj, out_proj_start=default.out_proj_start)
-    sections: dict[str, Any] = {"attention": attention.model_copy(update=inert)}
-    if not model.enc_self_attention.layers:
-        sections["enc_self_attention"] = EncoderSelfAttentionConfig()
-    if not model.dec_self_attention.enabled:
-        sections["dec_self_attention"] = DecoderSelfAttentionConfig()
-    return config.model_copy(update={"model": model.model_copy(update=sections)})
 
 
 def from_dict(raw: dict[str, Any]) -> Config:

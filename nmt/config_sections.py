@@ -88,11 +88,11 @@ class AttentionConfig(Section):
                               "W_o' Xavier, W_o sqrt(A_v) times smaller, measured to learn slower "
                               "(docs/attention_diagnosis.md).")
     scale_bilinear: bool = Field(
-        True, description="luong_general (bilinear energy): learn W as W'/sqrt(A), the same q^T W k but moved sqrt(A) "
-                          "times slower by Adam, so the scores do not outrun the softmax (docs/attention_diagnosis.md).")
+        True, description="luong_general (bilinear energy): learn W as W'/sqrt(A/heads), the same q^T W k but moved "
+                          "sqrt(A/heads) times slower by Adam, so the scores do not outrun the softmax (docs/attention_diagnosis.md).")
     bilinear_start: Literal["xavier", "scaled"] = Field(
         "xavier", description="With scale_bilinear, how W starts: xavier = as an ordinary Xavier-initialized map "
-                              "(W' = sqrt(A) x Xavier); scaled = W' Xavier, W sqrt(A) times smaller, measured to learn "
+                              "(W' = sqrt(A/heads) x Xavier); scaled = W' Xavier, W that many times smaller, measured to learn "
                               "slower (docs/attention_diagnosis.md).")
     energy: Optional[Literal[ATTENTION_ENERGIES]] = Field(  # type: ignore[valid-type]
         None, description="Energy: " + ", ".join(ATTENTION_ENERGIES) + "; null = the preset's.")

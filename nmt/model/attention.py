@@ -97,8 +97,8 @@ class Attention(nn.Module):
         self.key_proj = nn.Linear(key_size, a_k, bias=energy == "mlp") if key_map == linear else None  # U
         self.value_proj = nn.Linear(key_size, a_v) if value_map == linear else None  # W_v
         self.bilinear = nn.Linear(a_k, a_q, bias=False) if energy == "bilinear" else None  # q^T W k
-        # W = W' / sqrt(A/h): the same q^T W k, but under Adam W starts sqrt(A/h) times smaller and
-        # moves sqrt(A/h) times slower, so the scores do not outgrow the softmax (docs/attention_diagnosis.md).
+        # W = W' / sqrt(A/h): the same q^T W k, but Adam moves W sqrt(A/h) times slower, so the scores
+        # do not outgrow the softmax; bilinear_start says where W starts (docs/attention_diagnosis.md).
         self.bilinear_gain = (a_q // heads) ** -0.5 if scale_bilinear and energy == "bilinear" else 1.0
         self.v = nn.Parameter(torch.empty(a_q).uniform_(-a_q ** -0.5, a_q ** -0.5)) if energy == "mlp" else None
         self.location = nn.Linear(a_q, heads * max_len, bias=False) if energy == "location" else None  # W_a

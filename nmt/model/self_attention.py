@@ -43,7 +43,7 @@ NORMS = ("post", "pre")
 class SelfAttentionBlock(nn.Module):
     """A residual self-attention block for states of size D; ``norm`` and ``gate`` as in the module docstring."""
 
-    def __init__(self, attention: Attention, dropout: float = 0.0, norm: str = "post", gate: bool = False) -> None:
+    def __init__(self, attention: Attention, dropout: float = 0.0, norm: str = "pre", gate: bool = True) -> None:
         super().__init__()
         if norm not in NORMS:
             raise ValueError(f"unknown norm {norm!r}; valid options: {', '.join(NORMS)}")
@@ -59,11 +59,11 @@ class SelfAttentionBlock(nn.Module):
         self.gate = nn.Parameter(torch.zeros(())) if gate else None  # alpha, ReZero
 
     def _inputs(self, x: Tensor) -> Tensor:
-        """What the attention reads: LayerNorm(x) before a pre-norm block, x itself otherwise."""
+        """What the attention reads, (..., D): LayerNorm(x) in a pre-norm block, x itself otherwise."""
         return self.norm(x) if self.pre_norm else x
 
     def _residual(self, x: Tensor, context: Tensor) -> Tensor:
-        """x + alpha * dropout(context), normalized after a post-norm block."""
+        """x + alpha * dropout(context), both (..., D), normalized after a post-norm block."""
         update = self.dropout(context)
         if self.gate is not None:
             update = self.gate * update

@@ -63,7 +63,7 @@ class SelfAttentionMemory:
 
     keys: Optional[Tensor] = None  # (B, t, A) cached keys
     values: Optional[Tensor] = None  # (B, t, A_v) cached values
-    states: Optional[Tensor] = None  # (B, t, H) raw query states when not caching
+    states: Optional[Tensor] = None  # (B, t, H) the block's inputs when not caching
 
     def index_select(self, idx: Tensor) -> "SelfAttentionMemory":
         return SelfAttentionMemory(_rows(self.keys, idx), _rows(self.values, idx), _rows(self.states, idx))

@@ -87,6 +87,6 @@ def test_a_slower_machine_gets_the_same_scores(tmp_path, toy_files, capsys):
         code, out, err = run_cli(args, capsys)
         assert code == 0, err
         reports.append(json.loads((runs / "cmp" / "report" / "report.json").read_text())["variants"])
-    slow, fast = ({r["variant"]: (r["bleu"], r["chrf"], r["updates"]) for r in rows} for rows in reports)
+    fast, slow = ({r["variant"]: (r["bleu"], r["chrf"], r["updates"]) for r in rows} for rows in reports)
     assert slow == fast and all(updates == 30 for _, _, updates in slow.values())
     assert any(bleu > 0 for bleu, _, _ in slow.values())  # the comparison is not trivially equal

@@ -186,7 +186,17 @@ def test_a_gated_pre_norm_block_is_the_identity_at_init(block: dict) -> None:
     assert same == block["gate"] and torch.equal(step, q) == block["gate"]
 
 
-@pytest.mark.parametrize("block", BLOCKS)
+def test_a_closed_gate_still_learns_to_open() -> None:
+    """At alpha = 0 no gradient reaches the block's attention, but alpha's own is not zero."""
+    m = model(with_blocks(BLOCKS[1]), {"type": "bahdanau"}).train()
+    src, lengths, tgt_in = batch()
+    logits, _ = m(src, lengths, tgt_in)
+    F.cross_entropy(logits.reshape(-1, V_TGT), torch.randint(4, V_TGT, (15,))).backward()
+    gates = {name: p.grad for name, p in m.named_parameters() if name.endswith(".gate")}
+    assert len(gates) == 3 and all(g is not None and g.abs() > 0 for g in gates.values())  # 2 encoder blocks, 1 decoder
+
+
+@pytest.mark.parametrize("block", BLOCKS + [{"norm": "pre", "gate": False}, {"norm": "post", "gate": True}])
 @pytest.mark.parametrize("attention", STYLES)
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 def test_self_attention_models_train_and_ignore_padding(attention: dict, cell: str, block: dict) -> None:
@@ -209,7 +219,7 @@ def test_self_attention_models_train_and_ignore_padding(attention: dict, cell: s
 @pytest.mark.parametrize("attention", STYLES)
 @pytest.mark.parametrize("dec", [{}, DEC_ENERGIES[1]])
 def test_decoder_self_attention_is_causal(attention: dict, dec: dict) -> None:
-    m = model({"dec_self_attention": {**DEC_SA["dec_self_attention"], **dec}}, attention)
+    m = open_gates(model({"dec_self_attention": {**DEC_SA["dec_self_attention"], **dec}}, attention))
     src, lengths, tgt_in = batch(T=6)
     with torch.no_grad():
         logits, _ = m(src, lengths, tgt_in)
@@ -233,7 +243,7 @@ def steps(m: Seq2Seq, src, lengths, tgt_in) -> torch.Tensor:
 
 @pytest.mark.parametrize("attention", STYLES)
 @pytest.mark.parametrize("cache", [True, False])
-@pytest.mark.parametrize("dec", [{}] + DEC_ENERGIES + [{**DEC_ENERGIES[0], **BLOCKS[1]}])
+@pytest.mark.parametrize("dec", [{}] + DEC_ENERGIES + [{**DEC_ENERGIES[0], **BLOCKS[0]}])
 def test_step_by_step_with_or_without_cache_equals_forward(attention: dict, cache: bool, dec: dict) -> None:
     m = open_gates(model({"dec_self_attention": {**DEC_SA["dec_self_attention"], **dec}}, attention))
     m.decoder.cache_self_attention = cache
@@ -247,7 +257,7 @@ def test_step_by_step_with_or_without_cache_equals_forward(attention: dict, cach
 
 @pytest.mark.parametrize("attention", STYLES[:3])
 def test_search_gives_the_same_result_with_and_without_cache(attention: dict) -> None:
-    m = model({**ENC_SA, **DEC_SA}, attention, seed=3)
+    m = open_gates(model({**ENC_SA, **DEC_SA}, attention, seed=3))
     src, lengths, _ = batch(B=4)
     results = {}
     for cache in (True, False):
@@ -260,7 +270,7 @@ def test_search_gives_the_same_result_with_and_without_cache(attention: dict) ->
 
 
 def test_the_cache_grows_one_position_per_step_and_follows_index_select() -> None:
-    m = model(DEC_SA, {"type": "luong_general"})
+    m = open_gates(model(DEC_SA, {"type": "luong_general"}))
     src, lengths, tgt_in = batch()
     enc = m.encode(src, lengths)
     state = m.init_state(enc)
@@ -273,7 +283,7 @@ def test_the_cache_grows_one_position_per_step_and_follows_index_select() -> Non
     a, _, _ = m.step(tgt_in[idx, 3], picked, enc.index_select(idx))
     b, _, _ = m.step(tgt_in[:, 3], state, enc)
     assert torch.allclose(a, b[idx], atol=1e-6)
-    m.decoder.cache_self_attention = False  # uncached: the raw query states, re-projected every step
+    m.decoder.cache_self_attention = False  # uncached: the block's inputs, re-projected every step
     state = m.init_state(enc)
     _, state, _ = m.step(tgt_in[:, 0], state, enc)
     assert state.past.keys is None and state.past.states.shape == (3, 1, 8)

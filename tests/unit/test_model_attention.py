@@ -179,28 +179,6 @@ def test_out_proj_start_sets_where_the_scaled_projection_begins(start: str, rati
     assert plain.std() > 0.05  # Xavier over 32 x 32: std 0.177
 
 
-def test_configs_saved_before_self_attention_norm_and_gate_rebuild_post_norm_blocks() -> None:
-    """A saved run with a self-attention block gets the old block back; one without keeps today's defaults."""
-    from nmt.config import Config, fill_saved_defaults, from_dict
-
-    def saved_without_norm_and_gate(**model: object) -> dict:
-        raw = Config().model_dump(mode="json")
-        for section in ("enc_self_attention", "dec_self_attention"):
-            del raw["model"][section]["norm"], raw["model"][section]["gate"]
-        for key, value in model.items():
-            section, option = key.split("__")
-            raw["model"][section][option] = value
-        return raw
-
-    used = from_dict(fill_saved_defaults(saved_without_norm_and_gate(enc_self_attention__layers=1))).model
-    assert (used.enc_self_attention.norm, used.enc_self_attention.gate) == ("post", False)
-    assert used.dec_self_attention == Config().model.dec_self_attention  # not in use: today's defaults
-    used = from_dict(fill_saved_defaults(saved_without_norm_and_gate(dec_self_attention__enabled=True))).model
-    assert (used.dec_self_attention.norm, used.dec_self_attention.gate) == ("post", False)
-    unused = from_dict(fill_saved_defaults(saved_without_norm_and_gate())).model
-    assert unused == Config().model  # equal to a new config, so nmt compare reuses such a run
-
-
 @pytest.mark.parametrize("start, ratio", [("xavier", 1.0), ("scaled", 32 ** -0.5)])
 def test_bilinear_start_sets_where_the_scaled_bilinear_form_begins(start: str, ratio: float) -> None:
     """xavier: luong_general with scale_bilinear starts as without it; scaled: its W starts sqrt(A) times smaller."""
@@ -217,22 +195,3 @@ def test_bilinear_start_sets_where_the_scaled_bilinear_form_begins(start: str, r
 
     plain = effective_bilinear(scale_bilinear=False)
     torch.testing.assert_close(effective_bilinear(scale_bilinear=True, bilinear_start=start), plain * ratio)
-    assert Config().model.attention.scale_bilinear is True  # the default for new runs
-
-
-def test_options_that_change_no_model_do_not_tell_configs_apart() -> None:
-    """What nmt compare reuses: scalings of absent maps and switched-off self-attention are inert."""
-    from nmt.config import load, without_inert_options
-
-    def same(a: list[str], b: list[str]) -> bool:
-        return without_inert_options(load(None, a)) == without_inert_options(load(None, b))
-
-    bahdanau = ["model.attention.type=bahdanau"]
-    assert same(bahdanau + ["model.attention.scale_bilinear=false", "model.attention.out_proj_start=scaled",
-                            "model.enc_self_attention.norm=post"], bahdanau)
-    assert not same(["model.attention.type=luong_general", "model.attention.scale_bilinear=false"],
-                    ["model.attention.type=luong_general"])
-    assert not same(["model.attention.type=qkv", "model.attention.out_proj_start=scaled"], ["model.attention.type=qkv"])
-    assert not same(bahdanau + ["model.enc_self_attention.layers=1", "model.enc_self_attention.norm=post"],
-                    bahdanau + ["model.enc_self_attention.layers=1"])
-    assert not same(bahdanau + ["model.attention.type=qkv"], bahdanau)  # a real difference stays one
