@@ -94,6 +94,10 @@ class AttentionConfig(Section):
         "xavier", description="With scale_bilinear, how W starts: xavier = as an ordinary Xavier-initialized map "
                               "(W' = sqrt(A/heads) x Xavier); scaled = W' Xavier, W that many times smaller, measured to learn "
                               "slower (docs/attention_diagnosis.md).")
+    scale_gaussian: bool = Field(
+        True, description="gaussian energy: learn the linear query and key maps as W'/(A/heads)^(1/4), starting as "
+                          "Xavier maps: the same -||W_q q - W_k k||^2/2, but its scores move sqrt(A/heads) times slower "
+                          "under Adam, so the attention does not freeze one-hot (docs/attention_diagnosis.md).")
     energy: Optional[Literal[ATTENTION_ENERGIES]] = Field(  # type: ignore[valid-type]
         None, description="Energy: " + ", ".join(ATTENTION_ENERGIES) + "; null = the preset's.")
     query_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]

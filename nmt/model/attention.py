@@ -75,6 +75,7 @@ class Attention(nn.Module):
         scale_out_proj: bool = False,
         out_proj_start: str = "xavier",
         bilinear_start: str = "xavier",
+        scale_gaussian: bool = False,
     ) -> None:
         super().__init__()
         if energy not in ENERGIES:
@@ -113,12 +114,15 @@ class Attention(nn.Module):
                 raise ValueError(f"unknown {name} {start!r}; valid options: xavier, scaled")
         self.out_init_gain = 1.0 / self.out_gain if out_proj_start == "xavier" else 1.0
         self.bilinear_init_gain = 1.0 / self.bilinear_gain if bilinear_start == "xavier" else 1.0
+        # Gaussian: W_q = W_q' g and W_k = W_k' g with g = (A/h)^(-1/4), so the squared distance, quadratic in
+        # the maps, moves sqrt(A/h) times slower; W_q', W_k' start at Xavier / g (plain Xavier maps).
+        self.qk_gain = (a_q // heads) ** -0.25 if scale_gaussian and energy == "gaussian" else 1.0
 
     # ------------------------------------------------------------ parametrization
 
     def project_keys(self, memory: Tensor) -> Tensor:
         """Attended states (B, S, K) -> keys (B, S, A); a bilinear W is applied here too."""
-        keys = memory if self.key_proj is None else self.key_proj(memory)
+        keys = memory if self.key_proj is None else self.key_proj(memory) * self.qk_gain
         return keys if self.bilinear is None else self.bilinear(keys) * self.bilinear_gain
 
     def project_values(self, memory: Tensor) -> Tensor:
@@ -127,7 +131,7 @@ class Attention(nn.Module):
 
     def project_query(self, query: Tensor) -> Tensor:
         """Queries (B, T, H_q) -> (B, T, A)."""
-        return query if self.query_proj is None else self.query_proj(query)
+        return query if self.query_proj is None else self.query_proj(query) * self.qk_gain
 
     # ------------------------------------------------------------ energy and pooling
 
@@ -178,7 +182,8 @@ class Attention(nn.Module):
         return context, weights
 
     def extra_repr(self) -> str:
-        scaled = (self.bilinear_gain, self.out_gain) != (1.0, 1.0)
-        gains = f", bilinear_gain={self.bilinear_gain:.3g}, out_gain={self.out_gain:.3g}" if scaled else ""
+        scaled = (self.bilinear_gain, self.out_gain, self.qk_gain) != (1.0, 1.0, 1.0)
+        gains = (f", bilinear_gain={self.bilinear_gain:.3g}, out_gain={self.out_gain:.3g}, qk_gain={self.qk_gain:.3g}"
+                 if scaled else "")
         return f"energy={self.kind}, heads={self.heads}, context_size={self.context_size}{gains}"
 

@@ -36,7 +36,7 @@ def init_weights(model: nn.Module) -> None:
     - Additive attention's v: uniform in +-A^-1/2, set where it is created.
     - Attention maps learned on a smaller scale (W_o = g W_o', bilinear W = g W') start with
       W_o' = Xavier x ``out_init_gain`` and W' = Xavier x ``bilinear_init_gain`` (1/g: the map
-      itself starts as a Xavier map).
+      itself starts as a Xavier map); the gaussian's scaled query and key maps start at Xavier / g.
     - Layer norms (self-attention blocks, the Transformer): unit scale, zero shift, as created.
     - Learned position tables are embeddings too (std D^-1/2); sinusoids have no parameters.
     A tied output layer shares the target embedding, which is initialized as an embedding.
@@ -72,6 +72,9 @@ def init_weights(model: nn.Module) -> None:
                     module.out_proj.weight.mul_(module.out_init_gain)
                 if module.bilinear is not None:
                     module.bilinear.weight.mul_(module.bilinear_init_gain)
+                for proj in (module.query_proj, module.key_proj):
+                    if proj is not None:
+                        proj.weight.div_(module.qk_gain)
 
 
 def _block(cfg: SelfAttentionConfig, size: int, dropout: float) -> SelfAttentionBlock:
@@ -91,7 +94,8 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Translation
     att, enc_self, dec_self = cfg.attention, cfg.enc_self_attention, cfg.dec_self_attention
     attention = Attention(cfg.hidden_size, cfg.key_size, **att.axes(), dim=att.dim, max_len=att.max_src_len,
                           scale_bilinear=att.scale_bilinear, scale_out_proj=att.scale_out_proj,
-                          out_proj_start=att.out_proj_start, bilinear_start=att.bilinear_start)
+                          out_proj_start=att.out_proj_start, bilinear_start=att.bilinear_start,
+                          scale_gaussian=att.scale_gaussian)
     blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(
         src_vocab, cfg.emb_size, cfg.hidden_size, num_layers=cfg.enc_layers, bidirectional=cfg.bidirectional,

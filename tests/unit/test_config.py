@@ -284,6 +284,9 @@ def test_options_that_change_no_model_do_not_tell_configs_apart() -> None:
     general = ["model.attention.type=luong_general"]
     assert not same(general + ["model.attention.scale_bilinear=false"], general)
     assert not same(general + ["model.attention.bilinear_start=scaled"], general)
+    assert same(general + ["model.attention.scale_gaussian=false"], general)
+    assert not same(["model.attention.type=gaussian", "model.attention.scale_gaussian=false"],
+                    ["model.attention.type=gaussian"])
     for section, on in (("enc_self_attention", "layers=1"), ("dec_self_attention", "enabled=true")):
         block = bahdanau + [f"model.{section}.{on}"]
         assert not same(block + [f"model.{section}.norm=post"], block)

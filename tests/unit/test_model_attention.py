@@ -195,3 +195,21 @@ def test_bilinear_start_sets_where_the_scaled_bilinear_form_begins(start: str, r
 
     plain = effective_bilinear(scale_bilinear=False)
     torch.testing.assert_close(effective_bilinear(scale_bilinear=True, bilinear_start=start), plain * ratio)
+
+
+def test_scaled_gaussian_maps_start_as_xavier_maps_and_keep_the_energy() -> None:
+    """scale_gaussian changes how fast W_q, W_k move under Adam, not the model at initialization."""
+    from nmt.config import Config
+    from nmt.model.build import build_model
+
+    def energies(**attention: object) -> torch.Tensor:
+        cfg = Config().model.model_copy(update={"hidden_size": 32, "emb_size": 32})
+        cfg = cfg.model_copy(update={"attention": cfg.attention.model_copy(update={"type": "gaussian", **attention})})
+        torch.manual_seed(0)
+        att = build_model(cfg, 11, 13).decoder.attention
+        query, memory = torch.randn(B, 1, 32), torch.randn(B, S, 64)
+        return att.energy(att.project_query(query), att.project_keys(memory)), att.qk_gain
+
+    (plain, g_plain), (scaled, g_scaled) = energies(scale_gaussian=False), energies(scale_gaussian=True)
+    torch.testing.assert_close(scaled, plain)
+    assert g_plain == 1.0 and g_scaled == pytest.approx(32 ** -0.25)
