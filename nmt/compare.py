@@ -97,9 +97,9 @@ def without_inert_options(config: config_mod.Config) -> config_mod.Config:
 
     Those are the attention's scalings where their map is absent (``scale_bilinear`` without the
     bilinear energy, ``scale_gaussian`` without the gaussian one, ``scale_out_proj`` without an
-    output projection), a ``*_start`` where its
-    scaling is off, and the self-attention sections that are off.  Two configs equal after this
-    train the same model the same way, which is what a finished run must match to be reused.
+    output projection), a ``*_start`` where its scaling is off, and the self-attention sections
+    that are off.  Two configs equal after this train the same model the same way, which is what
+    a finished run must match to be reused.
     """
     model, attention = config.model, config.model.attention
     axes, default = attention.axes(), config_mod.AttentionConfig()
@@ -135,10 +135,9 @@ def finished(run_dir: Path, cfg: config_mod.Config, steps: int) -> bool:
         return False
     try:  # read as a saved run is read on resume, so an option added since it trained takes its old value
         trained = without_inert_options(config_mod.load(saved, saved=True))
-        same = config_mod.dump(trained) == config_mod.dump(without_inert_options(cfg))
     except UserError:  # a config.yaml this version cannot read: train the run again
         return False
-    if not same:
+    if config_mod.dump(trained) != config_mod.dump(without_inert_options(cfg)):
         return False
     stop = _stop(run_dir)
     return stop is not None and stop.step >= steps and (run_dir / "checkpoints" / "best.pt").is_file()

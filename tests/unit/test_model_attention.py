@@ -160,17 +160,23 @@ def test_scaled_output_projection_divides_the_context_by_sqrt_of_the_value_size(
     torch.testing.assert_close(c_scaled, c_plain * A ** -0.5)  # W_o = W_o' g, b = b' g
 
 
-@pytest.mark.parametrize("start, ratio", [("xavier", 1.0), ("scaled", 32 ** -0.5)])
-def test_out_proj_start_sets_where_the_scaled_projection_begins(start: str, ratio: float) -> None:
-    """xavier: the scaled qkv model starts as the unscaled one; scaled: its W_o starts sqrt(A_v) times smaller."""
+def built_attention(type_: str, **attention: object):
+    """The cross-attention of a freshly built size-32 model of attention ``type_`` (seed 0), with ``attention`` set."""
     from nmt.config import Config
     from nmt.model.build import build_model
 
+    cfg = Config().model.model_copy(update={"hidden_size": 32, "emb_size": 32})
+    cfg = cfg.model_copy(update={"attention": cfg.attention.model_copy(update={"type": type_, **attention})})
+    torch.manual_seed(0)
+    return build_model(cfg, 11, 13).decoder.attention
+
+
+@pytest.mark.parametrize("start, ratio", [("xavier", 1.0), ("scaled", 32 ** -0.5)])
+def test_out_proj_start_sets_where_the_scaled_projection_begins(start: str, ratio: float) -> None:
+    """xavier: the scaled qkv model starts as the unscaled one; scaled: its W_o starts sqrt(A_v) times smaller."""
+
     def effective_out_proj(**attention: object) -> torch.Tensor:
-        cfg = Config().model.model_copy(update={"hidden_size": 32, "emb_size": 32})
-        cfg = cfg.model_copy(update={"attention": cfg.attention.model_copy(update={"type": "qkv", **attention})})
-        torch.manual_seed(0)
-        att = build_model(cfg, 11, 13).decoder.attention
+        att = built_attention("qkv", **attention)
         return att.out_proj.weight * att.out_gain  # W_o = g W_o'
 
     plain = effective_out_proj(scale_out_proj=False)
@@ -182,15 +188,9 @@ def test_out_proj_start_sets_where_the_scaled_projection_begins(start: str, rati
 @pytest.mark.parametrize("start, ratio", [("xavier", 1.0), ("scaled", 32 ** -0.5)])
 def test_bilinear_start_sets_where_the_scaled_bilinear_form_begins(start: str, ratio: float) -> None:
     """xavier: luong_general with scale_bilinear starts as without it; scaled: its W starts sqrt(A) times smaller."""
-    from nmt.config import Config
-    from nmt.model.build import build_model
 
     def effective_bilinear(**attention: object) -> torch.Tensor:
-        cfg = Config().model.model_copy(update={"hidden_size": 32, "emb_size": 32})
-        cfg = cfg.model_copy(update={"attention": cfg.attention.model_copy(update={"type": "luong_general",
-                                                                                    **attention})})
-        torch.manual_seed(0)
-        att = build_model(cfg, 11, 13).decoder.attention
+        att = built_attention("luong_general", **attention)
         return att.bilinear.weight * att.bilinear_gain  # W = g W'
 
     plain = effective_bilinear(scale_bilinear=False)
@@ -199,14 +199,9 @@ def test_bilinear_start_sets_where_the_scaled_bilinear_form_begins(start: str, r
 
 def test_scaled_gaussian_maps_start_as_xavier_maps_and_keep_the_energy() -> None:
     """scale_gaussian changes how fast W_q, W_k move under Adam, not the model at initialization."""
-    from nmt.config import Config
-    from nmt.model.build import build_model
 
-    def energies(**attention: object) -> torch.Tensor:
-        cfg = Config().model.model_copy(update={"hidden_size": 32, "emb_size": 32})
-        cfg = cfg.model_copy(update={"attention": cfg.attention.model_copy(update={"type": "gaussian", **attention})})
-        torch.manual_seed(0)
-        att = build_model(cfg, 11, 13).decoder.attention
+    def energies(**attention: object) -> tuple[torch.Tensor, float]:
+        att = built_attention("gaussian", **attention)
         query, memory = torch.randn(B, 1, 32), torch.randn(B, S, 64)
         return att.energy(att.project_query(query), att.project_keys(memory)), att.qk_gain
 
