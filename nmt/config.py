@@ -231,6 +231,7 @@ SAVED_RUN_DEFAULTS: dict[tuple[str, ...], Any] = {
     ("model", "attention", "scale_bilinear"): False,
     ("model", "attention", "bilinear_start"): "scaled",
     ("model", "attention", "scale_gaussian"): False,
+    ("model", "attention", "learn_scale"): False,
     ("model", "enc_self_attention", "norm"): "post",
     ("model", "enc_self_attention", "gate"): False,
     ("model", "dec_self_attention", "norm"): "post",

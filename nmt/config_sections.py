@@ -98,6 +98,10 @@ class AttentionConfig(Section):
         True, description="gaussian energy: learn the linear query and key maps as W'/(A/heads)^(1/4), starting as "
                           "Xavier maps: the same -||W_q q - W_k k||^2/2, but its scores move sqrt(A/heads) times slower "
                           "under Adam, so the attention does not freeze one-hot (docs/attention_diagnosis.md).")
+    learn_scale: bool = Field(
+        True, description="dot and scaled_dot energies: multiply the scores by a learned e^s, one s per head starting "
+                          "at 0, so the equation holds at the start and the softmax's sharpness is learned instead of "
+                          "pushing the RNN states into tanh saturation (docs/attention_diagnosis.md).")
     energy: Optional[Literal[ATTENTION_ENERGIES]] = Field(  # type: ignore[valid-type]
         None, description="Energy: " + ", ".join(ATTENTION_ENERGIES) + "; null = the preset's.")
     query_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]

@@ -76,6 +76,7 @@ class Attention(nn.Module):
         out_proj_start: str = "xavier",
         bilinear_start: str = "xavier",
         scale_gaussian: bool = False,
+        learn_scale: bool = False,
     ) -> None:
         super().__init__()
         if energy not in ENERGIES:
@@ -117,6 +118,11 @@ class Attention(nn.Module):
         # Gaussian: W_q = W_q' g and W_k = W_k' g with g = (A/h)^(-1/4), so the squared distance, quadratic in
         # the maps, moves sqrt(A/h) times slower; W_q', W_k' start at Xavier / g (plain Xavier maps).
         self.qk_gain = (a_q // heads) ** -0.25 if scale_gaussian and energy == "gaussian" else 1.0
+        # Dot energies over identity maps have no parameter of their own: the scores' size is the states'.
+        # A learned log-scale s per head (scores x e^s, from s = 0) lets the softmax sharpen without
+        # pushing the RNN states into tanh saturation (docs/attention_diagnosis.md).
+        learned = learn_scale and energy in ("dot", "scaled_dot")
+        self.log_scale = nn.Parameter(torch.zeros(heads)) if learned else None  # s, (h,)
 
     # ------------------------------------------------------------ parametrization
 
@@ -146,10 +152,13 @@ class Attention(nn.Module):
                 return scores[..., :S]
             return torch.cat([scores, scores.new_zeros(B, h, T, S - self.max_len)], -1)  # masked in forward
         q, k = split_heads(query, h), split_heads(keys, h)  # (B, h, T, A/h), (B, h, S, A/h)
-        if self.kind in ("dot", "bilinear"):
+        if self.kind == "bilinear":
             return dot_energy(q, k)
-        if self.kind == "scaled_dot":
-            return scaled_dot_energy(q, k)
+        if self.kind in ("dot", "scaled_dot"):
+            scores = dot_energy(q, k) if self.kind == "dot" else scaled_dot_energy(q, k)
+            if self.log_scale is None:
+                return scores
+            return scores * self.log_scale.exp().to(scores.dtype).view(1, h, 1, 1)
         if self.kind == "mlp":
             return additive_energy(q, k, (self.v if h == 1 else self.v.view(h, -1)).to(q.dtype))
         return gaussian_energy(q, k)
@@ -185,5 +194,6 @@ class Attention(nn.Module):
         scaled = (self.bilinear_gain, self.out_gain, self.qk_gain) != (1.0, 1.0, 1.0)
         gains = (f", bilinear_gain={self.bilinear_gain:.3g}, out_gain={self.out_gain:.3g}, qk_gain={self.qk_gain:.3g}"
                  if scaled else "")
-        return f"energy={self.kind}, heads={self.heads}, context_size={self.context_size}{gains}"
+        learned = ", learned scale" if self.log_scale is not None else ""
+        return f"energy={self.kind}, heads={self.heads}, context_size={self.context_size}{gains}{learned}"
 

@@ -95,7 +95,7 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Translation
     attention = Attention(cfg.hidden_size, cfg.key_size, **att.axes(), dim=att.dim, max_len=att.max_src_len,
                           scale_bilinear=att.scale_bilinear, scale_out_proj=att.scale_out_proj,
                           out_proj_start=att.out_proj_start, bilinear_start=att.bilinear_start,
-                          scale_gaussian=att.scale_gaussian)
+                          scale_gaussian=att.scale_gaussian, learn_scale=att.learn_scale)
     blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(
         src_vocab, cfg.emb_size, cfg.hidden_size, num_layers=cfg.enc_layers, bidirectional=cfg.bidirectional,

@@ -133,15 +133,16 @@ def test_scaled_bilinear_is_the_same_score_with_w_divided_by_sqrt_of_the_head_si
     assert Attention(HQ, HQ, energy="dot", scale_bilinear=True).bilinear_gain == 1.0
 
 
-def test_configs_saved_before_scale_out_proj_rebuild_their_unscaled_model() -> None:
+@pytest.mark.parametrize("option", ["scale_out_proj", "scale_bilinear", "scale_gaussian", "learn_scale"])
+def test_configs_saved_before_an_attention_option_rebuild_the_model_without_it(option: str) -> None:
     from nmt.config import Config, fill_saved_defaults, from_dict
 
     old = Config().model_dump(mode="json")
-    del old["model"]["attention"]["scale_out_proj"]
-    assert from_dict(fill_saved_defaults(old)).model.attention.scale_out_proj is False
+    del old["model"]["attention"][option]
+    assert getattr(from_dict(fill_saved_defaults(old)).model.attention, option) is False
     new = Config().model_dump(mode="json")
-    assert from_dict(fill_saved_defaults(new)).model.attention.scale_out_proj is True  # saved values win
-    assert Config().model.attention.scale_out_proj is True  # the default for new runs
+    assert getattr(from_dict(fill_saved_defaults(new)).model.attention, option) is True  # saved values win
+    assert getattr(Config().model.attention, option) is True  # the default for new runs
 
 
 def test_scaled_output_projection_divides_the_context_by_sqrt_of_the_value_size() -> None:
@@ -208,3 +209,22 @@ def test_scaled_gaussian_maps_start_as_xavier_maps_and_keep_the_energy() -> None
     (plain, g_plain), (scaled, g_scaled) = energies(scale_gaussian=False), energies(scale_gaussian=True)
     torch.testing.assert_close(scaled, plain)
     assert g_plain == 1.0 and g_scaled == pytest.approx(32 ** -0.25)
+
+
+@pytest.mark.parametrize("energy", ["dot", "scaled_dot"])
+def test_learned_scale_starts_at_the_plain_scores_and_multiplies_each_head_by_e_to_the_s(energy: str) -> None:
+    """learn_scale: scores x e^s with one s per head, s = 0 at the start; it gets a gradient; other energies lack it."""
+    from nmt.model.attention import Attention
+
+    plain, learned = (Attention(A, A, energy=energy, heads=2, learn_scale=flag) for flag in (False, True))
+    query, keys = torch.randn(B, T, A), torch.randn(B, S, A)
+    torch.testing.assert_close(learned.energy(query, keys), plain.energy(query, keys))
+    with torch.no_grad():
+        learned.log_scale.copy_(torch.tensor([3.0, 2.0]).log())
+    expected = plain.energy(query, keys) * torch.tensor([3.0, 2.0]).view(1, 2, 1, 1)
+    torch.testing.assert_close(learned.energy(query, keys), expected)
+    mask = torch.arange(S) < LENGTHS.unsqueeze(1)
+    context, _ = learned(query, keys, keys, mask)
+    context.pow(2).sum().backward()
+    assert learned.log_scale.grad is not None and learned.log_scale.grad.abs().min() > 0
+    assert Attention(A, A, energy="mlp", query_map="linear", key_map="linear", learn_scale=True).log_scale is None
