@@ -38,6 +38,14 @@ CUSTOM_ATTENTION: dict[str, Any] = dict(_IDENTITY, energy=None, style="luong")
 AXES = ("energy", "query_map", "key_map", "value_map", "out_proj", "heads")
 
 
+def scores_unscalable(energy: str, query_map: str, key_map: str) -> bool:
+    """Whether no parameter can change the size of the scores: a dot energy over identity maps.
+
+    ``learn_scale`` adds a learned scale exactly there (:class:`nmt.model.attention.Attention`).
+    """
+    return energy in ("dot", "scaled_dot") and query_map == key_map == "identity"
+
+
 def attention_sizes(query_size: int, key_size: int, query_map: str, key_map: str, value_map: str,
                     dim: Optional[int]) -> tuple[int, int, int]:
     """Sizes of mapped (queries, keys, values); values come in with the key size.

@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 from nmt import config as config_mod
 from nmt import events
+from nmt.attention_space import scores_unscalable
 from nmt.errors import UserError
 from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
 from nmt.fileio import atomic_write_bytes
@@ -96,8 +97,8 @@ def without_inert_options(config: config_mod.Config) -> config_mod.Config:
     """``config`` with options that change nothing in its model or its training set to their defaults.
 
     Those are the attention's scalings where their map is absent (``scale_bilinear`` without the
-    bilinear energy, ``scale_gaussian`` without the gaussian one, ``learn_scale`` without a dot
-    energy, ``scale_out_proj`` without an output projection), a ``*_start`` where its scaling is
+    bilinear energy, ``scale_gaussian`` without the gaussian one, ``learn_scale`` but for a dot
+    energy over identity maps, ``scale_out_proj`` without an output projection), a ``*_start`` where its scaling is
     off, and the self-attention sections that are off.  Two configs equal after this train the same model the same way, which is what
     a finished run must match to be reused.
     """
@@ -110,7 +111,7 @@ def without_inert_options(config: config_mod.Config) -> config_mod.Config:
             inert["scale_bilinear"] = default.scale_bilinear
     if axes["energy"] != "gaussian":
         inert["scale_gaussian"] = default.scale_gaussian
-    if axes["energy"] not in ("dot", "scaled_dot"):
+    if not scores_unscalable(axes["energy"], axes["query_map"], axes["key_map"]):
         inert["learn_scale"] = default.learn_scale
     if not axes["out_proj"] or not attention.scale_out_proj:
         inert["out_proj_start"] = default.out_proj_start

@@ -99,9 +99,11 @@ class AttentionConfig(Section):
                           "Xavier maps: the same -||W_q q - W_k k||^2/2, but its scores move sqrt(A/heads) times slower "
                           "under Adam, so the attention does not freeze one-hot (docs/attention_diagnosis.md).")
     learn_scale: bool = Field(
-        True, description="dot and scaled_dot energies: multiply the scores by a learned e^s, one s per head starting "
-                          "at 0, so the equation holds at the start and the softmax's sharpness is learned instead of "
-                          "pushing the RNN states into tanh saturation (docs/attention_diagnosis.md).")
+        True, description="dot and scaled_dot energies over identity query and key maps (luong_dot, scaled_dot): "
+                          "multiply the scores by a learned e^s, one s per head starting at 0, so the equation holds at "
+                          "the start and the softmax's sharpness is learned instead of pushing the RNN states into tanh "
+                          "saturation (docs/attention_diagnosis.md). A linear map can scale the scores itself, so qkv "
+                          "and custom points with one get no e^s.")
     energy: Optional[Literal[ATTENTION_ENERGIES]] = Field(  # type: ignore[valid-type]
         None, description="Energy: " + ", ".join(ATTENTION_ENERGIES) + "; null = the preset's.")
     query_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]

@@ -29,7 +29,7 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from nmt.attention_space import ATTENTION_MAPS, attention_problem, attention_sizes
+from nmt.attention_space import ATTENTION_MAPS, attention_problem, attention_sizes, scores_unscalable
 from nmt.model.energies import (
     ENERGIES, additive_energy, dot_energy, gaussian_energy, merge_heads, scaled_dot_energy, split_heads,
 )
@@ -120,8 +120,9 @@ class Attention(nn.Module):
         self.qk_gain = (a_q // heads) ** -0.25 if scale_gaussian and energy == "gaussian" else 1.0
         # Dot energies over identity maps have no parameter of their own: the scores' size is the states'.
         # A learned log-scale s per head (scores x e^s, from s = 0) lets the softmax sharpen without
-        # pushing the RNN states into tanh saturation (docs/attention_diagnosis.md).
-        learned = learn_scale and energy in ("dot", "scaled_dot")
+        # pushing the RNN states into tanh saturation (docs/attention_diagnosis.md).  A linear query or
+        # key map can scale the scores itself, so there it is not added.
+        learned = learn_scale and scores_unscalable(energy, query_map, key_map)
         self.log_scale = nn.Parameter(torch.zeros(heads)) if learned else None  # s, (h,)
 
     # ------------------------------------------------------------ parametrization

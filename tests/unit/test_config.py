@@ -289,6 +289,7 @@ def test_options_that_change_no_model_do_not_tell_configs_apart() -> None:
                     ["model.attention.type=gaussian"])
     flipped = f"model.attention.learn_scale={str(not C.AttentionConfig().learn_scale).lower()}"
     assert same(general + [flipped], general)
+    assert same(qkv + [flipped], qkv)  # its linear maps scale the scores; no e^s is added
     for dot in ("luong_dot", "scaled_dot"):
         unidirectional = [f"model.attention.type={dot}", "model.bidirectional=false"]  # keys of the query size
         assert not same(unidirectional + [flipped], unidirectional)

@@ -227,4 +227,5 @@ def test_learned_scale_starts_at_the_plain_scores_and_multiplies_each_head_by_e_
     context, _ = learned(query, keys, keys, mask)
     context.pow(2).sum().backward()
     assert learned.log_scale.grad is not None and learned.log_scale.grad.abs().min() > 0
-    assert Attention(A, A, energy="mlp", query_map="linear", key_map="linear", learn_scale=True).log_scale is None
+    for other in (dict(energy="mlp", query_map="linear", key_map="linear"), dict(energy=energy, key_map="linear")):
+        assert Attention(A, A, learn_scale=True, **other).log_scale is None  # nothing to add, or a map scales
