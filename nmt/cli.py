@@ -337,6 +337,8 @@ def compare_cmd(
     out: Optional[Path] = typer.Option(None, help="Folder for report.json and report.md (default: RUNS_DIR/report)."),
     set_: Optional[list[str]] = SetOpt,
     progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
+    dry_run: bool = typer.Option(False, help="Only list each run as reuse, train or replace (a run of another "
+                                             "config in its folder, which training overwrites); train nothing."),
 ) -> None:
     """Train variants for the same number of updates over several seeds and compare their scores.
 
@@ -346,12 +348,12 @@ def compare_cmd(
 
     Example: nmt compare --config configs/demo.yaml --variants bahdanau,luong_general,qkv --seeds 1,2 --steps 600
     """
-    from nmt.compare import Plan, parse_list, run_compare
+    from nmt.compare import Plan, parse_list, planned_runs, run_compare
 
     plan = Plan(config=config, variants=parse_list(variants, "variants"), seeds=parse_list(seeds, "seeds", int),
                 steps=steps, baseline=baseline, split=split, beam=beam, overrides=set_ or [],
                 runs_dir=runs_dir or Path("runs") / f"compare_{config.stem if config else 'defaults'}")
-    typer.echo(run_compare(plan, out=out, progress=progress))
+    typer.echo("\n".join(planned_runs(plan)) if dry_run else run_compare(plan, out=out, progress=progress))
 
 
 @app.command("variants")

@@ -146,6 +146,24 @@ def finished(run_dir: Path, cfg: config_mod.Config, steps: int) -> bool:
     return stop is not None and stop.step >= steps and (run_dir / "checkpoints" / "best.pt").is_file()
 
 
+def planned_runs(plan: Plan) -> list[str]:
+    """One line per run of the plan: whether it would be reused, trained, or trained over another run.
+
+    "replace" marks a run directory that holds a run of another config (or an unfinished one):
+    training overwrites it, which is what ``nmt compare --dry-run`` is there to show first.
+    """
+    steps = check_plan(plan)
+    lines = []
+    for variant in plan.variants:
+        for seed in plan.seeds:
+            cfg = config_mod.load(plan.config, run_overrides(plan, variant, seed, steps))
+            run_dir = Path(cfg.runs_dir) / cfg.name
+            action = ("reuse" if finished(run_dir, cfg, steps) else
+                      "replace" if (run_dir / "config.yaml").is_file() else "train")
+            lines.append(f"{action:<8} {variant} seed {seed}: {run_dir}")
+    return lines
+
+
 def train_run(plan: Plan, variant: str, seed: int, steps: int, progress: bool) -> Path:
     """Train one variant and seed (or reuse its finished run); returns the run directory."""
     from nmt.train import run_training

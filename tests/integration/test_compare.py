@@ -75,6 +75,15 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     again = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())
     assert again["variants"] == report["variants"]
 
+    # --dry-run tells reused runs from new ones and from runs another config would overwrite
+    code, out3, err = run_cli(args[:-8] + ["--variants", "none,qkv", "--seeds", "2", "--steps", "40", "--dry-run"], capsys)
+    assert code == 0, err
+    assert [line.split()[:2] for line in out3.strip().splitlines()] == [["reuse", "none"], ["train", "qkv"]]
+    code, out4, err = run_cli(args + ["--set", "model.dropout=0.25", "--dry-run"], capsys)
+    assert code == 0, err
+    assert {line.split()[0] for line in out4.strip().splitlines()} == {"replace"}
+    assert (runs / "none_s2" / "metrics.jsonl").read_text() == before and not (runs / "qkv_s2").exists()
+
 
 def test_a_slower_machine_gets_the_same_scores(tmp_path, toy_files, capsys):
     """One thread instead of two (half the speed) trains the same models: the budget is updates, not time."""
