@@ -337,8 +337,9 @@ def compare_cmd(
     out: Optional[Path] = typer.Option(None, help="Folder for report.json and report.md (default: RUNS_DIR/report)."),
     set_: Optional[list[str]] = SetOpt,
     progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
-    dry_run: bool = typer.Option(False, help="Only list each run as reuse, train or replace (a run of another "
-                                             "config in its folder, which training overwrites); train nothing."),
+    dry_run: bool = typer.Option(False, help="Only list each run as reuse, train, replace (a run of another "
+                                             "config, or an unfinished one, which training overwrites) or refused "
+                                             "(files nmt did not write); train nothing."),
 ) -> None:
     """Train variants for the same number of updates over several seeds and compare their scores.
 

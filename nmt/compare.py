@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt import config as config_mod
-from nmt import events
+from nmt import events, rundir
 from nmt.attention_space import scores_unscalable
 from nmt.errors import UserError
 from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
@@ -98,9 +98,10 @@ def without_inert_options(config: config_mod.Config) -> config_mod.Config:
 
     Those are the attention's scalings where their map is absent (``scale_bilinear`` without the
     bilinear energy, ``scale_gaussian`` without the gaussian one, ``learn_scale`` but for a dot
-    energy over identity maps, ``scale_out_proj`` without an output projection), a ``*_start`` where its scaling is
-    off, and the self-attention sections that are off.  Two configs equal after this train the same model the same way, which is what
-    a finished run must match to be reused.
+    energy over identity maps, ``scale_out_proj`` without an output projection), a ``*_start``
+    where its scaling is off, and the self-attention sections that are off.  Two configs equal
+    after this train the same model the same way, which is what a finished run must match to be
+    reused.
     """
     model, attention = config.model, config.model.attention
     axes, default = attention.axes(), config_mod.AttentionConfig()
@@ -146,20 +147,31 @@ def finished(run_dir: Path, cfg: config_mod.Config, steps: int) -> bool:
     return stop is not None and stop.step >= steps and (run_dir / "checkpoints" / "best.pt").is_file()
 
 
-def planned_runs(plan: Plan) -> list[str]:
-    """One line per run of the plan: whether it would be reused, trained, or trained over another run.
+def run_action(plan: Plan, variant: str, seed: int, steps: int) -> tuple[list[str], Path, str]:
+    """One run's overrides, folder and what the comparison does with it.
 
-    "replace" marks a run directory that holds a run of another config (or an unfinished one):
-    training overwrites it, which is what ``nmt compare --dry-run`` is there to show first.
+    The action is "reuse" (a finished run of this config, up to inert options), "train" (an
+    empty or absent folder), "replace" (a run of another config, or an unfinished one, which
+    training overwrites) or "refused" (files nmt did not write, which training will not touch).
     """
+    overrides = run_overrides(plan, variant, seed, steps)
+    cfg = config_mod.load(plan.config, overrides)
+    run_dir = Path(cfg.runs_dir) / cfg.name
+    if finished(run_dir, cfg, steps):
+        return overrides, run_dir, "reuse"
+    try:
+        return overrides, run_dir, "replace" if rundir.check_replaceable(run_dir, overwrite=True) else "train"
+    except UserError:
+        return overrides, run_dir, "refused"
+
+
+def planned_runs(plan: Plan) -> list[str]:
+    """One line per run of the plan with its action (:func:`run_action`): ``nmt compare --dry-run``."""
     steps = check_plan(plan)
     lines = []
     for variant in plan.variants:
         for seed in plan.seeds:
-            cfg = config_mod.load(plan.config, run_overrides(plan, variant, seed, steps))
-            run_dir = Path(cfg.runs_dir) / cfg.name
-            action = ("reuse" if finished(run_dir, cfg, steps) else
-                      "replace" if (run_dir / "config.yaml").is_file() else "train")
+            _, run_dir, action = run_action(plan, variant, seed, steps)
             lines.append(f"{action:<8} {variant} seed {seed}: {run_dir}")
     return lines
 
@@ -168,10 +180,8 @@ def train_run(plan: Plan, variant: str, seed: int, steps: int, progress: bool) -
     """Train one variant and seed (or reuse its finished run); returns the run directory."""
     from nmt.train import run_training
 
-    overrides = run_overrides(plan, variant, seed, steps)
-    cfg = config_mod.load(plan.config, overrides)
-    run_dir = Path(cfg.runs_dir) / cfg.name
-    if finished(run_dir, cfg, steps):
+    overrides, run_dir, action = run_action(plan, variant, seed, steps)
+    if action == "reuse":
         log.info("%s seed %d: reusing the finished run %s", variant, seed, run_dir)
         return run_dir
     log.info("%s seed %d: training %d updates into %s", variant, seed, steps, run_dir)

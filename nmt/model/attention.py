@@ -159,7 +159,7 @@ class Attention(nn.Module):
             scores = dot_energy(q, k) if self.kind == "dot" else scaled_dot_energy(q, k)
             if self.log_scale is None:
                 return scores
-            return scores * self.log_scale.exp().to(scores.dtype).view(1, h, 1, 1)
+            return scores.float() * self.log_scale.exp().view(1, h, 1, 1)  # float32, as the softmax runs
         if self.kind == "mlp":
             return additive_energy(q, k, (self.v if h == 1 else self.v.view(h, -1)).to(q.dtype))
         return gaussian_energy(q, k)

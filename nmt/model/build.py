@@ -37,6 +37,7 @@ def init_weights(model: nn.Module) -> None:
     - Attention maps learned on a smaller scale (W_o = g W_o', bilinear W = g W') start with
       W_o' = Xavier x ``out_init_gain`` and W' = Xavier x ``bilinear_init_gain`` (1/g: the map
       itself starts as a Xavier map); the gaussian's scaled query and key maps start at Xavier / g.
+    - The dot energies' learned log-scale s (``learn_scale``): 0, set where it is created.
     - Layer norms (self-attention blocks, the Transformer): unit scale, zero shift, as created.
     - Learned position tables are embeddings too (std D^-1/2); sinusoids have no parameters.
     A tied output layer shares the target embedding, which is initialized as an embedding.

@@ -135,6 +135,7 @@ def test_scaled_bilinear_is_the_same_score_with_w_divided_by_sqrt_of_the_head_si
 
 @pytest.mark.parametrize("option", ["scale_out_proj", "scale_bilinear", "scale_gaussian", "learn_scale"])
 def test_configs_saved_before_an_attention_option_rebuild_the_model_without_it(option: str) -> None:
+    """A saved config lacking ``option`` takes its old value (off); configs that hold it keep theirs."""
     from nmt.config import Config, fill_saved_defaults, from_dict
 
     old = Config().model_dump(mode="json")
@@ -229,3 +230,37 @@ def test_learned_scale_starts_at_the_plain_scores_and_multiplies_each_head_by_e_
     assert learned.log_scale.grad is not None and learned.log_scale.grad.abs().min() > 0
     for other in (dict(energy="mlp", query_map="linear", key_map="linear"), dict(energy=energy, key_map="linear")):
         assert Attention(A, A, learn_scale=True, **other).log_scale is None  # nothing to add, or a map scales
+
+
+def test_a_luong_dot_checkpoint_saved_before_learn_scale_loads_strictly() -> None:
+    """The old model had no log-scale: its saved config rebuilds exactly its parameters."""
+    from nmt.config import Config, fill_saved_defaults, from_dict
+    from nmt.model.build import build_model
+
+    def model_of(raw: dict) -> torch.nn.Module:
+        return build_model(from_dict(fill_saved_defaults(raw)).model, 11, 13)
+
+    raw = Config().model_dump(mode="json")
+    raw["model"].update(hidden_size=32, emb_size=32, bidirectional=False)
+    raw["model"]["attention"]["type"] = "luong_dot"
+    new = model_of(raw)
+    del raw["model"]["attention"]["learn_scale"]
+    old = model_of(raw)
+    assert new.decoder.attention.log_scale is not None and old.decoder.attention.log_scale is None
+    state = {k: v for k, v in new.state_dict().items() if not k.endswith("log_scale")}
+    old.load_state_dict(state, strict=True)
+
+
+@pytest.mark.parametrize("type_", [*ATTENTION_TYPES, "custom"])
+def test_learn_scale_is_inert_for_nmt_compare_exactly_where_the_model_has_no_log_scale(type_: str) -> None:
+    """without_inert_options and the built model agree on which attentions get e^s."""
+    from nmt import config as C
+    from nmt.compare import without_inert_options
+    from nmt.model.build import build_model
+
+    sets = [f"model.attention.type={type_}", "model.bidirectional=false", "model.hidden_size=32", "model.emb_size=32"]
+    sets += ["model.attention.energy=dot"] if type_ == "custom" else []
+    on, off = (C.load(None, sets + [f"model.attention.learn_scale={flag}"]) for flag in ("true", "false"))
+    has_scale = build_model(on.model, 11, 13).decoder.attention.log_scale is not None
+    assert has_scale == (without_inert_options(on) != without_inert_options(off))
+    assert has_scale == (type_ in ("luong_dot", "scaled_dot", "custom"))
