@@ -99,7 +99,8 @@ def without_inert_options(config: config_mod.Config) -> config_mod.Config:
     Those are the attention's scalings where their map is absent (``scale_bilinear`` without the
     bilinear energy, ``scale_gaussian`` without the gaussian one, ``learn_scale`` but for a dot
     energy over identity maps, ``scale_out_proj`` without an output projection), a ``*_start``
-    where its scaling is off, and the self-attention sections that are off.  Two configs equal
+    where its scaling is off, ``output_init`` with a tied output layer, and the self-attention
+    sections that are off.  Two configs equal
     after this train the same model the same way, which is what a finished run must match to be
     reused.
     """
@@ -119,6 +120,8 @@ def without_inert_options(config: config_mod.Config) -> config_mod.Config:
         if not axes["out_proj"]:
             inert["scale_out_proj"] = default.scale_out_proj
     sections: dict[str, Any] = {"attention": attention.model_copy(update=inert)}
+    if model.tie_embeddings:
+        sections["output_init"] = config_mod.ModelConfig().output_init
     if not model.enc_self_attention.layers:
         sections["enc_self_attention"] = config_mod.EncoderSelfAttentionConfig()
     if not model.dec_self_attention.enabled:

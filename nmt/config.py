@@ -226,6 +226,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
 # initialization: a saved model loads the same whatever their value, but nmt compare reads them
 # to tell how a run was trained.
 SAVED_RUN_DEFAULTS: dict[tuple[str, ...], Any] = {
+    ("model", "output_init"): "xavier",  # initialization only
     ("model", "attention", "scale_out_proj"): False,
     ("model", "attention", "out_proj_start"): "scaled",  # initialization only: how the run was trained
     ("model", "attention", "scale_bilinear"): False,

@@ -185,7 +185,7 @@ class TransformerConfig(Section):
 
 
 RNN_ONLY = ("cell", "emb_size", "hidden_size", "enc_layers", "dec_layers", "bidirectional", "init_state",
-            "attention", "enc_self_attention", "dec_self_attention")
+            "output_init", "attention", "enc_self_attention", "dec_self_attention")
 """``model`` options that only the RNN encoder-decoder reads; ``transformer`` is the Transformer's own."""
 
 
@@ -212,6 +212,11 @@ class ModelConfig(Section):
     init_state: Literal["zero", "last", "bridge"] = Field(
         "bridge", description="Decoder start state: zeros, the encoder's final state, or a learned projection of it.")
     tie_embeddings: bool = Field(False, description="Share target embeddings and output projection (needs emb_size == hidden_size).")
+    output_init: Literal["embedding", "xavier"] = Field(
+        "embedding", description="How the RNN decoder's untied output layer W_out (V x H) starts: embedding = normal with std H^-1/2, "
+                                 "as a tied one starts; xavier = Xavier uniform, about half that scale with a large "
+                                 "vocabulary, measured to drive Luong-style readouts into tanh saturation "
+                                 "(docs/attention_diagnosis.md). Inert with tie_embeddings.")
     attention: AttentionConfig = Field(default_factory=AttentionConfig, description="Cross-attention from the decoder.")
     enc_self_attention: EncoderSelfAttentionConfig = Field(
         default_factory=EncoderSelfAttentionConfig, description="Self-attention over the encoder outputs.")

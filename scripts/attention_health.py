@@ -1,19 +1,22 @@
-"""How healthy each variant's attention is: energy scale, entropy and gradients, at init and after training.
+"""How healthy each variant's attention is: energy scale, entropy and gradients, at init and during training.
 
 For each variant (``nmt variants``) on ``--config``'s data this builds the model the trainer
-would build, optionally trains it ``--steps`` updates with the trainer's loss, then runs
-``--batches`` teacher-forced training batches and prints one JSON line with:
+would build and trains it with the trainer's loss; after each of the ``--steps`` update counts
+(e.g. ``0,10,30,100``) it runs the same ``--batches`` teacher-forced training batches (the ones
+after the last update) without updating and prints one JSON line with:
 
 - ``energy_std``: standard deviation of the attention scores over the real source positions;
 - ``entropy``: mean attention entropy divided by log(source length) (1 = uniform, 0 = one-hot);
 - ``max_weight``: mean of the largest attention weight per query;
 - ``context_rms``: root mean square of the context vectors;
+- ``readout_saturation``: share of the readout's pre-activations (o_t = tanh(W_o [s; c; e]) or
+  h~_t = tanh(W_c [c; h])) beyond 2.65 in size, where |tanh| > 0.99 and its gradient < 0.02;
 - ``attention_weight_norm``: Frobenius norm of the attention's parameters (how far Adam moved them);
 - ``grad_norm``: gradient norms of the loss per part (encoder, attention, decoder RNN, readout,
   output layer, embeddings) for one batch.
 
     python scripts/attention_health.py --config configs/multi30k_de_en_luong_general.yaml \\
-        --variants bahdanau,luong_general --steps 0
+        --variants bahdanau,luong_general --steps 0,100
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import json
 import logging
 import math
 import sys
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import torch
 
@@ -71,6 +74,26 @@ class AttentionProbe:
         return {k: round(sum(r[k] for r in self.rows) / len(self.rows), 4) for k in self.rows[0]}
 
 
+SATURATED = 2.65
+"""|x| beyond which tanh(x) exceeds 0.99 in size (its derivative is below 0.02)."""
+
+
+class ReadoutProbe:
+    """Forward hook on the decoder's readout layer: the share of saturated tanh inputs."""
+
+    def __init__(self, readout: torch.nn.Module) -> None:
+        self.saturated, self.total = 0, 0
+        self.handle = readout.register_forward_hook(self.hook)
+
+    @torch.no_grad()
+    def hook(self, module: torch.nn.Module, inputs: tuple, output: torch.Tensor) -> None:
+        self.saturated += int((output.abs() > SATURATED).sum())
+        self.total += output.numel()
+
+    def summary(self) -> dict[str, float]:
+        return {"readout_saturation": round(self.saturated / max(self.total, 1), 4)}
+
+
 def grad_norms(model: torch.nn.Module) -> dict[str, float]:
     """Gradient norm per part of the model (parameters named by PARTS prefixes)."""
     sums = {part: 0.0 for part in PARTS}
@@ -83,7 +106,29 @@ def grad_norms(model: torch.nn.Module) -> dict[str, float]:
     return {part: round(math.sqrt(total), 4) for part, total in sums.items()}
 
 
-def health(args: argparse.Namespace, variant: str) -> dict[str, Any]:
+def measure(model: torch.nn.Module, split: Any, batches: list[list[int]], t: Any) -> dict[str, Any]:
+    """Attention and readout statistics, mean loss and per-part gradient norms over ``batches`` (no update)."""
+    device = torch.device("cpu")
+    probe, readout = AttentionProbe(model.decoder.attention), ReadoutProbe(model.decoder.readout)
+    norms, losses = {}, []
+    for i, idx in enumerate(batches):
+        batch = collate(split, idx, t.max_len)
+        model.zero_grad(set_to_none=True)
+        loss = batch_loss(model, batch, label_smoothing=t.label_smoothing, teacher_forcing=1.0, device=device, amp=None)
+        (loss / batch.n_tgt_tokens).backward()
+        losses.append(loss.item() / batch.n_tgt_tokens)
+        if i == 0:
+            norms = grad_norms(model)
+    model.zero_grad(set_to_none=True)
+    probe.handle.remove()
+    readout.handle.remove()
+    weight_norm = math.sqrt(sum(p.detach().float().pow(2).sum().item() for p in model.decoder.attention.parameters()))
+    return {"loss": round(sum(losses) / len(losses), 4), **probe.summary(), **readout.summary(),
+            "attention_weight_norm": round(weight_norm, 3), "grad_norm": norms}
+
+
+def health(args: argparse.Namespace, variant: str) -> Iterator[dict[str, Any]]:
+    """One row per update count in ``args.steps``, from one training run of ``variant``."""
     cfg = config_mod.load(args.config, [*variant_overrides(variant), *args.set])
     t = cfg.train
     threads.configure(args.threads or t.threads)
@@ -92,32 +137,23 @@ def health(args: argparse.Namespace, variant: str) -> dict[str, Any]:
     split = corpus.splits["train"]
     sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=t.max_tokens, batch_size=t.batch_size,
                            shuffle=True, seed=t.seed, max_len=t.max_len, curriculum_epochs=t.curriculum_epochs)
-    order = [b for epoch in range(1000) for b in sampler.batches(epoch)][: args.steps + args.batches]
+    last = max(args.steps)
+    order = [b for epoch in range(1000) for b in sampler.batches(epoch)][: last + args.batches]
+    held = order[last:]  # measured at every update count, never trained on before the last one
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).train()
     optimizer = build_optimizer(t, model)
-    device = torch.device("cpu")
-    scaler = runtime.grad_scaler(device, None)  # disabled: fp32
-    for idx in order[: args.steps]:
-        batch = collate(split, idx, t.max_len)
-        loss = batch_loss(model, batch, label_smoothing=t.label_smoothing, teacher_forcing=1.0, device=device, amp=None)
-        (loss / batch.n_tgt_tokens).backward()
-        apply_gradients(model, optimizer, scaler, t.clip_grad_norm)
-    probe = AttentionProbe(model.decoder.attention)
-    norms, losses = {}, []
-    for i, idx in enumerate(order[args.steps:]):
-        batch = collate(split, idx, t.max_len)
-        model.zero_grad(set_to_none=True)
-        loss = batch_loss(model, batch, label_smoothing=t.label_smoothing, teacher_forcing=1.0, device=device, amp=None)
-        (loss / batch.n_tgt_tokens).backward()
-        losses.append(loss.item() / batch.n_tgt_tokens)
-        if i == 0:
-            norms = grad_norms(model)
-    probe.handle.remove()
-    weight_norm = math.sqrt(sum(p.detach().float().pow(2).sum().item() for p in model.decoder.attention.parameters()))
-    return {"bench": "attention_health", "variant": variant, "steps": args.steps, "batches": args.batches,
-            "loss": round(sum(losses) / len(losses), 4), **probe.summary(),
-            "attention_weight_norm": round(weight_norm, 3), "grad_norm": norms,
-            "config": args.config, "set": args.set}
+    scaler = runtime.grad_scaler(torch.device("cpu"), None)  # disabled: fp32
+    done = 0
+    for steps in sorted(args.steps):
+        for idx in order[done:steps]:
+            batch = collate(split, idx, t.max_len)
+            loss = batch_loss(model, batch, label_smoothing=t.label_smoothing, teacher_forcing=1.0,
+                              device=torch.device("cpu"), amp=None)
+            (loss / batch.n_tgt_tokens).backward()
+            apply_gradients(model, optimizer, scaler, t.clip_grad_norm)
+        done = steps
+        yield {"bench": "attention_health", "variant": variant, "steps": steps, "batches": args.batches,
+               **measure(model, split, held, t), "config": args.config, "set": args.set}
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -125,17 +161,22 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--config", default="configs/multi30k_de_en_luong_general.yaml", help="Base config.")
     parser.add_argument("--variants", default=",".join(v for v in VARIANTS if v != "none"),
                         help="Comma-separated variants (default: every one with attention).")
-    parser.add_argument("--steps", type=int, default=0, help="Training updates before measuring (default: 0).")
+    parser.add_argument("--steps", default="0", help="Comma-separated update counts to measure after (default: 0).")
     parser.add_argument("--batches", type=int, default=4, help="Batches measured (default: 4).")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0 = follow the free cores).")
     parser.add_argument("--set", action="append", default=[], help="Override for every variant (repeatable).")
     args = parser.parse_args(argv)
-    if args.steps < 0 or args.batches < 1:
+    try:
+        args.steps = [int(n) for n in args.steps.split(",")]
+    except ValueError:
+        parser.error(f"--steps: comma-separated integers expected, got {args.steps!r}")
+    if min(args.steps) < 0 or args.batches < 1:
         parser.error("--steps must be >= 0 and --batches >= 1")
     logging.basicConfig(level=logging.WARNING)
     for variant in args.variants.split(","):
         try:
-            print(json.dumps(health(args, variant)), flush=True)
+            for row in health(args, variant):
+                print(json.dumps(row), flush=True)
         except UserError as exc:
             common.fail(SCRIPT, str(exc))
 

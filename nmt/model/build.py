@@ -40,7 +40,8 @@ def init_weights(model: nn.Module) -> None:
     - The dot energies' learned log-scale s (``learn_scale``): 0, set where it is created.
     - Layer norms (self-attention blocks, the Transformer): unit scale, zero shift, as created.
     - Learned position tables are embeddings too (std D^-1/2); sinusoids have no parameters.
-    A tied output layer shares the target embedding, which is initialized as an embedding.
+    A tied output layer shares the target embedding, which is initialized as an embedding; an
+    untied RNN one is re-drawn by :func:`build_model` as ``model.output_init`` says.
     """
     for module in model.modules():
         if isinstance(module, nn.Linear):
@@ -111,6 +112,10 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Translation
     model = Seq2Seq(encoder, decoder, SelfAttentionEncoder(blocks) if blocks else None,
                     src_word_dropout=cfg.src_word_dropout, tgt_word_dropout=cfg.tgt_word_dropout)
     init_weights(model)
+    if cfg.output_init == "embedding" and not cfg.tie_embeddings:
+        # W_out starts as a tied one would: Xavier's std sqrt(2 / (H + V)) is half of H^-1/2 when V >> H,
+        # and a Luong readout then saturates its tanh for logit scale (docs/attention_diagnosis.md).
+        nn.init.normal_(decoder.output.weight, std=cfg.hidden_size ** -0.5)
     return model
 
 

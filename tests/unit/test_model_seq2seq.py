@@ -179,3 +179,36 @@ def test_initialization() -> None:
     assert torch.all(m.decoder.rnn.bias_ih_l0[8:16] == 1) and torch.all(m.decoder.rnn.bias_hh_l0 == 0)
     w_hh = m.decoder.rnn.weight_hh_l0[:8]
     assert torch.allclose(w_hh @ w_hh.T, torch.eye(8), atol=1e-5)
+
+
+def _output_weight(output_init: str, tie: bool = False, vocab: int = 4000) -> torch.Tensor:
+    cfg = ModelConfig(emb_size=64, hidden_size=64, tie_embeddings=tie, output_init=output_init)
+    torch.manual_seed(0)
+    return build_model(cfg, 50, vocab).decoder.output.weight.detach()
+
+
+def test_output_init_embedding_starts_w_out_at_std_one_over_sqrt_h_and_xavier_at_xavier() -> None:
+    """embedding: std H^-1/2 like a tied layer; xavier: sqrt(2 / (H + V)), far smaller with a large vocabulary."""
+    H, V = 64, 4000
+    assert _output_weight("embedding").std().item() == pytest.approx(H ** -0.5, rel=0.02)
+    assert _output_weight("xavier").std().item() == pytest.approx((2 / (H + V)) ** 0.5, rel=0.02)
+    assert _output_weight("embedding").std() > 3 * _output_weight("xavier").std()
+
+
+def test_output_init_leaves_a_tied_output_layer_as_the_embedding() -> None:
+    """Tied, both values build the same model: the shared matrix starts as an embedding."""
+    torch.testing.assert_close(_output_weight("embedding", tie=True), _output_weight("xavier", tie=True))
+
+
+def test_runs_saved_before_output_init_rebuild_with_xavier_and_compare_ignores_it_when_tied() -> None:
+    from nmt import config as C
+    from nmt.compare import without_inert_options
+
+    old = C.Config().model_dump(mode="json")
+    del old["model"]["output_init"]
+    assert C.from_dict(C.fill_saved_defaults(old)).model.output_init == "xavier"
+    assert C.Config().model.output_init == "embedding"
+    for tie, inert in (("true", True), ("false", False)):
+        a, b = (C.load(None, [f"model.tie_embeddings={tie}", f"model.output_init={value}"])
+                for value in ("embedding", "xavier"))
+        assert (without_inert_options(a) == without_inert_options(b)) is inert
