@@ -184,8 +184,8 @@ class TransformerConfig(Section):
         return self
 
 
-RNN_ONLY = ("cell", "emb_size", "hidden_size", "enc_layers", "dec_layers", "bidirectional", "init_state",
-            "output_init", "attention", "enc_self_attention", "dec_self_attention")
+RNN_ONLY = ("cell", "emb_size", "hidden_size", "enc_hidden_size", "enc_layers", "dec_layers", "bidirectional",
+            "init_state", "output_init", "attention", "enc_self_attention", "dec_self_attention")
 """``model`` options that only the RNN encoder-decoder reads; ``transformer`` is the Transformer's own."""
 
 
@@ -198,9 +198,13 @@ class ModelConfig(Section):
     cell: Literal["gru", "lstm"] = Field("gru", description="Recurrent cell of encoder and decoder.")
     emb_size: int = Field(256, ge=1, description="Word embedding size (source and target).")
     hidden_size: int = Field(256, ge=1, description="RNN hidden size per direction; also the decoder's size.")
+    enc_hidden_size: Optional[int] = Field(
+        None, ge=1, description="Encoder RNN size per direction; null = hidden_size. hidden_size/2 with a bidirectional "
+                                "encoder gives keys of the decoder's size, which the dot energies (luong_dot, "
+                                "scaled_dot) need.")
     enc_layers: int = Field(1, ge=1, description="Encoder RNN layers.")
     dec_layers: int = Field(1, ge=1, description="Decoder RNN layers.")
-    bidirectional: bool = Field(True, description="Bidirectional encoder (keys/values then have 2 * hidden_size).")
+    bidirectional: bool = Field(True, description="Bidirectional encoder (keys/values then have 2 x the encoder size).")
     dropout: float = Field(0.2, ge=0.0, lt=1.0, description="Dropout between RNN layers and before the output layer.")
     emb_dropout: float = Field(0.1, ge=0.0, lt=1.0, description="Dropout on embeddings.")
     src_word_dropout: float = Field(
@@ -228,7 +232,12 @@ class ModelConfig(Section):
     @property
     def key_size(self) -> int:
         """Size of encoder outputs, which are the attention keys and values."""
-        return self.hidden_size * (2 if self.bidirectional else 1)
+        return self.enc_size * (2 if self.bidirectional else 1)
+
+    @property
+    def enc_size(self) -> int:
+        """The encoder RNN's size per direction."""
+        return self.hidden_size if self.enc_hidden_size is None else self.enc_hidden_size
 
     @property
     def output_size(self) -> int:
@@ -265,6 +274,7 @@ class ModelConfig(Section):
         axes = att.axes()
         origin = "" if att.type == "custom" else f"model.attention.type={att.type}: "
         note = f" (model.bidirectional={str(self.bidirectional).lower()}"
+        note += f", model.enc_hidden_size={self.enc_hidden_size}" if self.enc_hidden_size else ""
         note += f", model.attention.dim={att.dim})" if att.dim else ")"
         problem = attention_problem(axes, H, K, att.dim, lambda k: f"model.attention.{k}", ("decoder", "encoder"), note)
         if problem:

@@ -100,7 +100,7 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Translation
                           scale_gaussian=att.scale_gaussian, learn_scale=att.learn_scale)
     blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(
-        src_vocab, cfg.emb_size, cfg.hidden_size, num_layers=cfg.enc_layers, bidirectional=cfg.bidirectional,
+        src_vocab, cfg.emb_size, cfg.enc_size, num_layers=cfg.enc_layers, bidirectional=cfg.bidirectional,
         cell=cfg.cell, dropout=cfg.dropout, emb_dropout=cfg.emb_dropout, pad_id=PAD)
     decoder = Decoder(
         tgt_vocab, cfg.emb_size, cfg.hidden_size, attention,

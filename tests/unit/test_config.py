@@ -104,6 +104,8 @@ def test_type_and_range_errors_name_path_and_allowed(override, path, allowed):
     (["model.tie_embeddings=true", "model.emb_size=128"], ["model.tie_embeddings", "model.emb_size"]),
     (["model.attention.type=luong_dot"], ["luong_dot", "model.bidirectional"]),
     (["model.attention.type=scaled_dot"], ["scaled_dot", "model.bidirectional"]),
+    (["model.attention.type=scaled_dot", "model.enc_hidden_size=64"], ["scaled_dot", "model.enc_hidden_size=64"]),
+    (["model.arch=transformer", "model.enc_hidden_size=128"], ["model.enc_hidden_size"]),
     (["model.attention.type=qkv", "model.attention.heads=3"], ["model.attention.heads"]),
     (["model.attention.type=none", "model.attention.style=luong"], ["model.attention.style"]),
     (["train.max_tokens=null"], ["train.max_tokens", "train.batch_size"]),
@@ -121,6 +123,16 @@ def test_incompatible_combinations(overrides, words):
 def test_luong_dot_valid_with_unidirectional_encoder():
     cfg = C.load(None, ["model.attention.type=luong_dot", "model.bidirectional=false"])
     assert cfg.model.attention.resolved_style == "luong"
+
+
+def test_a_bidirectional_encoder_of_half_the_decoder_size_gives_dot_energies_keys_they_can_use():
+    from nmt.model.build import build_model
+
+    cfg = C.load(None, ["model.attention.type=scaled_dot", "model.hidden_size=32", "model.enc_hidden_size=16"])
+    assert (cfg.model.enc_size, cfg.model.key_size) == (16, 32)
+    model = build_model(cfg.model, 11, 13)
+    assert model.encoder.output_size == model.decoder.hidden_size == 32
+    assert C.load(None, ["model.enc_hidden_size=null"]).model.key_size == 2 * C.Config().model.hidden_size
 
 
 def test_malformed_yaml_reports_line_and_column(tmp_path):
