@@ -1,8 +1,8 @@
 """Rules a search applies to one step's scores: n-gram blocking, sampling, GNMT coverage.
 
-Each works on plain tensors, so it is tested without a model; :mod:`nmt.search` calls them.
-Scores are restricted logits (N, V): log-probabilities up to each row's normalizer, with
-forbidden tokens at -inf.
+Each works on plain tensors, so it is tested without a model; :mod:`nmt.search` and
+:mod:`nmt.beam` call them.  Scores are restricted logits (N, V): log-probabilities up to
+each row's normalizer, with forbidden tokens at -inf.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ search then rank.  The members share one source and one target vocabulary, so on
 source ids and one output token feed them all.  The attention the ensemble reports is the
 mean of the members' weights.
 
-:class:`Ensemble` offers what :mod:`nmt.search` calls on a model (``encode``,
-``init_state``, ``step``), with states that reorder like a single model's
+:class:`Ensemble` offers what :mod:`nmt.search` and :mod:`nmt.beam` call on a model
+(``encode``, ``init_state``, ``step``), with states that reorder like a single model's
 (``index_select``), so the searches run unchanged.  An ensemble of one is its member.
 """
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import pytest
 import torch
 
+from nmt.beam import (BeamState, Beams, Candidates, beam_search, compact, expand, extend, finish, is_done, prune,
+                      survive)
 from nmt.config import AttentionConfig, ModelConfig
 from nmt.data.tokenizer import EOS, PAD
 from nmt.model.build import build_model
 from nmt.model.state import EncoderOutput
-from nmt.search import (BeamState, Beams, Candidates, beam_search, compact, expand, extend, finish, greedy,
-                        is_done, length_penalty, prune, survive)
+from nmt.search import greedy, length_penalty
 
 NEG_INF = -float("inf")
 

@@ -5,9 +5,10 @@ import torch
 import torch.nn.functional as F
 
 from conftest import repeats_an_ngram
+from nmt.beam import beam_search
 from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.inference import load_checkpoint, translate_ids
-from nmt.search import beam_search, greedy, search
+from nmt.search import greedy, search
 
 
 @pytest.fixture(scope="module")
