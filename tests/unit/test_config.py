@@ -299,12 +299,7 @@ def test_options_that_change_no_model_do_not_tell_configs_apart() -> None:
     assert same(general + ["model.attention.scale_gaussian=false"], general)
     assert not same(["model.attention.type=gaussian", "model.attention.scale_gaussian=false"],
                     ["model.attention.type=gaussian"])
-    flipped = f"model.attention.learn_scale={str(not C.AttentionConfig().learn_scale).lower()}"
-    assert same(general + [flipped], general)
-    assert same(qkv + [flipped], qkv)  # its linear maps scale the scores; no e^s is added
-    for dot in ("luong_dot", "scaled_dot"):
-        unidirectional = [f"model.attention.type={dot}", "model.bidirectional=false"]  # keys of the query size
-        assert not same(unidirectional + [flipped], unidirectional)
+    # learn_scale: tests/unit/test_model_attention.py checks it against the built model, preset by preset
     for section, on in (("enc_self_attention", "layers=1"), ("dec_self_attention", "enabled=true")):
         block = bahdanau + [f"model.{section}.{on}"]
         assert not same(block + [f"model.{section}.norm=post"], block)
