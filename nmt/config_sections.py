@@ -9,7 +9,7 @@ loading and overrides live in :mod:`nmt.config`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -198,10 +198,10 @@ class ModelConfig(Section):
     cell: Literal["gru", "lstm"] = Field("gru", description="Recurrent cell of encoder and decoder.")
     emb_size: int = Field(256, ge=1, description="Word embedding size (source and target).")
     hidden_size: int = Field(256, ge=1, description="RNN hidden size per direction; also the decoder's size.")
-    enc_hidden_size: Optional[int] = Field(
-        None, ge=1, description="Encoder RNN size per direction; null = hidden_size. hidden_size/2 with a bidirectional "
-                                "encoder gives keys of the decoder's size, which the dot energies (luong_dot, "
-                                "scaled_dot) need.")
+    enc_hidden_size: Union[Annotated[int, Field(ge=1)], Literal["half"], None] = Field(
+        None, description="Encoder RNN size per direction; null = hidden_size; half = hidden_size/2, so a "
+                          "bidirectional encoder's outputs (the keys) have the decoder's size, which the dot "
+                          "energies (luong_dot, scaled_dot) need.")
     enc_layers: int = Field(1, ge=1, description="Encoder RNN layers.")
     dec_layers: int = Field(1, ge=1, description="Decoder RNN layers.")
     bidirectional: bool = Field(True, description="Bidirectional encoder (keys/values then have 2 x the encoder size).")
@@ -237,6 +237,8 @@ class ModelConfig(Section):
     @property
     def enc_size(self) -> int:
         """The encoder RNN's size per direction."""
+        if self.enc_hidden_size == "half":
+            return self.hidden_size // 2
         return self.hidden_size if self.enc_hidden_size is None else self.enc_hidden_size
 
     @property
@@ -263,6 +265,12 @@ class ModelConfig(Section):
             changed = [f"model.transformer.{k}" for k in TransformerConfig.model_fields
                        if getattr(self.transformer, k) != getattr(TransformerConfig(), k)]
             raise ValueError(f"model.arch=rnn: {', '.join(changed)} only apply to model.arch=transformer")
+        return self
+
+    @model_validator(mode="after")
+    def _check_encoder_size(self) -> "ModelConfig":
+        if self.enc_hidden_size == "half" and self.hidden_size % 2:
+            raise ValueError(f"model.enc_hidden_size=half needs an even model.hidden_size (got {self.hidden_size})")
         return self
 
     @model_validator(mode="after")

@@ -3,7 +3,9 @@
 A variant is a list of ``--set`` overrides applied on top of a base config.  ``nmt compare``
 trains them side by side, and the learning tests train each on a toy task.
 Dot-product energies compare the decoder state with the encoder states element by element, so
-those variants use a unidirectional encoder (keys of the decoder's size).
+the keys must have the decoder's size: scaled_dot reads a bidirectional encoder of half the
+decoder's size per direction (``model.enc_hidden_size=half``), luong_dot a unidirectional one
+(docs/attention_diagnosis.md, hypothesis 12).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "luong_general": ("model.attention.type=luong_general",),
     "luong_concat": ("model.attention.type=luong_concat",),
     "luong_location": ("model.attention.type=custom", "model.attention.energy=location"),
-    "scaled_dot": ("model.attention.type=scaled_dot", "model.bidirectional=false"),
+    "scaled_dot": ("model.attention.type=scaled_dot", "model.enc_hidden_size=half"),
     "qkv": ("model.attention.type=qkv", "model.attention.heads=4"),
     "gaussian": ("model.attention.type=gaussian",),
     "bahdanau+enc_self": ("model.attention.type=bahdanau", "model.enc_self_attention.layers=1",

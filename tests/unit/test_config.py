@@ -133,6 +133,11 @@ def test_a_bidirectional_encoder_of_half_the_decoder_size_gives_dot_energies_key
     model = build_model(cfg.model, 11, 13)
     assert model.encoder.output_size == model.decoder.hidden_size == 32
     assert C.load(None, ["model.enc_hidden_size=null"]).model.key_size == 2 * C.Config().model.hidden_size
+    half = C.load(None, ["model.attention.type=scaled_dot", "model.hidden_size=32", "model.enc_hidden_size=half"])
+    assert half.model == cfg.model.model_copy(update={"enc_hidden_size": "half"})
+    assert half.model.key_size == 32
+    with pytest.raises(ConfigError, match="even model.hidden_size"):
+        C.load(None, ["model.hidden_size=33", "model.enc_hidden_size=half"])
 
 
 def test_malformed_yaml_reports_line_and_column(tmp_path):
@@ -222,8 +227,8 @@ def test_multi30k_configs_differ_only_in_attention(direction):
         cfg = _flat(C.load(folder / f"multi30k_{direction}_{kind}.yaml"))
         changed = {k for k in base if base[k] != cfg[k]}
         allowed = {"name"} | {k for k in base if k.startswith("model.attention.")}
-        if kind in DOT_TYPES:
-            allowed.add("model.bidirectional")
+        if kind in DOT_TYPES:  # keys of the decoder's size: a unidirectional or a half-size encoder
+            allowed |= {"model.bidirectional", "model.enc_hidden_size"}
         assert changed <= allowed, f"{kind}: {sorted(changed - allowed)}"
         assert cfg["name"] == f"multi30k_{direction}_{kind}"
 
