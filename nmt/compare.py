@@ -100,7 +100,8 @@ def without_inert_options(config: config_mod.Config) -> config_mod.Config:
     bilinear energy, ``scale_gaussian`` without the gaussian one, ``learn_scale`` but for a dot
     energy over identity maps, ``scale_out_proj`` without an output projection), a ``*_start``
     where its scaling is off, ``output_init`` with a tied output layer, and the self-attention
-    sections that are off.  Two configs equal
+    sections that are off; ``enc_hidden_size`` is compared as the size it gives (``half`` of 256,
+    128 and, for 256, null build one model).  Two configs equal
     after this train the same model the same way, which is what a finished run must match to be
     reused.
     """
@@ -119,7 +120,8 @@ def without_inert_options(config: config_mod.Config) -> config_mod.Config:
         inert["out_proj_start"] = default.out_proj_start
         if not axes["out_proj"]:
             inert["scale_out_proj"] = default.scale_out_proj
-    sections: dict[str, Any] = {"attention": attention.model_copy(update=inert)}
+    sections: dict[str, Any] = {"attention": attention.model_copy(update=inert),
+                                "enc_hidden_size": None if model.enc_size == model.hidden_size else model.enc_size}
     if model.tie_embeddings:
         sections["output_init"] = config_mod.ModelConfig().output_init
     if not model.enc_self_attention.layers:

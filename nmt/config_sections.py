@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from nmt.attention_space import (ATTENTION_ENERGIES, ATTENTION_MAPS, ATTENTION_PRESETS, ATTENTION_TYPES,
                                  AXES, CUSTOM_ATTENTION, attention_problem)
@@ -197,7 +197,8 @@ class ModelConfig(Section):
                            "(model.transformer; RNN-only options must stay at their defaults).")
     cell: Literal["gru", "lstm"] = Field("gru", description="Recurrent cell of encoder and decoder.")
     emb_size: int = Field(256, ge=1, description="Word embedding size (source and target).")
-    hidden_size: int = Field(256, ge=1, description="RNN hidden size per direction; also the decoder's size.")
+    hidden_size: int = Field(256, ge=1, description="Decoder RNN size; also the encoder's size per direction unless "
+                                                    "model.enc_hidden_size is set.")
     enc_hidden_size: Union[Annotated[int, Field(ge=1)], Literal["half"], None] = Field(
         None, description="Encoder RNN size per direction; null = hidden_size; half = hidden_size/2, so a "
                           "bidirectional encoder's outputs (the keys) have the decoder's size, which the dot "
@@ -218,8 +219,8 @@ class ModelConfig(Section):
     tie_embeddings: bool = Field(False, description="Share target embeddings and output projection (needs emb_size == hidden_size).")
     output_init: Literal["embedding", "xavier"] = Field(
         "embedding", description="How the RNN decoder's untied output layer W_out (V x H) starts: embedding = normal with std H^-1/2, "
-                                 "as a tied one starts; xavier = Xavier uniform, about half that scale with a large "
-                                 "vocabulary, measured to drive Luong-style readouts into tanh saturation "
+                                 "as a tied one starts; xavier = Xavier uniform, std sqrt(2/(H+V)), sqrt(2H/(H+V)) times the "
+                                 "other (1/2 at V = 7H, 1/4 at H = 256, V = 8000), measured to drive Luong-style readouts into tanh saturation "
                                  "(docs/attention_diagnosis.md). Inert with tie_embeddings.")
     attention: AttentionConfig = Field(default_factory=AttentionConfig, description="Cross-attention from the decoder.")
     enc_self_attention: EncoderSelfAttentionConfig = Field(
@@ -267,10 +268,22 @@ class ModelConfig(Section):
             raise ValueError(f"model.arch=rnn: {', '.join(changed)} only apply to model.arch=transformer")
         return self
 
+    @field_validator("enc_hidden_size", mode="before")
+    @classmethod
+    def _one_line_encoder_size(cls, value: Any) -> Any:
+        """One message for a bad value, instead of one per member of the union."""
+        if value is None or value == "half" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            return value
+        raise ValueError(f"model.enc_hidden_size: expected a positive integer, half or null (got {value!r})")
+
     @model_validator(mode="after")
     def _check_encoder_size(self) -> "ModelConfig":
         if self.enc_hidden_size == "half" and self.hidden_size % 2:
             raise ValueError(f"model.enc_hidden_size=half needs an even model.hidden_size (got {self.hidden_size})")
+        if self.arch == "rnn" and self.init_state == "last" and self.enc_size != self.hidden_size:
+            raise ValueError(f"model.init_state=last copies the encoder's final state, so the encoder's size per "
+                             f"direction ({self.enc_size}, model.enc_hidden_size={self.enc_hidden_size}) must equal "
+                             f"model.hidden_size ({self.hidden_size}); use init_state=bridge or zero")
         return self
 
     @model_validator(mode="after")

@@ -109,6 +109,7 @@ def grad_norms(model: torch.nn.Module) -> dict[str, float]:
 def measure(model: torch.nn.Module, split: Any, batches: list[list[int]], t: Any) -> dict[str, Any]:
     """Attention and readout statistics, mean loss and per-part gradient norms over ``batches`` (no update)."""
     device = torch.device("cpu")
+    rng = torch.random.get_rng_state()  # dropout draws here must not shift the training that follows
     probe, readout = AttentionProbe(model.decoder.attention), ReadoutProbe(model.decoder.readout)
     norms, losses = {}, []
     for i, idx in enumerate(batches):
@@ -120,6 +121,7 @@ def measure(model: torch.nn.Module, split: Any, batches: list[list[int]], t: Any
         if i == 0:
             norms = grad_norms(model)
     model.zero_grad(set_to_none=True)
+    torch.random.set_rng_state(rng)
     probe.handle.remove()
     readout.handle.remove()
     weight_norm = math.sqrt(sum(p.detach().float().pow(2).sum().item() for p in model.decoder.attention.parameters()))

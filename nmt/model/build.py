@@ -113,8 +113,8 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Translation
                     src_word_dropout=cfg.src_word_dropout, tgt_word_dropout=cfg.tgt_word_dropout)
     init_weights(model)
     if cfg.output_init == "embedding" and not cfg.tie_embeddings:
-        # W_out starts as a tied one would: Xavier's std sqrt(2 / (H + V)) is half of H^-1/2 when V >> H,
-        # and a Luong readout then saturates its tanh for logit scale (docs/attention_diagnosis.md).
+        # W_out starts as a tied one would: Xavier's std sqrt(2 / (H + V)) is sqrt(2H / (H + V)) of H^-1/2
+        # (1/2 at V = 7H), and a Luong readout then saturates its tanh for logit scale (docs/attention_diagnosis.md).
         nn.init.normal_(decoder.output.weight, std=cfg.hidden_size ** -0.5)
     return model
 

@@ -92,6 +92,9 @@ def test_unknown_keys_suggest(override, expected):
     ("decode.beam=0", "decode.beam", "greater than or equal to 1"),
     ("model.hidden_size=big", "model.hidden_size", "valid integer"),
     ("train.optimizer=adagrad", "train.optimizer", "'adam'"),
+    ("model.enc_hidden_size=quarter", "model.enc_hidden_size", "a positive integer, half or null (got 'quarter')"),
+    ("model.enc_hidden_size=0", "model.enc_hidden_size", "a positive integer, half or null (got 0)"),
+    ("model.enc_hidden_size=true", "model.enc_hidden_size", "a positive integer, half or null (got True)"),
 ])
 def test_type_and_range_errors_name_path_and_allowed(override, path, allowed):
     with pytest.raises(ConfigError) as err:
@@ -106,6 +109,7 @@ def test_type_and_range_errors_name_path_and_allowed(override, path, allowed):
     (["model.attention.type=scaled_dot"], ["scaled_dot", "model.bidirectional"]),
     (["model.attention.type=scaled_dot", "model.enc_hidden_size=64"], ["scaled_dot", "model.enc_hidden_size=64"]),
     (["model.arch=transformer", "model.enc_hidden_size=128"], ["model.enc_hidden_size"]),
+    (["model.init_state=last", "model.enc_hidden_size=half"], ["model.init_state=last", "(128,", "bridge"]),
     (["model.attention.type=qkv", "model.attention.heads=3"], ["model.attention.heads"]),
     (["model.attention.type=none", "model.attention.style=luong"], ["model.attention.style"]),
     (["train.max_tokens=null"], ["train.max_tokens", "train.batch_size"]),
@@ -309,6 +313,10 @@ def test_options_that_change_no_model_do_not_tell_configs_apart() -> None:
         block = bahdanau + [f"model.{section}.{on}"]
         assert not same(block + [f"model.{section}.norm=post"], block)
     assert not same(qkv, bahdanau)  # a real difference stays one
+    scaled = ["model.attention.type=scaled_dot"]
+    assert same(scaled + ["model.enc_hidden_size=half"], scaled + ["model.enc_hidden_size=128"])
+    assert same(bahdanau + ["model.enc_hidden_size=256"], bahdanau)
+    assert not same(bahdanau + ["model.enc_hidden_size=half"], bahdanau)
 
 
 @pytest.mark.parametrize("variant, option", [("qkv", "out_proj_start"), ("luong_general", "bilinear_start")])
