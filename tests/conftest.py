@@ -16,6 +16,22 @@ import torch
 # the two cores of the reference machine.
 torch.set_num_threads(1)
 
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """List what the learning tests measured against their bounds, so CI logs show the margins."""
+    rows = []
+    for outcome in ("passed", "failed"):
+        for report in terminalreporter.stats.get(outcome, []):
+            found = dict(getattr(report, "user_properties", ()))
+            if getattr(report, "when", "") == "call" and "bleu" in found:
+                rows.append((report.nodeid.split("::")[-1], found["bleu"], found["bound"], outcome))
+    if rows:
+        terminalreporter.section("learning tests: greedy test BLEU against each bound")
+        for name, bleu, bound, outcome in sorted(rows):
+            terminalreporter.write_line(f"{name:70s} {bleu:6.2f}  bound {bound}  {outcome}")
+
+
 # --- the command line ----------------------------------------------------------------------
 
 REPO = Path(__file__).resolve().parents[1]
