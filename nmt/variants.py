@@ -3,9 +3,9 @@
 A variant is a list of ``--set`` overrides applied on top of a base config.  ``nmt compare``
 trains them side by side, and the learning tests train each on a toy task.
 Dot-product energies compare the decoder state with the encoder states element by element, so
-the keys must have the decoder's size: scaled_dot reads a bidirectional encoder of half the
-decoder's size per direction (``model.enc_hidden_size=half``), luong_dot a unidirectional one
-(docs/attention_diagnosis.md, hypothesis 12).
+the keys must have the decoder's size: luong_dot and scaled_dot read a bidirectional encoder of
+half the decoder's size per direction (``model.enc_hidden_size=half``; a unidirectional one
+trailed it, docs/attention_diagnosis.md, hypothesis 12).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from nmt.errors import UserError
 VARIANTS: dict[str, tuple[str, ...]] = {
     "none": ("model.attention.type=none",),
     "bahdanau": ("model.attention.type=bahdanau",),
-    "luong_dot": ("model.attention.type=luong_dot", "model.bidirectional=false"),
+    "luong_dot": ("model.attention.type=luong_dot", "model.enc_hidden_size=half"),
     "luong_general": ("model.attention.type=luong_general",),
     "luong_concat": ("model.attention.type=luong_concat",),
     "luong_location": ("model.attention.type=custom", "model.attention.energy=location"),
