@@ -199,8 +199,8 @@ class ModelConfig(Section):
     emb_size: int = Field(256, ge=1, description="Word embedding size (source and target).")
     hidden_size: int = Field(256, ge=1, description="Decoder RNN size; also the encoder's size per direction unless "
                                                     "model.enc_hidden_size is set.")
-    enc_hidden_size: Union[Annotated[int, Field(ge=1)], Literal["half"], None] = Field(
-        None, description="Encoder RNN size per direction; null = hidden_size; half = hidden_size/2, so a "
+    enc_hidden_size: Union[int, Literal["half"], None] = Field(  # checked by _one_line_encoder_size
+        None, description="Encoder RNN size per direction (>= 1); null = hidden_size; half = hidden_size/2, so a "
                           "bidirectional encoder's outputs (the keys) have the decoder's size, which the dot "
                           "energies (luong_dot, scaled_dot) need.")
     enc_layers: int = Field(1, ge=1, description="Encoder RNN layers.")

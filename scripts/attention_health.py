@@ -42,6 +42,7 @@ from nmt.optim import apply_gradients, build_optimizer
 from nmt.variants import VARIANTS, variant_overrides
 
 SCRIPT = "attention_health"
+CPU = torch.device("cpu")  # fp32 probes; the GPU path is not measured here
 PARTS = {"encoder": "encoder.", "attention": "decoder.attention.", "decoder_rnn": "decoder.rnn.",
          "readout": "decoder.readout.", "output": "decoder.output.", "tgt_embedding": "decoder.embedding."}
 
@@ -108,14 +109,13 @@ def grad_norms(model: torch.nn.Module) -> dict[str, float]:
 
 def measure(model: torch.nn.Module, split: Any, batches: list[list[int]], t: Any) -> dict[str, Any]:
     """Attention and readout statistics, mean loss and per-part gradient norms over ``batches`` (no update)."""
-    device = torch.device("cpu")
     rng = torch.random.get_rng_state()  # dropout draws here must not shift the training that follows
     probe, readout = AttentionProbe(model.decoder.attention), ReadoutProbe(model.decoder.readout)
     norms, losses = {}, []
     for i, idx in enumerate(batches):
         batch = collate(split, idx, t.max_len)
         model.zero_grad(set_to_none=True)
-        loss = batch_loss(model, batch, label_smoothing=t.label_smoothing, teacher_forcing=1.0, device=device, amp=None)
+        loss = batch_loss(model, batch, label_smoothing=t.label_smoothing, teacher_forcing=1.0, device=CPU, amp=None)
         (loss / batch.n_tgt_tokens).backward()
         losses.append(loss.item() / batch.n_tgt_tokens)
         if i == 0:
@@ -144,13 +144,13 @@ def health(args: argparse.Namespace, variant: str) -> Iterator[dict[str, Any]]:
     held = order[last:]  # measured at every update count, never trained on before the last one
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).train()
     optimizer = build_optimizer(t, model)
-    scaler = runtime.grad_scaler(torch.device("cpu"), None)  # disabled: fp32
+    scaler = runtime.grad_scaler(CPU, None)  # disabled: fp32
     done = 0
     for steps in sorted(args.steps):
         for idx in order[done:steps]:
             batch = collate(split, idx, t.max_len)
             loss = batch_loss(model, batch, label_smoothing=t.label_smoothing, teacher_forcing=1.0,
-                              device=torch.device("cpu"), amp=None)
+                              device=CPU, amp=None)
             (loss / batch.n_tgt_tokens).backward()
             apply_gradients(model, optimizer, scaler, t.clip_grad_norm)
         done = steps

@@ -17,7 +17,6 @@ import torch
 torch.set_num_threads(1)
 
 
-
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """List what the learning tests measured against their bounds, so CI logs show the margins."""
     rows = []

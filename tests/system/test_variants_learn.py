@@ -2,9 +2,10 @@
 
 Sockeye's system-test habit: a tiny model per variant (``nmt variants``) trains STEPS updates
 (MORE_STEPS for the slowest learners) under a fixed seed on reversal of 10-24 random words (the
-target is the source reversed and upper-cased), then translates the test split greedily.  Sentences this long do not fit
-through the encoder's final state alone, so the model must attend: ``none`` (no attention)
-stays far below, and a variant that stops learning falls under its floor and fails CI.
+target is the source reversed and upper-cased), then translates the test split greedily.
+Sentences this long do not fit through the encoder's final state alone, so the model must
+attend: ``none`` (no attention) stays far below, and a variant that stops learning falls under
+its floor and fails CI.
 """
 
 from __future__ import annotations
@@ -48,9 +49,14 @@ def long_reversal(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[st
     return files
 
 
+def updates(variant: str) -> int:
+    """How many updates ``variant`` trains: STEPS unless MORE_STEPS says."""
+    return MORE_STEPS.get(variant, STEPS)
+
+
 def reversal_bleu(root: Path, files: dict[str, list[str]], variant: str) -> float:
-    """Greedy test BLEU of ``variant`` after its number of updates (STEPS unless MORE_STEPS says)."""
-    steps = MORE_STEPS.get(variant, STEPS)
+    """Greedy test BLEU of ``variant`` after :func:`updates` updates."""
+    steps = updates(variant)
     overrides = toy_overrides(root, files, name=run_name(variant), train__max_steps=steps,
                               train__max_epochs=1000, train__valid_every=steps) + list(VARIANTS[variant])
     run_training(None, overrides, progress=False)
@@ -66,7 +72,7 @@ def test_attention_variant_learns_long_reversal(variant: str, tmp_path: Path, lo
                                                 record_property) -> None:
     bleu = reversal_bleu(tmp_path, long_reversal, variant)
     record_property("bleu", bleu)  # listed with its bound at the end of the run (tests/conftest.py)
-    record_property("bound", f">= {FLOOR} after {MORE_STEPS.get(variant, STEPS)} updates")
+    record_property("bound", f">= {FLOOR} after {updates(variant)} updates")
     assert bleu >= FLOOR
 
 
