@@ -19,7 +19,7 @@ import typer
 from nmt import __version__, cli_evaluate
 from nmt.cli_options import ConfigOpt, SetOpt
 from nmt.errors import UserError
-from nmt.serve.limits import Limits
+from nmt.serve.limits import READ_TIMEOUT, Limits
 
 app = typer.Typer(
     help="Train, compare and understand attention-based translation models (RNNs and the Transformer).",
@@ -250,12 +250,16 @@ def serve_cmd(
     batch_sentences: int = typer.Option(SERVE_LIMITS.batch_sentences, help="Most sentences merged from concurrent requests into one search."),
     batch_wait_ms: float = typer.Option(SERVE_LIMITS.batch_wait_ms, help="How long a search waits for more requests to merge (ms)."),
     max_pending: int = typer.Option(SERVE_LIMITS.max_pending, help="Requests queued before the server answers 503."),
+    read_timeout: float = typer.Option(
+        READ_TIMEOUT, help="Seconds a client has to send a whole request (from connecting or the previous "
+                           "response); slower gets 408 or a closed connection."),
 ) -> None:
     """Serve models over HTTP: POST /translate, GET /models, GET /health, and a page at / to explore attention.
 
     Models are loaded once; requests that arrive together are translated in one search call.
-    Every request is bounded (sentences, characters, tokens, beam, output length, body size) and
-    a bad one gets a 4xx with a JSON error.
+    Every request is bounded (sentences, characters, tokens, beam, output length, body size, the
+    time to send it) and a bad one gets a 4xx with a JSON error.  The port is bound before the
+    models load: a port in use fails at once.
 
     Example: nmt serve --checkpoint bahdanau=runs/a/checkpoints/best.pt --checkpoint qkv=runs/b/checkpoints/best.pt
     """
@@ -264,7 +268,7 @@ def serve_cmd(
     limits = Limits(max_request_bytes=max_request_bytes, max_sentences=max_sentences, max_chars=max_chars,
                     max_src_tokens=max_src_tokens, max_beam=max_beam, max_output_tokens=max_output_tokens,
                     max_attention_sentences=max_attention_sentences, batch_sentences=batch_sentences, batch_wait_ms=batch_wait_ms, max_pending=max_pending)
-    serve(checkpoint, host=host, port=port, limits=limits, device=device, threads=threads)
+    serve(checkpoint, host=host, port=port, limits=limits, device=device, threads=threads, read_timeout=read_timeout)
 
 
 cli_evaluate.register(app)  # eval, average, compare, variants, report: listed after serve

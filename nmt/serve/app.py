@@ -56,6 +56,8 @@ class BodyLimit:
         size, more = 0, True
         while more:
             message = await receive()
+            if message["type"] == "http.disconnect":  # the client left (or was timed out): nobody to answer
+                return
             messages.append(message)
             size += len(message.get("body", b""))
             more = message["type"] == "http.request" and message.get("more_body", False)

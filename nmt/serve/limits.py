@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 from nmt.errors import UserError
 
+READ_TIMEOUT = 30.0
+"""Seconds a client has to send a whole request (``nmt serve --read-timeout``); slower: 408 or closed."""
+
 
 @dataclass(frozen=True)
 class Limits:

@@ -2,6 +2,8 @@
 
 The bounds come from :class:`~nmt.serve.limits.Limits`, so the schema is built per server
 (:func:`request_model`); a request outside them is a 422 with a JSON error, never a search.
+Types are strict: ``true`` or ``2.0`` is not an integer and ``1`` or ``"true"`` not a boolean,
+so a client's mistake is refused rather than read as something it did not write.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from nmt.serve.limits import Limits
 class TranslateRequest(BaseModel):
     """The fields of a request; :func:`request_model` adds this server's bounds to them."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # no coercion: True is not beam 1
 
     text: list[str]
     beam: Optional[int] = None

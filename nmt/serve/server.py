@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import math
 from typing import Sequence
 
 from nmt import runtime
 from nmt import threads as torch_threads
 from nmt.errors import UserError
-from nmt.serve.limits import Limits
+from nmt.serve.limits import READ_TIMEOUT, Limits
 from nmt.serve.models import attention_label, load_served
 
 log = logging.getLogger(__name__)
+
+KEEP_ALIVE = 5
+"""Seconds an idle kept-alive connection stays open (uvicorn's default, written down)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -26,24 +30,40 @@ def is_loopback(host: str) -> bool:
 
 
 def serve(checkpoints: Sequence[str], *, host: str, port: int, limits: Limits, device: str = "auto",
-          threads: int = 0) -> None:
-    """Load every checkpoint once and serve them until interrupted (Ctrl-C)."""
+          threads: int = 0, read_timeout: float = READ_TIMEOUT) -> None:
+    """Load every checkpoint once and serve them until interrupted (Ctrl-C).
+
+    The port is bound before any model loads, so a port in use is a one-line error at once;
+    a client has ``read_timeout`` seconds to send a whole request (:mod:`nmt.serve.protocol`).
+    """
     try:
         import uvicorn
 
         from nmt.serve.app import create_app
+        from nmt.serve.listen import ListeningServer, bind
+        from nmt.serve.protocol import protocol_class
     except ImportError as exc:
         raise UserError(f"nmt serve needs FastAPI and uvicorn ({exc}); pip install fastapi uvicorn") from None
     if not 0 <= port <= 65535:
         raise UserError(f"--port {port}: must be between 0 and 65535 (0 = any free port)")
     if threads < 0:
         raise UserError(f"--threads {threads}: must be 0 (follow the free cores) or more")
-    torch_device = runtime.select_device(device)
-    torch_threads.configure(threads)
-    models = load_served(checkpoints, torch_device)
-    if not is_loopback(host):
-        log.warning("--host %s: the server is reachable from other machines; it has no authentication", host)
-    for model in models.values():
-        log.info("model %s: %s, %s attention, update %d", model.name, model.path,
-                 attention_label(model.config), model.loaded.step)
-    uvicorn.run(create_app(models, limits), host=host, port=port, log_level="info")
+    if not (math.isfinite(read_timeout) and read_timeout > 0):
+        raise UserError(f"--read-timeout {read_timeout}: must be a number of seconds above 0")
+    sock = bind(host, port)  # first: a port in use fails before anything else happens
+    try:
+        torch_device = runtime.select_device(device)
+        torch_threads.configure(threads)
+        models = load_served(checkpoints, torch_device)
+        if not is_loopback(host):
+            log.warning("--host %s: the server is reachable from other machines; it has no authentication", host)
+        for model in models.values():
+            log.info("model %s: %s, %s attention, update %d", model.name, model.path,
+                     attention_label(model.config), model.loaded.step)
+        config = uvicorn.Config(create_app(models, limits), host=host, port=sock.getsockname()[1],
+                                http=protocol_class(read_timeout), timeout_keep_alive=KEEP_ALIVE,
+                                log_level="info")
+        ListeningServer(config).run(sockets=[sock])
+    finally:
+        sock.close()
+

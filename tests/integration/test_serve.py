@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterator, Optional
 from urllib.parse import urlsplit
@@ -12,11 +14,13 @@ from urllib.parse import urlsplit
 import pytest
 import torch
 
-from conftest import run_cli, serving, transformer_overrides
+from conftest import PROC_TIMEOUT, run_cli, serving, transformer_overrides
 
+READ_TIMEOUT = 2.0
+"""The shared server's --read-timeout (s): short, so a test can wait it out."""
 LIMITS = ["--max-sentences", "8", "--max-chars", "200", "--max-src-tokens", "30", "--max-beam", "6",
           "--max-output-tokens", "40", "--max-request-bytes", "4096", "--batch-wait-ms", "50",
-          "--max-attention-sentences", "3"]
+          "--max-attention-sentences", "3", "--read-timeout", str(READ_TIMEOUT)]
 
 
 def call(url: str, path: str, payload: Any = None, *, method: Optional[str] = None, raw: Optional[bytes] = None,
@@ -155,6 +159,33 @@ def test_a_transformer_returns_every_layer_and_head(toy_transformer: Path, sente
         assert torch.allclose(layers.sum(-1), torch.ones(layers.shape[:-1]), atol=1e-3)
 
 
+def test_merged_requests_get_their_own_translations_and_scores_within_rounding(toy_transformer: Path,
+                                                                               sentences: list[str]) -> None:
+    """Requests of different sizes and lengths, merged into one search per key, against each sentence alone."""
+    from nmt.inference import load_checkpoint
+    from nmt.serve.batcher import SCORE_ATOL, SCORE_RTOL, Batcher
+    from nmt.serve.models import SearchKey, ServedModel
+
+    cpu = torch.device("cpu")
+    served = ServedModel("tf", toy_transformer, load_checkpoint(toy_transformer, cpu), cpu)
+    requests = [served.encode(sentences[start:start + n], 100) for start, n in ((0, 1), (1, 4), (5, 2), (7, 6))]
+    keys = [SearchKey("tf", 1, 1, None, False), SearchKey("tf", 3, 2, None, False)]
+    batcher = Batcher(served.translate, wait_s=0.0, max_sentences=64, max_pending=64)
+    futures = {(key, r): batcher.submit(key, ids) for key in keys for r, ids in enumerate(requests)}  # all queued
+    batcher.start()
+    try:
+        merged = {job: future.result(timeout=PROC_TIMEOUT) for job, future in futures.items()}
+    finally:
+        batcher.close()
+    assert batcher.stats.searches == len(keys) and batcher.stats.largest_search == 13  # one search per key
+    for (key, r), rows in merged.items():
+        for ids, row in zip(requests[r], rows):
+            alone = served.translate(key, [ids])[0]
+            assert [h["text"] for h in row["hypotheses"]] == [h["text"] for h in alone["hypotheses"]]
+            for got, want in zip(row["hypotheses"], alone["hypotheses"]):
+                assert abs(got["score"] - want["score"]) <= SCORE_RTOL * abs(want["score"]) + SCORE_ATOL
+
+
 def test_a_second_model_is_chosen_by_name(server: str, sentences: list[str]) -> None:
     status, answer = call(server, "/translate", {"text": sentences[:1], "model": "twin"})
     assert status == 200 and answer["model"] == "twin"
@@ -180,6 +211,9 @@ BAD = [
     ({"text": [None]}, 422, "text"),
     ({"text": ["\ud800 a"]}, 422, "text"),                       # a lone surrogate: not text
     ({"text": ["a"] * 4, "attention": True}, 422, "attention"),   # over --max-attention-sentences 3
+    *[({"text": ["a"], field: value}, 422, field)                 # a boolean or float is not an integer
+      for field in ("beam", "n_best", "max_len") for value in (True, 2.0)],
+    ({"text": ["a"], "attention": 1}, 422, "attention"),          # nor an integer a boolean
 ]
 
 
@@ -216,7 +250,7 @@ def test_the_page_and_its_script_are_served_without_outside_assets(server: str) 
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--checkpoint", "missing.pt"], "no such file"),
+    (["--checkpoint", "missing.pt"], "checkpoint not found"),
     (["--checkpoint", "a=best.pt", "--checkpoint", "a=last.pt"], "taken"),
     (["--checkpoint", "best.pt", "--max-beam", "0"], "--max-beam 0"),
     (["--checkpoint", "best.pt", "--port", "70000"], "--port 70000"),
@@ -224,5 +258,83 @@ def test_the_page_and_its_script_are_served_without_outside_assets(server: str) 
 def test_bad_command_lines_fail_in_one_line_before_serving(args: list[str], message: str, capsys,
                                                            trained_toy: Path, monkeypatch) -> None:
     monkeypatch.chdir(trained_toy / "checkpoints")
-    code, _, err = run_cli(["serve", *args], capsys)
+    code, _, err = run_cli(["serve", *args, *([] if "--port" in args else ["--port", "0"])], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+# --- slow clients: --read-timeout ------------------------------------------------------------
+
+HALF_REQUESTS = {
+    "nothing": b"",
+    "half the headers": b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Le",
+    "half the body": b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n{\"text\": [",
+}
+
+
+def connect(url: str) -> socket.socket:
+    parts = urlsplit(url)
+    return socket.create_connection((parts.hostname, parts.port), timeout=READ_TIMEOUT + 60)
+
+
+def read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (a timeout here fails the test)."""
+    got = b""
+    while chunk := sock.recv(4096):
+        got += chunk
+    return got
+
+
+def read_response(sock: socket.socket) -> bytes:
+    """One response on a kept-alive connection: its headers and Content-Length bytes of body."""
+    got = b""
+    while b"\r\n\r\n" not in got:
+        got += sock.recv(4096)
+    head, _, body = got.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:"))
+    while len(body) < length:
+        body += sock.recv(4096)
+    return head + b"\r\n\r\n" + body
+
+
+def test_clients_that_send_half_a_request_are_cut_off_after_the_read_timeout(server: str) -> None:
+    start = time.monotonic()
+    clients = [(name, connect(server)) for name in HALF_REQUESTS for _ in range(4)]  # 12 at once
+    for name, sock in clients:
+        sock.sendall(HALF_REQUESTS[name])
+    replies = []
+    for name, sock in clients:
+        with sock:
+            replies.append((name, read_until_closed(sock)))
+    elapsed = time.monotonic() - start
+    assert READ_TIMEOUT * 0.9 <= elapsed <= READ_TIMEOUT + 30, elapsed
+    for name, reply in replies:
+        if name == "half the body":  # the request had begun: nothing to answer it with
+            assert reply == b"", reply
+        else:
+            head, _, body = reply.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 408") and f"{READ_TIMEOUT:g} s" in json.loads(body)["error"], reply
+    assert call(server, "/health")[0] == 200
+
+
+def test_a_kept_alive_connection_gets_the_same_timeout_for_its_next_request(server: str) -> None:
+    with connect(server) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert read_response(sock).startswith(b"HTTP/1.1 200")
+        start = time.monotonic()
+        sock.sendall(HALF_REQUESTS["half the body"])
+        assert read_until_closed(sock) == b""
+    assert READ_TIMEOUT * 0.9 <= time.monotonic() - start <= READ_TIMEOUT + 30
+
+
+def test_a_request_sent_slowly_within_the_timeout_is_answered(server: str) -> None:
+    body = json.dumps({"text": ["a b"], "beam": 1}).encode()
+    with connect(server) as sock:
+        sock.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n")
+        time.sleep(READ_TIMEOUT / 4)
+        sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body[:5])
+        time.sleep(READ_TIMEOUT / 4)
+        sock.sendall(body[5:])
+        reply = read_response(sock)
+    assert reply.startswith(b"HTTP/1.1 200") and json.loads(reply.partition(b"\r\n\r\n")[2])["translations"]
