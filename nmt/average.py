@@ -8,11 +8,16 @@ no optimizer, so training cannot resume from it.
 Checkpoints come as files or as run folders.  A run folder gives its step checkpoints
 (``checkpoints/step*.pt``): the last N validated ones (kept by ``train.keep_last``) or the
 best N by the run's validation metric (kept by ``train.keep_best``), as the run's state lists them.
+
+The output never replaces one of the checkpoints it averages; an existing file, or a name the
+trainer writes (best.pt, last.pt, step files in a ``checkpoints`` folder), only with ``--force``.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import re
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -34,17 +39,34 @@ def select(run_dir: Path, *, last: Optional[int] = None, best: Optional[int] = N
     """
     if (last is None) == (best is None):
         raise ValueError("give exactly one of last and best")
-    state = ckpt.load(run_dir / "checkpoints" / "last.pt").state
+    saved = ckpt.load(run_dir / "checkpoints" / "last.pt")
+    state = saved.state
     steps = state.recent[-last:] if last is not None else [step for _, step in state.history][:best]
-    want, option = (last, "keep_last") if last is not None else (best, "keep_best")
+    want = last if last is not None else best
     if len(steps) < want:
-        raise UserError(f"{run_dir}: the run kept {len(steps)} step checkpoint(s) for --{option[5:]}, {want} wanted; "
-                        f"train with --set train.{option}={want} (or more)")
+        raise UserError(too_few_hint(run_dir, saved.config, "last" if last is not None else "best", len(steps), want))
     paths = [ckpt.step_path(run_dir, step) for step in steps]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise UserError(f"{missing[0]}: listed by the run's last.pt but not found")
     return paths
+
+
+def too_few_hint(run_dir: Path, config: dict[str, Any], which: str, have: int, want: int) -> str:
+    """Why a run has fewer step checkpoints for ``--last``/``--best`` than wanted, and the fix.
+
+    A run that keeps too few (``train.keep_last`` / ``keep_best`` below ``want``; ``keep_best``
+    1 keeps none, best.pt holding the best) is told to keep more; one that keeps enough has
+    simply not validated that often yet, and is told to train longer.
+    """
+    option = f"keep_{which}"
+    kept = getattr(from_dict(fill_saved_defaults(config)).train, option)
+    holds = kept if which == "last" or kept > 1 else 0  # step files the setting holds at most
+    if holds >= want:
+        return (f"{run_dir}: the run has only {have} step checkpoint(s) for --{which} so far, {want} wanted "
+                f"(train.{option}={kept} already keeps enough); train it longer: each validation adds one")
+    return (f"{run_dir}: the run kept {have} step checkpoint(s) for --{which}, {want} wanted; "
+            f"train with --set train.{option}={max(want, 2) if which == 'best' else want} (or more)")
 
 
 def resolve(inputs: Sequence[Path], *, last: Optional[int], best: Optional[int]) -> list[Path]:
@@ -152,11 +174,44 @@ def average(paths: Sequence[Path]) -> ckpt.Checkpoint:
                            averaged_from=[str(p) for p in paths])
 
 
-def run_average(inputs: Sequence[Path], output: Path, *, last: Optional[int], best: Optional[int]) -> str:
-    """``nmt average``: resolve, average, write; returns the line to print."""
-    if Path(output).is_dir():
-        raise UserError(f"-o {output}: is a directory; give a file name, e.g. {Path(output) / 'avg.pt'}")
+TRAINER_NAMES = re.compile(r"best\.pt|last\.pt|step\d+\.pt")
+"""File names the trainer writes, and may overwrite or delete, in a run's ``checkpoints`` folder
+(:func:`nmt.checkpoint.step_path` names the step files)."""
+
+
+def trainer_owns(path: Path) -> bool:
+    """Whether ``path`` is (or would be) one of a run's own checkpoints: best.pt, last.pt or a
+    step file inside a ``checkpoints`` folder."""
+    return path.parent.resolve().name == "checkpoints" and TRAINER_NAMES.fullmatch(path.name) is not None
+
+
+def check_output(output: Path, paths: Sequence[Path], force: bool) -> None:
+    """Refuse an ``-o`` that would replace what it should not: one of the checkpoints being
+    averaged (by any path to it, a symlink or a hard link included; even with ``force``), a
+    name the trainer owns, or any existing file (both only without ``force``)."""
+    output = Path(output)
+    if output.is_dir():
+        raise UserError(f"-o {output}: is a directory; give a file name, e.g. {output / 'avg.pt'}")
+    if output.exists():
+        same = next((p for p in paths if os.path.samefile(p, output)), None)
+        if same is not None:
+            raise UserError(f"-o {output}: is {same}, one of the checkpoints being averaged; "
+                            "give another file name (--force does not replace an input)")
+    if force:
+        return
+    if trainer_owns(output):
+        raise UserError(f"-o {output}: a name the trainer writes in a run's checkpoints folder (best.pt, "
+                        f"last.pt, step files); give another name, e.g. {output.with_name('avg.pt')}, "
+                        "or --force to write it anyway")
+    if output.exists() or output.is_symlink():
+        raise UserError(f"-o {output}: exists; give another file name, or --force to replace it")
+
+
+def run_average(inputs: Sequence[Path], output: Path, *, last: Optional[int], best: Optional[int],
+                force: bool = False) -> str:
+    """``nmt average``: resolve, check the output, average, write; returns the line to print."""
     paths = resolve(inputs, last=last, best=best)
+    check_output(Path(output), paths, force)
     for path in paths:
         log.info("averaging %s", path)
     ckpt.save(Path(output), average(paths))

@@ -57,6 +57,9 @@ def average_cmd(
     best: Optional[int] = typer.Option(
         None, help="From each run folder, the N best step checkpoints by the run's validation metric "
                    "(kept by train.keep_best)."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an existing -o file, or write a name the trainer owns (best.pt, last.pt, "
+                               "a step file in a run's checkpoints folder); never one of the checkpoints averaged."),
 ) -> None:
     """Average the parameters of several checkpoints into one, for translate and eval.
 
@@ -65,7 +68,7 @@ def average_cmd(
     """
     from nmt.average import run_average
 
-    typer.echo(run_average(inputs, output, last=last, best=best))
+    typer.echo(run_average(inputs, output, last=last, best=best, force=force))
 
 
 def compare_cmd(
@@ -83,15 +86,22 @@ def compare_cmd(
     out: Optional[Path] = typer.Option(None, help="Folder for report.json and report.md (default: RUNS_DIR/report)."),
     set_: Optional[list[str]] = SetOpt,
     progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
-    dry_run: bool = typer.Option(False, help="Only list each run as reuse, train, replace (a run of another "
-                                             "config, or an unfinished one, which training overwrites) or refused "
-                                             "(files nmt did not write); train nothing."),
+    dry_run: bool = typer.Option(False, help="Only list each run as reuse, train, replace (an unfinished run, "
+                                             "which training overwrites), kept (a finished run of another config, "
+                                             "which only --force replaces) or refused (files nmt did not write); "
+                                             "train nothing."),
+    force: bool = typer.Option(
+        False, "--force", help="Train again, replacing them, finished runs whose config differs from the plan's "
+                               "in a way that changes the model (without it the comparison stops and lists them). "
+                               "Runs that differ only in speed options (train.threads, log_every, tensorboard) "
+                               "are reused either way."),
 ) -> None:
     """Train variants for the same number of updates over several seeds and compare their scores.
 
     Reports mean and standard deviation of BLEU and chrF, paired bootstrap p-values against
     the baseline per seed, BLEU by source length, updates, wall time and parameters. Finished
-    runs are reused, so an interrupted comparison continues where it stopped.
+    runs are reused, so an interrupted comparison continues where it stopped; a finished run of
+    another config is replaced only with --force.
 
     Example: nmt compare --config configs/demo.yaml --variants bahdanau,luong_general,qkv --seeds 1,2 --steps 600
     """
@@ -99,7 +109,7 @@ def compare_cmd(
 
     plan = Plan(config=config, variants=parse_list(variants, "variants"), seeds=parse_list(seeds, "seeds", int),
                 steps=steps, baseline=baseline, split=split, beam=beam, overrides=set_ or [],
-                runs_dir=runs_dir or Path("runs") / f"compare_{config.stem if config else 'defaults'}")
+                runs_dir=runs_dir or Path("runs") / f"compare_{config.stem if config else 'defaults'}", force=force)
     typer.echo("\n".join(planned_runs(plan)) if dry_run else run_compare(plan, out=out, progress=progress))
 
 

@@ -9,6 +9,9 @@ seed (sacreBLEU's, on that seed's translations), BLEU by source length (mean ove
 updates, training wall time and parameters.  A run that already finished the same plan is
 not retrained, and its saved score is reused while its best checkpoint is unchanged, so an
 interrupted comparison continues where it stopped and a larger seed list only adds runs.
+A run that differs only in speed options (:data:`SPEED_ONLY`, e.g. ``train.threads``) is reused
+too; a finished run of another config is replaced only with ``--force``, and without it the
+comparison is refused before anything trains.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from nmt.attention_space import scores_unscalable
 from nmt.errors import UserError
 from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
 from nmt.fileio import atomic_write_bytes
+from nmt.run_report import check_out_folder
 from nmt.variants import VARIANTS, run_name, variant_overrides
 
 log = logging.getLogger(__name__)
@@ -44,6 +48,7 @@ class Plan:
     beam: Optional[int] = None  # None: the config's decode.beam
     runs_dir: Path = Path("runs/compare")
     overrides: list[str] = field(default_factory=list)
+    force: bool = False  # replace finished runs of another config (else the comparison is refused)
 
     @property
     def reference(self) -> str:
@@ -93,6 +98,14 @@ def check_plan(plan: Plan) -> int:
     return steps
 
 
+SPEED_ONLY = ("threads", "log_every", "tensorboard")
+"""``train`` options that change how fast a run trains or what it logs, never its weights:
+``threads`` (one thread and two give identical comparison scores, tests/integration/test_compare.py),
+``log_every`` (how often a training line is written) and ``tensorboard`` (a copy of the events).
+A finished run that differs from the plan only in these is reused.  Options that can change the
+weights or which checkpoint is best (device, amp, compile, validation batching) are not here."""
+
+
 def without_inert_options(config: config_mod.Config) -> config_mod.Config:
     """``config`` with options that change nothing in its model or its training set to their defaults.
 
@@ -101,7 +114,7 @@ def without_inert_options(config: config_mod.Config) -> config_mod.Config:
     energy over identity maps, ``scale_out_proj`` without an output projection), a ``*_start``
     where its scaling is off, ``output_init`` with a tied output layer, and the self-attention
     sections that are off; ``enc_hidden_size`` is compared as the size it gives (``half`` of 256,
-    128 and, for 256, null build one model).  Two configs equal
+    128 and, for 256, null build one model); and the :data:`SPEED_ONLY` train options.  Two configs equal
     after this train the same model the same way, which is what a finished run must match to be
     reused.
     """
@@ -128,7 +141,9 @@ def without_inert_options(config: config_mod.Config) -> config_mod.Config:
         sections["enc_self_attention"] = config_mod.EncoderSelfAttentionConfig()
     if not model.dec_self_attention.enabled:
         sections["dec_self_attention"] = config_mod.DecoderSelfAttentionConfig()
-    return config.model_copy(update={"model": model.model_copy(update=sections)})
+    train_defaults = config_mod.TrainConfig()
+    train = config.train.model_copy(update={name: getattr(train_defaults, name) for name in SPEED_ONLY})
+    return config.model_copy(update={"model": model.model_copy(update=sections), "train": train})
 
 
 def _stop(run_dir: Path) -> Optional[events.Stop]:
@@ -137,37 +152,85 @@ def _stop(run_dir: Path) -> Optional[events.Stop]:
     return stops[-1] if stops else None
 
 
-def finished(run_dir: Path, cfg: config_mod.Config, steps: int) -> bool:
-    """Whether ``run_dir`` holds a run of this config (up to inert options) trained to ``steps`` updates."""
+def completed(run_dir: Path) -> Optional[events.Stop]:
+    """The stop event of a run that trained to its end (not interrupted, not started again
+    since) and has a best checkpoint; None for an unfinished run or none at all."""
+    ends = [e for e in events.read(run_dir) if isinstance(e, (events.Start, events.Stop))]
+    last = ends[-1] if ends else None
+    if not isinstance(last, events.Stop) or last.reason == "interrupted":
+        return None
+    return last if (run_dir / "checkpoints" / "best.pt").is_file() else None
+
+
+def _trained_config(run_dir: Path) -> Optional[config_mod.Config]:
+    """The config a run was trained with, read as a saved run is read on resume (an option added
+    since takes its old value); None without one, or with one this version cannot read."""
     saved = run_dir / "config.yaml"
     if not saved.is_file():
-        return False
-    try:  # read as a saved run is read on resume, so an option added since it trained takes its old value
-        trained = without_inert_options(config_mod.load(saved, saved=True))
-    except UserError:  # a config.yaml this version cannot read: train the run again
-        return False
-    if config_mod.dump(trained) != config_mod.dump(without_inert_options(cfg)):
-        return False
-    stop = _stop(run_dir)
-    return stop is not None and stop.step >= steps and (run_dir / "checkpoints" / "best.pt").is_file()
+        return None
+    try:
+        return config_mod.load(saved, saved=True)
+    except UserError:
+        return None
 
 
-def run_action(plan: Plan, variant: str, seed: int, steps: int) -> tuple[list[str], Path, str]:
+def _flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested config dict as ``{"model.attention.type": value, ...}``."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def differences(a: config_mod.Config, b: config_mod.Config) -> list[str]:
+    """The dotted option names whose values differ between two configs."""
+    fa, fb = _flat(a.model_dump(mode="json")), _flat(b.model_dump(mode="json"))
+    return sorted(k for k in fa.keys() | fb.keys() if fa.get(k) != fb.get(k))
+
+
+@dataclass(frozen=True)
+class RunAction:
+    """What the comparison does with one run (see :func:`run_action`), and why, for the log."""
+
+    overrides: list[str]
+    run_dir: Path
+    action: str  # reuse, train, replace, kept or refused
+    note: str = ""
+
+
+def run_action(plan: Plan, variant: str, seed: int, steps: int) -> RunAction:
     """One run's overrides, folder and what the comparison does with it.
 
-    The action is "reuse" (a finished run of this config, up to inert options), "train" (an
-    empty or absent folder), "replace" (a run of another config, or an unfinished one, which
-    training overwrites) or "refused" (files nmt did not write, which training will not touch).
+    "reuse": a finished run of this config, up to inert options (a run that differs only in
+    :data:`SPEED_ONLY` options is reused, and the note says how); "train": an empty or absent
+    folder; "replace": an unfinished run, or with ``plan.force`` a finished one of another config,
+    which training overwrites; "kept": a finished run of another config, which only ``--force``
+    replaces; "refused": files nmt did not write, which training will not touch.
     """
     overrides = run_overrides(plan, variant, seed, steps)
     cfg = config_mod.load(plan.config, overrides)
     run_dir = Path(cfg.runs_dir) / cfg.name
-    if finished(run_dir, cfg, steps):
-        return overrides, run_dir, "reuse"
     try:
-        return overrides, run_dir, "replace" if rundir.check_replaceable(run_dir, overwrite=True) else "train"
+        replaceable = rundir.check_replaceable(run_dir, overwrite=True)
     except UserError:
-        return overrides, run_dir, "refused"
+        return RunAction(overrides, run_dir, "refused", "not an nmt run: training will not touch it")
+    if not replaceable:
+        return RunAction(overrides, run_dir, "train")
+    stop, trained = completed(run_dir), _trained_config(run_dir)
+    if stop is None:
+        return RunAction(overrides, run_dir, "replace", "unfinished")
+    changed = differences(without_inert_options(trained), without_inert_options(cfg)) if trained else ["config.yaml"]
+    if not changed and (stop.step >= steps or stop.reason == "early_stopping"):
+        speed = [f"train.{k} was {getattr(trained.train, k)}, not {getattr(cfg.train, k)}"
+                 for k in SPEED_ONLY if getattr(trained.train, k) != getattr(cfg.train, k)]
+        note = f"{', '.join(speed)} (speed and logging only, not the model)" if speed else ""
+        return RunAction(overrides, run_dir, "reuse", note)
+    shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+    note = f"finished with another {shown}" if changed else f"finished after {stop.step} updates, not {steps}"
+    return RunAction(overrides, run_dir, "replace" if plan.force else "kept", note)
 
 
 def planned_runs(plan: Plan) -> list[str]:
@@ -176,24 +239,38 @@ def planned_runs(plan: Plan) -> list[str]:
     lines = []
     for variant in plan.variants:
         for seed in plan.seeds:
-            _, run_dir, action = run_action(plan, variant, seed, steps)
-            lines.append(f"{action:<8} {variant} seed {seed}: {run_dir}")
+            act = run_action(plan, variant, seed, steps)
+            note = f" ({act.note})" if act.note else ""
+            lines.append(f"{act.action:<8} {variant} seed {seed}: {act.run_dir}{note}")
     return lines
 
 
-def train_run(plan: Plan, variant: str, seed: int, steps: int, progress: bool) -> Path:
+def check_finished_work(actions: list[RunAction]) -> None:
+    """Refuse, before anything trains, a plan that would delete files nmt did not write, or
+    replace finished runs of another config without ``--force`` (listed, the first few)."""
+    for act in actions:
+        if act.action == "refused":
+            rundir.check_replaceable(act.run_dir, overwrite=True)  # raises, saying why
+    kept = [a for a in actions if a.action == "kept"]
+    if kept:
+        listed = ", ".join(str(a.run_dir) for a in kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+        raise UserError(f"{len(kept)} finished run(s) of another config would be trained again and replaced: "
+                        f"{listed} ({kept[0].note}); give --force to replace them, or another --runs-dir")
+
+
+def train_run(plan: Plan, act: RunAction, variant: str, seed: int, steps: int, progress: bool) -> Path:
     """Train one variant and seed (or reuse its finished run); returns the run directory."""
     from nmt.train import run_training
 
-    overrides, run_dir, action = run_action(plan, variant, seed, steps)
-    if action == "reuse":
-        log.info("%s seed %d: reusing the finished run %s", variant, seed, run_dir)
-        return run_dir
-    log.info("%s seed %d: training %d updates into %s", variant, seed, steps, run_dir)
-    outcome = run_training(plan.config, overrides, overwrite=True, progress=progress)
+    if act.action == "reuse":
+        log.info("%s seed %d: reusing the finished run %s%s", variant, seed, act.run_dir,
+                 f"; its {act.note}" if act.note else "")
+        return act.run_dir
+    log.info("%s seed %d: training %d updates into %s", variant, seed, steps, act.run_dir)
+    outcome = run_training(plan.config, act.overrides, overwrite=True, progress=progress)
     if outcome.exit_code:
         raise KeyboardInterrupt  # stopped by a signal: the run is saved; rerun the command to go on
-    return run_dir
+    return act.run_dir
 
 
 def _scoring_key(run_dir: Path, plan: Plan) -> dict[str, Any]:
@@ -284,13 +361,15 @@ def table_rows(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]
 def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True) -> str:
     """Train (or reuse) every run of the plan, score them, write report.json/.md; returns the table."""
     steps = check_plan(plan)
-    scored: dict[str, dict[int, dict[str, Any]]] = {}
-    for variant in plan.variants:
-        for seed in plan.seeds:
-            run_dir = train_run(plan, variant, seed, steps, progress)
-            scored.setdefault(variant, {})[seed] = score_run(run_dir, plan)
-    rows = summarize(plan, scored)
     out = out or plan.runs_dir / "report"
+    check_out_folder(out)  # not after hours of training
+    actions = {(v, s): run_action(plan, v, s, steps) for v in plan.variants for s in plan.seeds}
+    check_finished_work(list(actions.values()))
+    scored: dict[str, dict[int, dict[str, Any]]] = {}
+    for (variant, seed), act in actions.items():
+        run_dir = train_run(plan, act, variant, seed, steps, progress)
+        scored.setdefault(variant, {})[seed] = score_run(run_dir, plan)
+    rows = summarize(plan, scored)
     out.mkdir(parents=True, exist_ok=True)
     payload = {"plan": {"config": str(plan.config) if plan.config else None, "variants": plan.variants,
                         "seeds": plan.seeds, "steps": steps, "baseline": plan.reference, "split": plan.split,

@@ -19,6 +19,7 @@ from nmt.errors import UserError
 from nmt.eval_markdown import eval_page, summary
 from nmt.evaluate import bleu_by_length, compare_systems, score, write_report
 from nmt.fileio import read_lines, write_lines
+from nmt.run_report import check_out_folder
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,7 @@ def run_eval(*, checkpoints: Sequence[Path], split: str, hyps: list[Path], ref: 
         folder = "eval" if len(checkpoints) <= 1 else "eval-ensemble"
         out = Path(checkpoints[0]).parent.parent / folder if checkpoints else Path("eval")
     out = Path(out)
+    check_out_folder(out)  # before any model loads or file is read
     if checkpoints:
         out.mkdir(parents=True, exist_ok=True)
         systems, refs, srcs, info, _ = translate_split([Path(c) for c in checkpoints], split, beam, overrides, out)

@@ -33,6 +33,16 @@ def default_out(runs: Sequence[Path]) -> Path:
     return Path(runs[0]).parent / DEFAULT_FOLDER
 
 
+def check_out_folder(out: Path, option: str = "--out") -> None:
+    """Refuse an output folder that cannot be one: ``out`` or the nearest of its parents that
+    exists is a file (or anything else but a folder).  Checked before any work, so a bad
+    ``--out`` costs nothing and writes nothing."""
+    existing = next((p for p in (Path(out), *Path(out).parents) if p.exists() or p.is_symlink()), None)
+    if existing is not None and not existing.is_dir():
+        what = "exists and is not a folder" if existing == Path(out) else f"{existing} is not a folder"
+        raise UserError(f"{option} {out}: {what}; give a folder for the report")
+
+
 def curve_labels(rows: list[RunSummary]) -> list[str]:
     """Each run's legend label: its folder name, or its whole path where two names clash
     (seed runs of the same name under different folders), so no curve hides another."""
@@ -119,6 +129,7 @@ def write_report(runs: Sequence[Path], out: Optional[Path] = None) -> tuple[Path
     out = Path(out) if out is not None else default_out(runs)
     if any(Path(run).resolve() == out.resolve() for run in runs):
         raise UserError(f"--out {out} is one of the runs; choose another folder")
+    check_out_folder(out)
     rows = [summarize(Path(run)) for run in runs]
     out.mkdir(parents=True, exist_ok=True)
     figures = write_figures(rows, out)

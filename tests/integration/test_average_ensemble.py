@@ -1,6 +1,8 @@
 """`nmt average` and ensembles from the command line, on short runs of the toy task."""
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -140,3 +142,67 @@ def test_an_ensemble_with_another_vocabulary_is_refused(run_dir, other_vocab, tm
     code, stdout, err = run_cli(argv, capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"{other_vocab}: its source vocabulary differs" in err and stdout == ""
+
+
+def _two_steps(run_dir: Path) -> list[Path]:
+    return [ckpt.step_path(run_dir, s) for s in sorted(valid_scores(run_dir))[-2:]]
+
+
+@pytest.mark.parametrize("target, force, message", [
+    ("input", False, "one of the checkpoints being averaged"),
+    ("input", True, "one of the checkpoints being averaged"),
+    ("symlink", True, "one of the checkpoints being averaged"),
+    ("hardlink", True, "one of the checkpoints being averaged"),
+    ("best", False, "a name the trainer writes"),
+    ("new_step", False, "a name the trainer writes"),
+    ("existing", False, "exists; give another file name, or --force"),
+])
+def test_average_never_overwrites_an_input_nor_without_force(run_dir, tmp_path, capsys, target, force, message):
+    """-o an input (any path to it): refused even with --force; -o best.pt, a step file's name or an
+    existing file: refused without it. One line, exit 2, every file as it was."""
+    a, b = _two_steps(run_dir)
+    existing = tmp_path / "mine.pt"
+    existing.write_bytes(b"not yours")
+    if target == "symlink":
+        (tmp_path / "link.pt").symlink_to(b)
+    elif target == "hardlink":
+        os.link(b, tmp_path / "link.pt")
+    output = {"input": b, "symlink": tmp_path / "link.pt", "hardlink": tmp_path / "link.pt",
+              "best": run_dir / "checkpoints" / "best.pt", "new_step": ckpt.step_path(run_dir, 9_999_999),
+              "existing": existing}[target]
+    watched = [a, b, existing, run_dir / "checkpoints" / "best.pt", run_dir / "checkpoints" / "last.pt"]
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in watched}
+    listing = sorted(run_dir.rglob("*")), sorted(tmp_path.rglob("*"))
+    code, stdout, err = run_cli(["average", str(a), str(b), "-o", str(output), *(["--force"] * force)], capsys)
+    assert code == 2 and stdout == "" and message in err and len(err.strip().splitlines()) == 1, err
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in watched} == before
+    assert (sorted(run_dir.rglob("*")), sorted(tmp_path.rglob("*"))) == listing  # nothing written
+
+
+def test_average_force_replaces_an_existing_file_or_takes_a_trainer_name(run_dir, tmp_path, capsys):
+    a, b = _two_steps(run_dir)
+    existing = tmp_path / "mine.pt"
+    existing.write_bytes(b"old average")
+    trainer_name = tmp_path / "checkpoints" / "best.pt"  # a checkpoints folder of a run being set up by hand
+    trainer_name.parent.mkdir()
+    for output in (existing, trainer_name):
+        code, stdout, err = run_cli(["average", str(a), str(b), "-o", str(output), "--force"], capsys)
+        assert code == 0, err
+        assert ckpt.load(output).averaged_from == [str(a), str(b)]
+
+
+def test_average_last_on_a_run_that_keeps_enough_says_to_train_longer(run_dir, tmp_path, capsys):
+    """A run with train.keep_last=5 that has validated twice is not told to set keep_last=5."""
+    young = tmp_path / "young"
+    (young / "checkpoints").mkdir(parents=True)
+    last = ckpt.load(run_dir / "checkpoints" / "last.pt")
+    last.state.recent = last.state.recent[-2:]
+    last.config["train"]["keep_last"] = 5
+    ckpt.save(young / "checkpoints" / "last.pt", last)
+    for step in last.state.recent:
+        shutil.copy(ckpt.step_path(run_dir, step), ckpt.step_path(young, step))
+    code, _, err = run_cli(["average", str(young), "--last", "5", "-o", str(tmp_path / "avg.pt")], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "only 2 step checkpoint(s) for --last so far, 5 wanted" in err and "train it longer" in err
+    assert "--set train.keep_last" not in err
+    assert not (tmp_path / "avg.pt").exists()

@@ -81,7 +81,7 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     assert [line.split()[:2] for line in out3.strip().splitlines()] == [["reuse", "none"], ["train", "qkv"]]
     code, out4, err = run_cli(args + ["--set", "model.dropout=0.25", "--dry-run"], capsys)
     assert code == 0, err
-    assert {line.split()[0] for line in out4.strip().splitlines()} == {"replace"}
+    assert {line.split()[0] for line in out4.strip().splitlines()} == {"kept"}  # only --force replaces
     assert (runs / "none_s2" / "metrics.jsonl").read_text() == before and not (runs / "qkv_s2").exists()
 
 
@@ -99,3 +99,46 @@ def test_a_slower_machine_gets_the_same_scores(tmp_path, toy_files, capsys):
     fast, slow = ({r["variant"]: (r["bleu"], r["chrf"], r["updates"]) for r in rows} for rows in reports)
     assert slow == fast and all(updates == 30 for _, _, updates in slow.values())
     assert any(bleu > 0 for bleu, _, _ in slow.values())  # the comparison is not trivially equal
+
+
+def test_finished_runs_are_reused_across_speed_options_and_kept_without_force(tmp_path, toy_files, capsys, caplog):
+    """Issue 33: another train.threads reuses the finished run (and says so); a change that makes
+    another model refuses, in one line listing the run, unless --force retrains it."""
+    _, files = toy_files
+    args = compare_args(tmp_path, files, "--variants", "bahdanau", "--seeds", "1", "--steps", "4", "--beam", "1")
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    run = tmp_path / "cmp" / "bahdanau_s1"
+    before = (run / "metrics.jsonl").read_text(), (run / "checkpoints" / "best.pt").read_bytes()
+    scores = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())["variants"]
+
+    caplog.set_level("INFO", logger="nmt.compare")
+    code, _, err = run_cli(args + ["--set", "train.threads=2", "--set", "train.log_every=3"], capsys)
+    assert code == 0, err
+    assert ((run / "metrics.jsonl").read_text(), (run / "checkpoints" / "best.pt").read_bytes()) == before
+    assert json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())["variants"] == scores
+    assert "reusing the finished run" in caplog.text and "train.threads was 1, not 2" in caplog.text
+
+    changed = args + ["--set", "model.dropout=0.25"]
+    code, out, err = run_cli(changed + ["--dry-run"], capsys)
+    assert code == 0 and out.split()[0] == "kept" and "model.dropout" in out, err
+    code, out, err = run_cli(changed, capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "1 finished run(s)" in err and str(run) in err and "model.dropout" in err and "--force" in err
+    assert ((run / "metrics.jsonl").read_text(), (run / "checkpoints" / "best.pt").read_bytes()) == before
+
+    code, out, err = run_cli(changed + ["--force", "--dry-run"], capsys)
+    assert code == 0 and out.split()[0] == "replace", err
+    code, _, err = run_cli(changed + ["--force"], capsys)
+    assert code == 0, err
+    assert (run / "metrics.jsonl").read_text() != before[0]  # trained again, with the new config
+
+
+def test_an_out_that_is_a_file_is_refused_before_training(tmp_path, toy_files, capsys):
+    _, files = toy_files
+    taken = tmp_path / "report.md"
+    taken.write_text("mine\n")
+    code, out, err = run_cli(compare_args(tmp_path, files, "--variants", "bahdanau", "--steps", "5",
+                                          "--out", str(taken)), capsys)
+    assert code == 2 and out == "" and "is not a folder" in err and len(err.strip().splitlines()) == 1, err
+    assert taken.read_text() == "mine\n" and not (tmp_path / "cmp").exists()  # nothing trained

@@ -110,3 +110,25 @@ def test_bad_options_exit_2(files: dict[str, Path], tmp_path: Path, capsys: pyte
                             extra: list[str], needle: str) -> None:
     code, _, err = run(_eval(files, tmp_path / "out") + extra, capsys)
     assert code == 2 and needle in err and err.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize("inside", [False, True])
+@pytest.mark.parametrize("mode", ["hyp", "checkpoint"])
+def test_out_that_is_a_file_is_refused_before_any_work(files: dict[str, Path], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch,
+                                                       mode: str, inside: bool) -> None:
+    """--out FILE (or a folder under a file): one line, exit 2, the file untouched, no model loaded."""
+    taken = _write(tmp_path / "notes.txt", ["keep me"])
+    out = taken / "report" if inside else taken
+
+    def no_loading(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a model was loaded before --out was checked")
+
+    monkeypatch.setattr("nmt.inference.load_models", no_loading)
+    argv = (_eval(files, out) if mode == "hyp"
+            else ["eval", "--checkpoint", str(tmp_path / "model.pt"), "--out", str(out)])
+    code, printed, err = run(argv, capsys)
+    assert code == 2 and printed == "" and err.strip().count("\n") == 0, err
+    assert f"--out {out}" in err and "is not a folder" in err
+    assert taken.read_text(encoding="utf-8") == "keep me\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["notes.txt", *(p.name for p in files.values())])

@@ -166,3 +166,20 @@ def test_report_reads_what_train_and_eval_wrote(trained_toy, tmp_path, capsys):
     code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "out2")], capsys)
     assert code == 0, err
     assert f"| toy | {start.params:,} |" in (tmp_path / "out2" / REPORT_NAME).read_text()
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_report_refuses_an_out_that_is_a_file(two_runs, tmp_path, capsys, monkeypatch, inside):
+    """--out FILE (or a folder under a file): one line, exit 2, before any run is read; the file is kept."""
+    taken = tmp_path / "table.md"
+    taken.write_text("mine\n", encoding="utf-8")
+    out = taken / "sub" if inside else taken
+
+    def no_reading(run):
+        raise AssertionError("a run was read before --out was checked")
+
+    monkeypatch.setattr("nmt.run_report.summarize", no_reading)
+    code, stdout, err = run_cli(["report", str(two_runs[0]), "--out", str(out)], capsys)
+    assert code == 2 and stdout == "" and err.startswith("nmt: error: ") and err.strip().count("\n") == 0, err
+    assert f"--out {out}" in err and "is not a folder" in err
+    assert taken.read_text(encoding="utf-8") == "mine\n"

@@ -1,0 +1,41 @@
+"""What ``nmt compare`` reuses and what it refuses to replace (issue 33, item 20), without training."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nmt import config as C
+from nmt.compare import SPEED_ONLY, RunAction, check_finished_work, differences, without_inert_options
+from nmt.errors import UserError
+
+
+def _same(a: list[str], b: list[str]) -> bool:
+    return without_inert_options(C.load(None, a)) == without_inert_options(C.load(None, b))
+
+
+def test_speed_options_do_not_tell_runs_apart_but_the_rest_do() -> None:
+    assert set(SPEED_ONLY) == {"threads", "log_every", "tensorboard"}
+    assert _same(["train.threads=1", "train.log_every=1", "train.tensorboard=true"],
+                 ["train.threads=2", "train.log_every=50", "train.tensorboard=false"])
+    for option in ("train.device=cpu", "train.amp=bf16", "train.compile=default", "train.valid_batch_size=7",
+                   "train.valid_every=3", "train.lr=0.01", "train.seed=9", "train.max_steps=10"):
+        assert not _same([option], []), option  # may change the weights or the best checkpoint
+
+
+def test_differences_names_the_options() -> None:
+    a, b = C.load(None, ["model.dropout=0.25", "train.lr=0.01"]), C.load(None, [])
+    assert differences(a, b) == ["model.dropout", "train.lr"] and differences(a, a) == []
+
+
+def test_finished_runs_of_another_config_are_listed_in_one_line_truncated() -> None:
+    kept = [RunAction([], Path(f"runs/cmp/v{i}_s1"), "kept", "finished with another model.dropout") for i in range(5)]
+    fine = [RunAction([], Path("runs/cmp/x_s1"), "reuse"), RunAction([], Path("runs/cmp/y_s1"), "replace")]
+    check_finished_work(fine)  # reuse, train and replace (unfinished or --force) go ahead
+    with pytest.raises(UserError) as caught:
+        check_finished_work(fine + kept)
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("5 finished run(s)")
+    assert all(f"v{i}_s1" in message for i in range(3)) and "v3_s1" not in message and "and 2 more" in message
+    assert "model.dropout" in message and "--force" in message
