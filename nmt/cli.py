@@ -178,9 +178,12 @@ def translate_cmd(
         ..., "--checkpoint", help="A checkpoint, e.g. runs/x/checkpoints/best.pt; give several to decode them as an "
                                   "ensemble (they must share the SentencePiece models)."),
     input: Optional[Path] = typer.Option(None, "--input", "-i", help="Source text, one sentence per line (default stdin)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write translations (default stdout)."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Where to write translations (default stdout); never the input file."),
     beam: Optional[int] = typer.Option(None, help="Beam size (1 = greedy); default from the run's config."),
-    n_best: Optional[int] = typer.Option(None, "--n-best", help="Write this many scored hypotheses per line (TSV)."),
+    n_best: Optional[int] = typer.Option(
+        None, "--n-best", help="Write this many scored hypotheses per line (TSV): at most the beam, or with "
+                               "--sample at most 4096 samples."),
     attention: Optional[Path] = typer.Option(None, help="Write a heat map PNG and JSON weights per sentence here."),
     set_: Optional[list[str]] = SetOpt,
     flush: bool = typer.Option(
@@ -189,24 +192,30 @@ def translate_cmd(
     no_repeat_ngram: Optional[int] = typer.Option(
         None, "--no-repeat-ngram", help="Never repeat an n-gram of this many tokens (decode.no_repeat_ngram)."),
     coverage_penalty: Optional[float] = typer.Option(
-        None, "--coverage-penalty", help="GNMT coverage penalty beta for beam search, e.g. 0.2 "
+        None, "--coverage-penalty", help="GNMT coverage penalty beta for beam search (--beam 2 or more), e.g. 0.2 "
                                          "(decode.coverage_penalty)."),
     sample: bool = typer.Option(
         False, "--sample", help="Draw tokens instead of searching: --n-best samples per line (decode.sample)."),
-    top_k: Optional[int] = typer.Option(None, "--top-k", help="Sampling: only the k most probable tokens (0 = all)."),
+    top_k: Optional[int] = typer.Option(
+        None, "--top-k", help="Sampling (needs --sample): only the k most probable tokens (0 = all)."),
     top_p: Optional[float] = typer.Option(
-        None, "--top-p", help="Sampling: only the most probable tokens holding this probability, in (0, 1]."),
-    temperature: Optional[float] = typer.Option(None, help="Sampling: logits divided by this (> 0)."),
+        None, "--top-p", help="Sampling (needs --sample): only the most probable tokens holding this probability, "
+                              "in (0, 1]."),
+    temperature: Optional[float] = typer.Option(
+        None, help="Sampling (needs --sample): logits divided by this (> 0)."),
     seed: Optional[int] = typer.Option(None, help="Sampling: random seed (decode.seed, default 1)."),
     max_len_a: Optional[float] = typer.Option(
-        None, "--max-len-a", help="Output length limit a * source tokens + b: a (decode.max_len_a)."),
+        None, "--max-len-a", help="Output length limit a * source tokens + b: a, at most 10 (decode.max_len_a). "
+                                  "No output exceeds 1024 tokens."),
     max_len_b: Optional[int] = typer.Option(
-        None, "--max-len-b", help="Output length limit a * source tokens + b: b (decode.max_len_b)."),
+        None, "--max-len-b", help="Output length limit a * source tokens + b: b, at most 1024 (decode.max_len_b). "
+                                  "No output exceeds 1024 tokens."),
 ) -> None:
     """Translate text with greedy or beam search, or by sampling, one output line per input line.
 
     The beam is at most the model's target vocabulary size; a wide beam searches fewer
-    sentences at once rather than using more memory.
+    sentences at once rather than using more memory. Outputs are at most 1024 tokens, and
+    -o may not name the input file.
 
     Several --checkpoint options decode as one ensemble (each step averages their log-probabilities).
 

@@ -30,7 +30,7 @@ __all__ = [
     "SPM_MODEL_TYPES", "AttentionConfig", "Config", "ConfigError", "DataConfig", "DecodeConfig",
     "DecoderSelfAttentionConfig", "EncoderSelfAttentionConfig", "ModelConfig", "Section", "SelfAttentionConfig",
     "TrainConfig", "TransformerConfig", "apply_override", "describe_options", "dump", "fill_saved_defaults", "from_dict", "load",
-    "read_yaml", "with_decode_overrides",
+    "read_yaml", "short_repr", "with_decode_overrides",
 ]
 
 TRANSFORMER_WARMUP = 4000
@@ -38,6 +38,34 @@ TRANSFORMER_WARMUP = 4000
 
 RUN_NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
 """A run name is one plain folder name, so ``runs_dir/<name>`` never leaves ``runs_dir``."""
+
+NAME_MAX_BYTES = 255
+"""Longest file or folder name most file systems take (NAME_MAX), in bytes."""
+
+RUN_NAME_MAX_BYTES = 200
+"""Longest run name, in bytes (= characters: run names are ASCII).  The margin below
+:data:`NAME_MAX_BYTES` leaves room for what may be written beside a name, such as an atomic
+write's temporary ``.NAME.PID.HEX.tmp``."""
+
+MAX_CONFIG_BYTES = 1 << 20
+"""Largest config file (or ``--set`` value) read: 1 MiB; real configs are a few KiB."""
+
+MAX_YAML_NODES = 100_000
+"""Most YAML nodes one config (or ``--set`` value) may expand to, an alias counting its anchor's
+nodes again each time it is used: this refuses alias bombs ("billion laughs") before anything
+walks them.  The full config with every option is under 1,000 nodes."""
+
+MAX_YAML_DEPTH = 64
+"""Deepest nesting of YAML collections a config may hold (a real one nests four deep)."""
+
+SHOWN_VALUE_CHARS = 80
+"""An error quotes at most this many characters of a value, or of one key."""
+
+MAX_PHRASE_CHARS = 400
+"""An error describes one problem in at most this many characters."""
+
+MAX_PROBLEMS_SHOWN = 5
+"""An error names at most this many problems, then says how many more there are."""
 
 
 class Config(Section):
@@ -54,9 +82,22 @@ class Config(Section):
     @classmethod
     def _plain_name(cls, name: str) -> str:
         if not RUN_NAME_PATTERN.fullmatch(name) or name in (".", ".."):
-            raise ValueError(f"name={name!r}: a run name is one folder name of letters, digits, '.', '_' "
-                             f"and '-' (not '.' or '..'); put folders in runs_dir")
+            raise ValueError(f"name={short_repr(name)}: a run name is one folder name of letters, digits, '.', "
+                             f"'_' and '-' (not '.' or '..'); put folders in runs_dir")
+        if len(name.encode("utf-8")) > RUN_NAME_MAX_BYTES:
+            raise ValueError(f"name={short_repr(name)}: a run name of {len(name.encode('utf-8'))} characters is too "
+                             f"long for a folder name (at most {RUN_NAME_MAX_BYTES})")
         return name
+
+    @field_validator("runs_dir")
+    @classmethod
+    def _folder_names_fit(cls, runs_dir: str) -> str:
+        for part in Path(runs_dir).parts:
+            size = len(part.encode("utf-8", errors="surrogateescape"))
+            if size > NAME_MAX_BYTES:
+                raise ValueError(f"runs_dir: the folder name {short_repr(part)} is {size} bytes long; "
+                                 f"file systems take at most {NAME_MAX_BYTES}")
+        return runs_dir
 
     @model_validator(mode="before")
     @classmethod
@@ -101,7 +142,7 @@ class Config(Section):
             raise ValueError(f"data.synthetic_min_words={self.data.synthetic_min_words} exceeds "
                              f"data.synthetic_max_words={self.data.synthetic_max_words}")
         if self.data.src == self.data.tgt:
-            raise ValueError(f"data.src and data.tgt are both '{self.data.src}'")
+            raise ValueError(f"data.src and data.tgt are both {short_repr(self.data.src)}")
         return self
 
     def _check_transformer(self) -> None:
@@ -132,28 +173,74 @@ def _section_model(path: tuple[str | int, ...]) -> type[BaseModel] | None:
     return model
 
 
+def short_repr(value: Any, limit: int = SHOWN_VALUE_CHARS) -> str:
+    """``repr(value)`` cut to ``limit`` characters with an ellipsis, never building a huge string.
+
+    A list or mapping is shown item by item until ``limit`` is reached, so a value that YAML
+    aliases made enormous costs no more to show than a small one.
+    """
+    if isinstance(value, (list, tuple, dict)):
+        opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        text = opening
+        for item in (value.items() if isinstance(value, dict) else value):
+            budget = limit - len(text)
+            if budget < 4:  # no room for another item (this also bounds the depth of nesting shown)
+                return text[: limit - 3] + "..."
+            part = (f"{short_repr(item[0], budget)}: {short_repr(item[1], budget)}" if isinstance(value, dict)
+                    else short_repr(item, budget))
+            text += (", " if text != opening else "") + part
+        text += closing
+    elif isinstance(value, (str, bytes)):
+        text = repr(value[: limit + 1])
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shorten(phrase: str, limit: int = MAX_PHRASE_CHARS) -> str:
+    """``phrase`` cut to ``limit`` characters with an ellipsis."""
+    return phrase if len(phrase) <= limit else phrase[: limit - 3] + "..."
+
+
 def _describe(err: dict[str, Any]) -> str:
-    """One readable phrase for one pydantic error, naming the full key path."""
+    """One readable phrase for one pydantic error, naming the full key path (values shortened)."""
     loc = tuple(p for p in err["loc"] if not str(p).startswith("function-"))
-    path = ".".join(str(p) for p in loc)
+    path = ".".join(str(p) if isinstance(p, int) else _shorten(str(p), SHOWN_VALUE_CHARS) for p in loc)
     kind = err["type"]
     if kind == "extra_forbidden":
         owner = _section_model(loc)
         options = list(owner.model_fields) if owner else []
-        close = difflib.get_close_matches(str(loc[-1]), options, n=1, cutoff=0.5)
+        key = str(loc[-1])
+        close = difflib.get_close_matches(key, options, n=1, cutoff=0.5) if len(key) <= SHOWN_VALUE_CHARS else []
         hint = f"did you mean '{close[0]}'?" if close else "valid keys: " + ", ".join(options)
         section = ".".join(str(p) for p in loc[:-1]) or "top level"
-        return f"{path}: unknown key in {section}; {hint}"
+        return f"{path}: unknown key in {_shorten(section, SHOWN_VALUE_CHARS)}; {hint}"
     if kind == "value_error":
-        return err["msg"].removeprefix("Value error, ")
+        return _shorten(err["msg"].removeprefix("Value error, "))
     got = err.get("input")
-    shown = "" if isinstance(got, dict) else f" (got {got!r})"
-    return f"{path or 'config'}: {err['msg']}{shown}"
+    shown = "" if isinstance(got, dict) else f" (got {short_repr(got)})"
+    return _shorten(f"{path or 'config'}: {err['msg']}") + shown
 
 
-def _parse_value(text: str) -> Any:
+def _one_line(errors: Sequence[dict[str, Any]]) -> str:
+    """The first :data:`MAX_PROBLEMS_SHOWN` problems of a validation, joined into one line."""
+    phrases = [_describe(e) for e in errors[:MAX_PROBLEMS_SHOWN]]
+    if len(errors) > MAX_PROBLEMS_SHOWN:
+        phrases.append(f"and {len(errors) - MAX_PROBLEMS_SHOWN} more problems")
+    return "; ".join(phrases)
+
+
+def _parse_value(key: str, text: str) -> Any:
+    """An override's value as YAML (with the limits of a config file); text YAML cannot read stays text."""
+    if text == "":
+        return ""
+    if len(text) > MAX_CONFIG_BYTES:  # characters, not bytes: argv may hold undecodable ones
+        raise ConfigError(f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: the value is longer than "
+                          f"{MAX_CONFIG_BYTES:,} characters")
     try:
-        return yaml.safe_load(text) if text != "" else ""
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except _TooLarge as exc:
+        raise ConfigError(f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: {exc}") from None
     except yaml.YAMLError:
         return text
 
@@ -162,15 +249,17 @@ def apply_override(raw: dict[str, Any], assignment: str) -> None:
     """Apply one ``a.b.c=value`` override to the raw dict (value parsed as YAML)."""
     key, sep, value = assignment.partition("=")
     if not sep or not key.strip():
-        raise ConfigError(f"--set {assignment!r}: expected KEY=VALUE, e.g. model.attention.type=luong_dot")
+        raise ConfigError(f"--set {short_repr(assignment)}: expected KEY=VALUE, "
+                          f"e.g. model.attention.type=luong_dot")
     parts = key.strip().split(".")
     node = raw
     for i, part in enumerate(parts[:-1]):
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ConfigError(f"--set {key}: {'.'.join(parts[: i + 1])} is a value, not a section")
+            raise ConfigError(f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: "
+                              f"{_shorten('.'.join(parts[: i + 1]), SHOWN_VALUE_CHARS)} is a value, not a section")
         node = child
-    node[parts[-1]] = _parse_value(value)
+    node[parts[-1]] = _parse_value(key.strip(), value)
 
 
 def with_decode_overrides(config: Config, overrides: Sequence[str]) -> Config:
@@ -178,41 +267,126 @@ def with_decode_overrides(config: Config, overrides: Sequence[str]) -> Config:
     raw = config.model_dump(mode="json")
     for assignment in overrides:
         if not assignment.startswith("decode."):
-            raise UserError(f"--set {assignment}: only decode.* options can change at translation time")
+            raise UserError(f"--set {_shorten(assignment, SHOWN_VALUE_CHARS)}: only decode.* options can change "
+                            f"at translation time")
         apply_override(raw, assignment)
     return from_dict(raw)
 
 
+class _TooLarge(Exception):
+    """A YAML document past :data:`MAX_YAML_NODES` or :data:`MAX_YAML_DEPTH`, or referring to itself."""
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """The nodes directly inside ``node``: a mapping's keys and values, a sequence's items."""
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_expansion(root: yaml.Node, limit: int = MAX_YAML_NODES) -> None:
+    """Raise :class:`_TooLarge` if ``root`` expands to more than ``limit`` nodes or contains itself.
+
+    Aliases make the composed document a graph in which one node may be reached many times;
+    each node's expanded size is computed once (memoized), so the check costs time in the
+    number of distinct nodes, however large the expansion.  Iterative: no recursion limit.
+    """
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()  # the nodes being expanded: meeting one again is a cycle
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        key = id(node)
+        if expanded:
+            on_path.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > limit:
+                raise _TooLarge(f"expands to more than {limit:,} YAML nodes (each use of an alias counts "
+                                f"its anchor's nodes again); a config is far smaller")
+        elif key in on_path:
+            raise _TooLarge(f"line {node.start_mark.line + 1}: an alias refers to a collection that holds it")
+        elif key not in sizes:
+            on_path.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader, refusing a key given twice in one mapping (YAML keeps the last silently)."""
+    """YAML's safe loader with limits: no key twice in one mapping (YAML keeps the last silently),
+    no key that is a list or mapping, no document expanding past :data:`MAX_YAML_NODES` nodes or
+    nesting past :data:`MAX_YAML_DEPTH`, no integer too long to convert."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise _TooLarge(f"line {self.peek_event().start_mark.line + 1}: nested more than "
+                                f"{MAX_YAML_DEPTH} levels deep")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def compose_document(self) -> yaml.Node:
+        node = super().compose_document()
+        _check_expansion(node)
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, yaml.Mark] = {}
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a {type(key).__name__} cannot be a key", key_node.start_mark) from None
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} appears twice (lines {seen[key].line + 1} and "
+                    None, None, f"key {short_repr(key)} appears twice (lines {seen[key].line + 1} and "
                     f"{key_node.start_mark.line + 1})", key_node.start_mark)
             seen[key] = key_node.start_mark
         return super().construct_mapping(node, deep=deep)
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # Python refuses to convert integers of more than 4,300 digits
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {len(node.value):,} characters is too long", node.start_mark) from None
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+
 
 def read_yaml(path: Path) -> dict[str, Any]:
-    """Read a YAML mapping; malformed YAML and repeated keys are reported with line and column."""
+    """Read a YAML mapping; malformed YAML and repeated keys are reported with line and column.
+
+    A file over :data:`MAX_CONFIG_BYTES`, or one whose aliases expand past :data:`MAX_YAML_NODES`
+    nodes, is refused before anything is built from it.
+    """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)  # at most this much, even from /dev/zero
+        text = data.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config ({exc})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: a config file is at most {MAX_CONFIG_BYTES:,} bytes; this one is longer")
     try:
         raw = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except _TooLarge as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}{where}: malformed YAML: {problem}") from None
+        raise ConfigError(f"{path}{where}: malformed YAML: {_shorten(problem)}") from None
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -251,7 +425,9 @@ def fill_saved_defaults(raw: dict[str, Any]) -> dict[str, Any]:
 
     A saved Transformer's RNN-only options are dropped: they built nothing, and a default
     changed since would otherwise read as an RNN option given to a Transformer.
+    Its decode section is relaxed to today's checks (:meth:`DecodeConfig.relax_saved`).
     """
+    DecodeConfig.relax_saved(raw.get("decode"))
     model = raw.get("model")
     if isinstance(model, dict) and model.get("arch") == "transformer":
         for key in RNN_ONLY:
@@ -272,7 +448,7 @@ def from_dict(raw: dict[str, Any]) -> Config:
     try:
         return Config.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError("; ".join(_describe(e) for e in exc.errors())) from None
+        raise ConfigError(_one_line(exc.errors())) from None
 
 
 def load(path: Path | str | None = None, overrides: list[str] | tuple[str, ...] = (), saved: bool = False) -> Config:

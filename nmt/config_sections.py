@@ -260,12 +260,14 @@ class ModelConfig(Section):
                     given += [f"model.{section}.{k}" for k in type(ours).model_fields
                               if getattr(ours, k) != getattr(base, k)]
             if given:
-                raise ValueError(f"model.arch=transformer: {', '.join(given)} only apply to model.arch=rnn "
+                verb = "applies" if len(given) == 1 else "apply"
+                raise ValueError(f"model.arch=transformer: {', '.join(given)} only {verb} to model.arch=rnn "
                                  f"(the Transformer's options are under model.transformer)")
         elif self.transformer != TransformerConfig():
             changed = [f"model.transformer.{k}" for k in TransformerConfig.model_fields
                        if getattr(self.transformer, k) != getattr(TransformerConfig(), k)]
-            raise ValueError(f"model.arch=rnn: {', '.join(changed)} only apply to model.arch=transformer")
+            verb = "applies" if len(changed) == 1 else "apply"
+            raise ValueError(f"model.arch=rnn: {', '.join(changed)} only {verb} to model.arch=transformer")
         return self
 
     @field_validator("enc_hidden_size", mode="before")
@@ -366,13 +368,33 @@ class TrainConfig(Section):
     max_nonfinite: int = Field(10, ge=1, description="Stop after this many non-finite losses in a row.")
 
 
+MAX_OUTPUT_TOKENS = 1024
+"""Most tokens (EOS included) any search writes for one sentence, whatever ``a * S + b`` says.
+
+Every search clamps its per-sentence budget to this (:func:`nmt.search.max_lengths`), so
+no decode option can grow an output, and the state that grows with it, without bound:
+the defaults (1.5 x a 256-token source + 10 = 394) stay well below it.
+"""
+
+MAX_LEN_A = 10.0
+"""Largest ``decode.max_len_a``: an output ten times its source is already far past any translation."""
+
+SAMPLING_ONLY = {"top_k": "--top-k", "top_p": "--top-p", "temperature": "--temperature"}
+"""Decode options that only sampling reads, with their ``nmt translate`` flags."""
+
+
 class DecodeConfig(Section):
     """Greedy and beam search settings, also applied at translation time."""
 
     beam: int = Field(5, ge=1, description="Beam size (1 = greedy).")
     length_penalty: float = Field(1.0, ge=0.0, description="GNMT length penalty alpha (0 = none).")
-    max_len_a: float = Field(1.5, ge=0.0, description="Max output length = a * source length + b.")
-    max_len_b: int = Field(10, ge=1, description="Max output length = a * source length + b.")
+    max_len_a: float = Field(
+        1.5, ge=0.0, le=MAX_LEN_A, description=f"Max output length = a * source length + b: a, at most {MAX_LEN_A:g} "
+                                               f"(the length itself is at most {MAX_OUTPUT_TOKENS} tokens).")
+    max_len_b: int = Field(
+        10, ge=1, le=MAX_OUTPUT_TOKENS, description=f"Max output length = a * source length + b: b, at most "
+                                                    f"{MAX_OUTPUT_TOKENS}; any longer a * S + b is cut to "
+                                                    f"{MAX_OUTPUT_TOKENS} tokens (EOS included).")
     min_len: int = Field(1, ge=0, description="Least output tokens before EOS (1 = never an empty translation).")
     batch_size: int = Field(64, ge=1, description="Sentences decoded at once.")
     n_best: int = Field(1, ge=1, description="Hypotheses written per input (at most beam).")
@@ -382,10 +404,12 @@ class DecodeConfig(Section):
     coverage_penalty: float = Field(
         0.0, ge=0.0, description="GNMT coverage penalty beta for beam search (0 = off; Wu et al. 2016 use 0.2).")
     sample: bool = Field(False, description="Draw each token instead of searching; n_best samples per input, beam 1.")
-    top_k: int = Field(0, ge=0, description="Sampling: draw from the k most probable tokens only (0 = all).")
+    top_k: int = Field(0, ge=0, description="Sampling: draw from the k most probable tokens only (0 = all; "
+                                            "needs sample).")
     top_p: float = Field(1.0, gt=0.0, le=1.0, description="Sampling: draw from the smallest set of tokens "
-                                                          "holding this probability (nucleus; 1 = all).")
-    temperature: float = Field(1.0, gt=0.0, description="Sampling: divide the logits by this (<1 sharper, >1 flatter).")
+                                                          "holding this probability (nucleus; 1 = all; needs sample).")
+    temperature: float = Field(1.0, gt=0.0, description="Sampling: divide the logits by this (<1 sharper, >1 "
+                                                         "flatter; needs sample).")
     seed: int = Field(1, ge=0, description="Sampling: random seed, so the same command draws the same samples.")
 
     @model_validator(mode="after")
@@ -394,5 +418,26 @@ class DecodeConfig(Section):
             raise ValueError(f"decode.sample draws samples instead of a beam: set decode.beam 1 (not {self.beam})")
         if self.coverage_penalty > 0 and (self.sample or self.beam == 1):
             raise ValueError("decode.coverage_penalty applies to beam search: needs decode.beam > 1 and no sampling")
+        unused = [key for key in SAMPLING_ONLY if getattr(self, key) != type(self).model_fields[key].default]
+        if unused and not self.sample:  # a value that would do nothing is refused, so nobody trusts it
+            values = ", ".join(f"decode.{key}={getattr(self, key)}" for key in unused)
+            flags = ", ".join(SAMPLING_ONLY[key] for key in unused)
+            verb, them = ("applies", "it") if len(unused) == 1 else ("apply", "them")
+            raise ValueError(f"{values} ({flags}) only {verb} when sampling: add --sample (decode.sample=true) "
+                             f"or leave {them} out")
         return self
 
+    @classmethod
+    def relax_saved(cls, raw: Any) -> None:
+        """Make a saved decode section (a dict, changed in place) pass today's checks, so an older
+        checkpoint or run still loads: sampling options saved without ``sample`` did nothing and
+        return to their defaults; length limits above today's maxima come down to them."""
+        if not isinstance(raw, dict):
+            return
+        if not raw.get("sample"):
+            for key in SAMPLING_ONLY:
+                raw.pop(key, None)
+        for key, most in (("max_len_a", MAX_LEN_A), ("max_len_b", MAX_OUTPUT_TOKENS)):
+            value = raw.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > most:
+                raw[key] = type(value)(most)

@@ -5,8 +5,10 @@ lengths), searched with :mod:`nmt.search`, and returned in input order.  Also
 rebuilds a model and its tokenizers from a self-contained checkpoint.
 
 Beam search holds ``sentences x beam`` rows of state (decoder state, a copy of the
-encoder output, one row of logits over the target vocabulary), so a batch is cut
-to at most :data:`MAX_BEAM_ROWS` rows: a wide beam is slower, never out of memory.
+encoder output, one row of logits over the target vocabulary), and sampling
+``sentences x samples`` rows, so a batch is cut to at most :data:`MAX_BEAM_ROWS` rows
+and a beam or a sentence's samples are at most that many: a wide beam or many samples
+are slower, never out of memory.
 """
 
 from __future__ import annotations
@@ -130,6 +132,42 @@ def check_beam(beam: int, model: Model) -> None:
                         f"{MAX_BEAM_ROWS} beam rows per search)")
 
 
+def check_n_best(n_best: int, beam: int, sample: bool) -> None:
+    """Refuse an n-best list a search cannot give within its rows, before any search.
+
+    A beam keeps at most ``beam`` hypotheses; sampling draws one row per sample, and a
+    sentence's samples are drawn in one search call, so they are at most
+    :data:`MAX_BEAM_ROWS` (as a beam is).
+    """
+    if sample and not 1 <= n_best <= MAX_BEAM_ROWS:
+        raise UserError(f"--sample --n-best {n_best}: between 1 and {MAX_BEAM_ROWS} samples per line "
+                        f"(each sample is a search row, at most {MAX_BEAM_ROWS} per search)")
+    if not sample and not 1 <= n_best <= beam:
+        raise UserError(f"--beam {beam} --n-best {n_best}: need 1 <= n-best <= beam")
+
+
+def check_search(decode: DecodeConfig, beam: int, n_best: int, model: Model, overrides: Sequence[str] = ()) -> None:
+    """What ``nmt translate`` and ``nmt eval`` refuse before reading any input, in one line each.
+
+    Beyond :func:`check_beam` and :func:`check_n_best`: sampling takes no beam, and a
+    coverage penalty given on this command line (among the ``decode.KEY=VALUE``
+    ``overrides``) needs a beam of 2 or more.  One inherited from the checkpoint's config
+    is a beam-search setting that an explicit ``--beam 1`` leaves out, as the log says.
+    """
+    given = {assignment.partition("=")[0].strip() for assignment in overrides}
+    if decode.sample and beam != 1:
+        raise UserError(f"--sample --beam {beam}: sampling draws n-best samples instead of a beam; "
+                        "leave out --beam or give --beam 1")
+    check_beam(beam, model)
+    check_n_best(n_best, beam, decode.sample)
+    if decode.coverage_penalty > 0 and beam == 1 and not decode.sample:
+        if "decode.coverage_penalty" in given:
+            raise UserError(f"--coverage-penalty {decode.coverage_penalty} applies to beam search: "
+                            "give --beam 2 or more (--beam 1 is greedy search)")
+        log.info("greedy search (--beam 1) leaves out the checkpoint's decode.coverage_penalty %g",
+                 decode.coverage_penalty)
+
+
 def sentences_per_search(batch_size: int, beam: int, max_rows: int) -> int:
     """Sentences searched at once: ``batch_size``, cut so ``sentences x beam <= max_rows`` (at least one)."""
     return max(1, min(batch_size, max_rows // beam))
@@ -148,11 +186,13 @@ def translate_ids(model: Model, sentences: Sequence[Sequence[int]], decode: Deco
 
     An empty source sentence gives an empty translation without running the model.
     With ``decode.sample`` the ``n_best`` outputs are samples (:mod:`nmt.decode_rules`).
-    A beam wider than :func:`max_beam` is a UserError; a wide beam searches fewer
-    sentences at once (:data:`MAX_BEAM_ROWS`), which changes no translation.
+    A beam wider than :func:`max_beam`, or more samples than :data:`MAX_BEAM_ROWS`, is a
+    UserError; a wide beam (or many samples) searches fewer sentences at once, so that
+    sentences x rows stays within :data:`MAX_BEAM_ROWS`; for a beam this changes no translation.
     """
     beam = beam or decode.beam
     check_beam(beam, model)
+    check_n_best(n_best, beam, decode.sample)  # sampling: n_best rows per sentence, at most MAX_BEAM_ROWS
     members = len(model.members) if isinstance(model, Ensemble) else 1  # each row holds every member's state
     rows_per_sentence = n_best if decode.sample else beam       # sampling draws n_best rows per sentence
     per_search = sentences_per_search(decode.batch_size, rows_per_sentence, MAX_BEAM_ROWS // members)

@@ -31,7 +31,7 @@ def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int]
                     out: Path) -> tuple[dict[str, list[str]], list[str], list[str], dict, torch.nn.Module]:
     """Translate a split of the (first) checkpoint's own corpus into ``out``, with one model or
     an ensemble of several; returns systems, refs, sources, info and the model."""
-    from nmt.inference import check_beam, encode_sources, load_models, translate_ids
+    from nmt.inference import check_search, encode_sources, load_models, translate_ids
 
     device = runtime.select_device("auto")
     threads.configure(0)  # follow the cores other processes leave free
@@ -45,7 +45,7 @@ def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int]
                         f"run nmt data prepare first")
     srcs, refs = read_lines(src_path), read_lines(ref_path)
     beam = beam if beam is not None else cfg.decode.beam
-    check_beam(beam, loaded.model)  # at least 1, at most the target vocabulary
+    check_search(cfg.decode, beam, 1, loaded.model, overrides)  # the beam, and options it cannot use
     ids = encode_sources(loaded.src_tok, srcs, cfg.decode.max_src_len, str(src_path))
     with torch.inference_mode():
         results = translate_ids(loaded.model, ids, cfg.decode, device, beam=beam)

@@ -5,7 +5,8 @@ Both greedy and beam search call ``model.encode`` once (keys are projected there
 ``model.step`` once per output position for the whole batch.  Scores are sums of token
 log-probabilities; beam search ranks finished hypotheses by the GNMT length penalty of
 Wu et al. (2016): ``score / ((5 + |Y|) / 6) ** alpha``.  What the searches share is here:
-:class:`StepModel`, :class:`Hypotheses`, output budgets (:func:`max_lengths`),
+:class:`StepModel`, :class:`Hypotheses`, output budgets (:func:`max_lengths`, never above
+:data:`~nmt.config_sections.MAX_OUTPUT_TOKENS`),
 :func:`length_penalty` and one restricted decoder step.
 
 Rules from :mod:`nmt.decode_rules` plug in: n-gram blocking (all searches), sampling
@@ -21,6 +22,7 @@ from typing import Any, Callable, Optional, Protocol
 import torch
 from torch import Tensor
 
+from nmt.config_sections import MAX_OUTPUT_TOKENS
 from nmt.data.tokenizer import BOS, EOS, PAD
 from nmt.decode_rules import Sampling, block_repeated_ngrams
 
@@ -51,8 +53,11 @@ class Hypotheses:
 
 
 def max_lengths(src_len: Tensor, a: float, b: int) -> Tensor:
-    """Per-sentence output budget ``a * src_len + b`` in tokens, EOS included."""
-    return (src_len.float() * a).floor().long() + b
+    """Per-sentence output budget ``a * src_len + b`` in tokens, EOS included, at most
+    :data:`~nmt.config_sections.MAX_OUTPUT_TOKENS` whatever ``a`` and ``b`` (the bound every
+    search keeps, however it was called).  Computed in floats, so a huge ``a`` cannot overflow."""
+    budget = (src_len.float() * a).floor() + b
+    return budget.clamp(max=MAX_OUTPUT_TOKENS).long()
 
 
 def length_penalty(lengths: Tensor, alpha: float) -> Tensor:

@@ -4,7 +4,8 @@ Input is read in chunks so a file of any size needs memory for one chunk only;
 on a terminal, or with ``--flush``, each line is translated as soon as it arrives.
 A file output is written under a temporary name and renamed when complete, so
 an interrupted run never leaves a file that looks finished; the file it replaces
-keeps its permission bits, and a read-only one is never replaced.
+keeps its permission bits, and a read-only one is never replaced, nor is the input file
+(by any path to it): the translation would replace the text it translates.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from nmt.config import with_decode_overrides
 from nmt.data.tokenizer import BOS
 from nmt.errors import DataError, UserError
 from nmt.fileio import atomic_write, decode_lines
-from nmt.inference import Translation, check_beam, encode_sources, load_models, translate_ids
+from nmt.inference import Translation, check_search, encode_sources, load_models, translate_ids
 from nmt.model.transformer import Transformer
 
 CHUNK_LINES = 2048
@@ -121,13 +122,7 @@ def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoints: S
     decode = with_decode_overrides(loaded.config, overrides).decode
     beam = beam if beam is not None else (1 if decode.sample else decode.beam)
     n_best = n_best if n_best is not None else decode.n_best
-    if decode.sample:
-        if beam != 1 or n_best < 1:
-            raise UserError(f"--sample --beam {beam} --n-best {n_best}: sampling draws n-best (>= 1) samples "
-                            "instead of a beam; leave out --beam or give --beam 1")
-    elif beam < 1 or n_best < 1 or n_best > beam:
-        raise UserError(f"--beam {beam} --n-best {n_best}: need 1 <= n-best <= beam")
-    check_beam(beam, loaded.model)  # before waiting for input
+    check_search(decode, beam, n_best, loaded.model, overrides)  # before waiting for input
     if attention_dir is not None:
         try:
             attention_dir.mkdir(parents=True, exist_ok=True)
@@ -187,6 +182,33 @@ def check_paths(input: Optional[Path], attention_dir: Optional[Path]) -> None:
         raise UserError(f"--attention {attention_dir}: is a file; give a folder (created if missing)")
 
 
+def check_not_input(input: Optional[Path], output: Path) -> None:
+    """Refuse an output that is the input file (or standard input's file): the translation
+    would replace the text it translates.
+
+    Compared by device and inode, so another path, a symlink or a hard link to the input
+    is found as well; an output that does not exist yet cannot be the input.
+    """
+    try:
+        target = os.stat(output)
+    except OSError:
+        return
+    if input is not None:
+        source = os.stat(input)
+        what = f"the input file {input}"
+    else:
+        try:
+            source = os.fstat(sys.stdin.fileno())
+        except (AttributeError, OSError, ValueError):  # no file behind stdin (e.g. replaced under a test)
+            return
+        if not stat.S_ISREG(source.st_mode):  # a pipe or a terminal is no file to lose
+            return
+        what = "the file standard input reads"
+    if (source.st_dev, source.st_ino) == (target.st_dev, target.st_ino):
+        raise UserError(f"-o {output}: is {what}; writing the translation there would replace the text "
+                        "it translates (give another output file)")
+
+
 def translate_file(checkpoints: Sequence[Path], input: Optional[Path], output: Optional[Path], *,
                    beam: Optional[int] = None, n_best: Optional[int] = None,
                    attention_dir: Optional[Path] = None, overrides: list[str] = (),
@@ -195,6 +217,8 @@ def translate_file(checkpoints: Sequence[Path], input: Optional[Path], output: O
     input = Path(input) if input is not None else None
     attention_dir = Path(attention_dir) if attention_dir is not None else None
     check_paths(input, attention_dir)
+    if output is not None:
+        check_not_input(input, Path(output))
     keep_mode = check_output(Path(output)) if output is not None else None
     if output is None and sys.stdout is None:
         raise UserError("no output: standard output is closed; give -o FILE")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nmt.config_sections import MAX_OUTPUT_TOKENS
 from nmt.errors import UserError
 
 READ_TIMEOUT = 30.0
@@ -19,7 +20,7 @@ class Limits:
     max_chars: int = 1_000            # characters per sentence
     max_src_tokens: int = 128         # subword tokens per sentence, after SentencePiece
     max_beam: int = 16                # beam size (and n-best)
-    max_output_tokens: int = 256      # the largest "max_len" a request may ask for
+    max_output_tokens: int = 256      # the largest "max_len" a request may ask for (at most MAX_OUTPUT_TOKENS)
     max_attention_sentences: int = 4  # sentences per request with "attention": true (its weights are large)
     batch_sentences: int = 64         # most sentences merged into one search call
     batch_wait_ms: float = 5.0        # how long the worker waits for more requests to merge
@@ -30,3 +31,6 @@ class Limits:
             if value < (0 if name == "batch_wait_ms" else 1):
                 raise UserError(f"--{name.replace('_', '-')} {value}: must be "
                                 f"{'>= 0' if name == 'batch_wait_ms' else 'at least 1'}")
+        if self.max_output_tokens > MAX_OUTPUT_TOKENS:  # every search stops there anyway: say so, not cut silently
+            raise UserError(f"--max-output-tokens {self.max_output_tokens}: at most {MAX_OUTPUT_TOKENS}, "
+                            f"the longest output any search writes")

@@ -328,3 +328,51 @@ def test_a_run_saved_before_a_start_option_is_not_taken_for_a_new_one(variant: s
     trained = C.from_dict(C.fill_saved_defaults(old))
     assert getattr(trained.model.attention, option) == "scaled"
     assert without_inert_options(trained) != without_inert_options(C.from_dict(saved_config(attention__type=variant)))
+
+
+# --- decode options that would take the machine's memory or do nothing (issue 33) ----------
+
+@pytest.mark.parametrize("override,limit", [
+    ("decode.max_len_b=100000000", "less than or equal to 1024"),
+    ("decode.max_len_b=1025", "less than or equal to 1024"),
+    ("decode.max_len_a=1e9", "less than or equal to 10"),
+    ("decode.max_len_a=.inf", "less than or equal to 10"),
+    ("decode.max_len_a=.nan", "less than or equal to 10"),
+])
+def test_output_length_options_have_a_documented_maximum(override, limit):
+    from nmt.config_sections import MAX_LEN_A, MAX_OUTPUT_TOKENS
+
+    with pytest.raises(ConfigError) as err:
+        C.load(None, [override])
+    assert str(err.value).startswith(override.split("=")[0] + ":") and limit in str(err.value)
+    fields = C.DecodeConfig.model_fields
+    assert f"at most {MAX_OUTPUT_TOKENS}" in fields["max_len_b"].description
+    assert f"at most {MAX_LEN_A:g}" in fields["max_len_a"].description
+    edge = C.load(None, [f"decode.max_len_b={MAX_OUTPUT_TOKENS}", f"decode.max_len_a={MAX_LEN_A}"]).decode
+    assert (edge.max_len_b, edge.max_len_a) == (MAX_OUTPUT_TOKENS, MAX_LEN_A)
+
+
+@pytest.mark.parametrize("overrides,words", [
+    (["decode.top_p=0.9"], ["decode.top_p=0.9", "--top-p", "applies", "--sample"]),
+    (["decode.top_k=5"], ["decode.top_k=5", "--top-k", "--sample"]),
+    (["decode.temperature=2"], ["decode.temperature=2.0", "--temperature", "--sample"]),
+    (["decode.top_k=5", "decode.top_p=0.5"], ["decode.top_k=5, decode.top_p=0.5", "apply", "them"]),
+])
+def test_sampling_options_without_sampling_are_refused(overrides, words):
+    with pytest.raises(ConfigError) as err:
+        C.load(None, overrides)
+    assert all(word in str(err.value) for word in words), err.value
+    sampled = C.load(None, [*overrides, "decode.sample=true", "decode.beam=1"]).decode
+    assert sampled.sample
+    assert C.load(None, ["decode.top_p=1.0", "decode.temperature=1", "decode.top_k=0"]).decode.top_p == 1.0
+
+
+def test_a_decode_section_saved_before_its_checks_still_loads():
+    """Sampling options saved without sampling did nothing and return to defaults; lengths come down."""
+    raw = saved_config()
+    raw["decode"].update(top_p=0.5, temperature=3.0, max_len_b=5000, max_len_a=20.0)
+    decode = C.from_dict(C.fill_saved_defaults(raw)).decode
+    assert (decode.top_p, decode.temperature, decode.max_len_b, decode.max_len_a) == (1.0, 1.0, 1024, 10.0)
+    raw = saved_config()
+    raw["decode"].update(sample=True, beam=1, top_p=0.5)
+    assert C.from_dict(C.fill_saved_defaults(raw)).decode.top_p == 0.5  # used: kept

@@ -198,3 +198,30 @@ def test_sampling_is_seeded_scored_exactly_and_top_k_1_is_greedy(loaded, batch):
         torch.testing.assert_close(forced, a.log_probs[:, k], atol=1e-4, rtol=1e-4)
     g, s = greedy(loaded.model, src, src_len), draw(3, n=1, top_k=1)
     assert torch.equal(g.lengths, s.lengths) and torch.equal(g.tokens, s.tokens)
+
+
+def test_output_budget_never_exceeds_max_output_tokens():
+    """However large a * S + b (a command-line typo, a call that skipped the config), the budget stops."""
+    from nmt.config_sections import MAX_OUTPUT_TOKENS
+    from nmt.search import max_lengths
+
+    src_len = torch.tensor([1, 7, 256])
+    for a, b in ((1e9, 10), (0.0, 10 ** 8), (float("inf"), 1), (1e30, 10 ** 12)):
+        assert torch.equal(max_lengths(src_len, a, b), torch.full((3,), MAX_OUTPUT_TOKENS))
+    assert max_lengths(src_len, 1.5, 10).tolist() == [11, 20, 394]  # within it: a * S + b exactly
+
+
+def test_every_search_stops_at_max_output_tokens(loaded, batch, monkeypatch):
+    """With EOS forbidden (min_len) each search runs to the bound, never to a * S + b."""
+    import nmt.search
+    from nmt.decode_rules import Sampling
+
+    monkeypatch.setattr(nmt.search, "MAX_OUTPUT_TOKENS", 6)
+    src, src_len = batch
+    endless = dict(max_len_a=0.0, max_len_b=50, min_len=100)
+    for hyp in (greedy(loaded.model, src, src_len, **endless),
+                beam_search(loaded.model, src, src_len, beam=3, alpha=1.0, n_best=3, **endless),
+                search(loaded.model, src, src_len, beam=1, alpha=1.0, n_best=2,
+                       sampling=Sampling(generator=torch.Generator().manual_seed(0)), **endless)):
+        assert hyp.tokens.size(-1) <= 6 and (hyp.lengths == 6).all()
+        assert (hyp.tokens.gather(2, (hyp.lengths - 1).unsqueeze(-1)) == EOS).all()  # forced EOS at the bound

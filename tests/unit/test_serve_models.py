@@ -29,6 +29,14 @@ def test_limits_below_one_are_refused(field: str) -> None:
         Limits(**{field: 0})
 
 
+def test_an_output_limit_beyond_what_any_search_writes_is_refused() -> None:
+    from nmt.config_sections import MAX_OUTPUT_TOKENS
+
+    assert Limits(max_output_tokens=MAX_OUTPUT_TOKENS).max_output_tokens == MAX_OUTPUT_TOKENS
+    with pytest.raises(UserError, match=f"max-output-tokens {MAX_OUTPUT_TOKENS + 1}: at most {MAX_OUTPUT_TOKENS}"):
+        Limits(max_output_tokens=MAX_OUTPUT_TOKENS + 1)
+
+
 def test_validation_errors_do_not_echo_the_input() -> None:
     errors = [{"type": "string_too_long", "loc": ("body", "text", 0), "msg": "too long", "input": "\ud800" * 9,
                "ctx": {"max_length": 3}}]
