@@ -11,7 +11,9 @@ the target, so a crash or a full disk mid-write leaves the previous file.
 
 from __future__ import annotations
 
+import copy
 import pickle
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +21,8 @@ from typing import Any, Optional
 
 import torch
 
-from nmt.errors import CheckpointError
+from nmt.config import fill_saved_defaults, from_dict
+from nmt.errors import CheckpointError, ConfigError
 from nmt.fileio import atomic_write
 from nmt.train_state import TrainState
 
@@ -66,17 +69,25 @@ class Checkpoint:
 
     @classmethod
     def from_payload(cls, payload: Any, source: str = "checkpoint") -> "Checkpoint":
-        """The checkpoint of a loaded payload; another program's file or an unknown version is a
-        CheckpointError naming ``source``."""
+        """The checkpoint of a loaded payload; another program's file, a version that is not an
+        integer this nmt reads, or a run config that does not validate is a CheckpointError
+        naming ``source``."""
         if not isinstance(payload, dict) or payload.get("format") != FORMAT:
             raise CheckpointError(f"{source}: not an nmt checkpoint (written by another program?)")
         version = payload.get("version")
-        if version not in READS:
-            newer = isinstance(version, int) and version > VERSION
+        if isinstance(version, bool) or not isinstance(version, int):  # True == 1, "2" != 2: both altered
             raise CheckpointError(
-                f"{source}: checkpoint format version {version} is "
+                f"{source}: checkpoint format version {_excerpt(repr(version))} (a {type(version).__name__}) "
+                f"is not an integer (it reads {', '.join(map(str, READS))}); the file was altered or not "
+                f"written by nmt")
+        if version not in READS:
+            newer = version > VERSION
+            shown = version if version.bit_length() <= 64 else f"of {version.bit_length()} bits"  # str() caps digits
+            raise CheckpointError(
+                f"{source}: checkpoint format version {shown} is "
                 f"{'newer than this nmt reads' if newer else 'not one this nmt reads'} (it reads "
                 f"{', '.join(map(str, READS))}){'; upgrade nmt to load it' if newer else ''}")
+        check_config(payload.get("config"), source)
         try:
             state = payload["state"] if version >= 2 else _state_v1(payload)
             return cls(config=payload["config"], model=payload["model"],
@@ -102,23 +113,76 @@ def _state_v1(payload: dict[str, Any]) -> dict[str, Any]:
             "bad_validations": payload.get("bad_validations", 0), "elapsed": payload.get("elapsed", 0.0)}
 
 
+def check_config(config: Any, source: str) -> None:
+    """Refuse a checkpoint whose saved run config does not validate (an altered or corrupt
+    file) with one CheckpointError naming ``source``, before any command builds a model from it."""
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{source}: the run config saved in the checkpoint is a "
+                              f"{type(config).__name__}, not a mapping (an altered file?)")
+    try:
+        from_dict(fill_saved_defaults(copy.deepcopy(config)))  # fill_saved_defaults edits its argument
+    except (ConfigError, TypeError, ValueError, AttributeError, KeyError) as exc:
+        raise CheckpointError(f"{source}: the run config saved in the checkpoint is invalid (an altered "
+                              f"file?): {_excerpt(str(exc), 300)}") from None
+
+
+def _excerpt(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters, so an altered file cannot make a message long."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def payload_size(payload: Any) -> int:
+    """Bytes of tensor data ``torch.save`` writes for ``payload`` (each storage once): a lower
+    bound on the file's size, to tell a full disk from another failed write."""
+    storages: dict[int, int] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, torch.Tensor):
+            storage = node.untyped_storage()
+            storages[storage.data_ptr()] = storage.nbytes()
+        elif isinstance(node, dict):
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, (list, tuple)):
+            for value in node:
+                visit(value)
+
+    visit(payload)
+    return sum(storages.values())
+
+
 def write_payload(path: Path, payload: dict[str, Any]) -> Path:
-    """Atomically ``torch.save`` a dict of tensors and primitives."""
-    with atomic_write(path) as handle:
+    """Atomically ``torch.save`` a dict of tensors and primitives.
+
+    A full disk is a one-line :class:`~nmt.fileio.DiskFullError` (a user error): torch reports
+    it as a RuntimeError, which :func:`~nmt.fileio.atomic_write` recognizes.
+    """
+    with atomic_write(path, size=payload_size(payload), intact="earlier checkpoints are intact") as handle:
         torch.save(payload, handle)
     return Path(path)
 
 
-def read_payload(path: Path, map_location: str | torch.device = "cpu") -> Any:
-    """``torch.load`` with ``weights_only``; a missing, truncated or malicious file is a CheckpointError."""
+def check_checkpoint_path(path: Path) -> Path:
+    """``path`` if it names a file; else the one CheckpointError that translate, eval and serve
+    give (and average and resume for a file they read), so a folder or a typo reads the same."""
     path = Path(path)
     if path.is_dir():
         raise CheckpointError(f"{path}: is a directory; give a checkpoint file, e.g. "
                               f"runs/NAME/checkpoints/best.pt")
+    if path.exists() and not path.is_file():
+        raise CheckpointError(f"{path}: not a regular file; give a checkpoint file")
     if not path.is_file():
         raise CheckpointError(f"{path}: checkpoint not found")
+    return path
+
+
+def read_payload(path: Path, map_location: str | torch.device = "cpu") -> Any:
+    """``torch.load`` with ``weights_only``; a missing, truncated or malicious file is a CheckpointError."""
+    path = check_checkpoint_path(path)
     try:
-        return torch.load(path, map_location=map_location, weights_only=True)
+        with warnings.catch_warnings():  # a foreign pickle's protocol warning would add lines to the one-line error
+            warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
+            return torch.load(path, map_location=map_location, weights_only=True)
     except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError,
             TypeError, AttributeError, ImportError, KeyError, IndexError, UnicodeDecodeError,
             OSError) as exc:

@@ -14,20 +14,65 @@ import gzip
 import hashlib
 import os
 import secrets
+import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Iterator, Optional
 
 from nmt.errors import DataError, UserError
+
+FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+"""The errors a full disk or an exhausted quota gives a write."""
+
+LOW_SPACE = 1 << 20
+"""Free bytes below which a write that failed for an unstated reason counts as a full disk."""
 
 
 class DiskFullError(UserError):
     """The disk filled up while writing; the previous file is untouched."""
 
 
+def free_bytes(folder: Path) -> Optional[int]:
+    """Bytes an unprivileged process may still write in ``folder``'s file system (None: unknown)."""
+    try:
+        return shutil.disk_usage(folder).free  # statvfs: f_bavail * f_frsize
+    except OSError:
+        return None
+
+
+def is_disk_full(exc: BaseException, folder: Path, needed: int = 0) -> bool:
+    """Whether ``exc``, raised while writing a file of about ``needed`` bytes in ``folder``,
+    means the disk (or the user's quota) is full.
+
+    An OSError says so with its errno.  ``torch.save`` reports a failed write as a
+    RuntimeError (``[enforce fail at inline_container.cc] unexpected pos``), with the OSError
+    chained as its context when Python saw one; without one, the folder's free space decides
+    (measured once the partial file is gone): less than ``needed`` or than :data:`LOW_SPACE`.
+    An OSError with another errno (permissions, a missing folder) is never a full disk.
+    """
+    if not isinstance(exc, Exception):  # Ctrl-C, SystemExit: never a full disk
+        return False
+    link: Optional[BaseException] = exc
+    for _ in range(8):  # the chain of causes and contexts, never a cycle
+        if link is None:
+            break
+        if isinstance(link, OSError) and link.errno in FULL_ERRNOS:
+            return True
+        if "No space left on device" in str(link):
+            return True
+        link = link.__cause__ or link.__context__
+    unstated = isinstance(exc, RuntimeError) or (isinstance(exc, OSError) and exc.errno in (None, errno.EIO))
+    free = free_bytes(folder) if unstated else None
+    return free is not None and free < max(needed, LOW_SPACE)
+
+
 @contextmanager
-def atomic_write(path: Path) -> Iterator[IO[bytes]]:
-    """Yield a binary file that replaces ``path`` only when the block completes."""
+def atomic_write(path: Path, size: int = 0, intact: str = "the previous file is intact") -> Iterator[IO[bytes]]:
+    """Yield a binary file that replaces ``path`` only when the block completes.
+
+    A full disk (see :func:`is_disk_full`; ``size`` is about how many bytes the block writes)
+    is a :class:`DiskFullError` naming ``path`` and saying what is ``intact``.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
@@ -39,8 +84,8 @@ def atomic_write(path: Path) -> Iterator[IO[bytes]]:
         os.replace(tmp, path)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise DiskFullError(f"{path}: disk full while writing; the previous file is intact") from None
+        if is_disk_full(exc, path.parent, size):
+            raise DiskFullError(f"disk full: no space left on device while writing {path} ({intact})") from None
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:

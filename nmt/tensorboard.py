@@ -10,17 +10,28 @@ stream goes on without duplicated steps.
 ``torch.utils.tensorboard`` is imported only when the option is on, so ``train.tensorboard:
 false`` runs where the package is missing (the GPU benchmark machine); with it on, a missing
 package is a one-line user error before the run directory is touched.
+
+The writer writes from its own thread; a failed write there (a full disk) would print that
+thread's traceback and surface later in the trainer as an internal error.  The board keeps
+that thread's exceptions from the default hook and raises them, as one user error, at the
+next call the trainer makes (see :meth:`Board._guard`).
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from nmt import events
 from nmt.config_sections import ModelConfig
 from nmt.errors import UserError
+from nmt.fileio import DiskFullError, is_disk_full
+
+log = logging.getLogger(__name__)
 
 FOLDER = "tb"
 
@@ -44,6 +55,11 @@ def has_attention(model: ModelConfig) -> bool:
     return model.arch == "transformer" or model.attention.axes()["energy"] != "uniform"
 
 
+def is_writer_thread(thread: Optional[threading.Thread]) -> bool:
+    """Whether ``thread`` is one of the tensorboard package's own (its event file writer)."""
+    return thread is not None and type(thread).__module__.split(".")[0] == "tensorboard"
+
+
 class Board:
     """Writes the events of one run directory to ``RUN/tb`` (opened at the run's start event)."""
 
@@ -52,30 +68,97 @@ class Board:
         self.run_dir = run_dir
         self.attention_image = attention_image  # off when the model's heat map is uniform
         self.writer: Optional[Any] = None  # torch.utils.tensorboard.SummaryWriter, once started
+        self.failure: Optional[BaseException] = None  # what the writer's thread raised, not yet reported
+        self._hook: Optional[Callable[[Any], None]] = None  # our threading.excepthook while open
+        self._previous_hook: Optional[Callable[[Any], None]] = None  # the one it forwards to
 
     def write(self, event: events.Event) -> None:
         """Mirror one event; a start event (re)opens the stream, a stop event flushes it."""
-        if isinstance(event, events.Start):
-            self._open(event.step)
-        if self.writer is None:
-            return
-        if isinstance(event, events.Train):
-            self._train(event)
-        elif isinstance(event, events.Valid):
-            self._valid(event)
-        elif isinstance(event, events.Stop):
-            self.writer.flush()
+        with self._guard():
+            if isinstance(event, events.Start):
+                self._open(event.step)
+            if self.writer is None:
+                return
+            if isinstance(event, events.Train):
+                self._train(event)
+            elif isinstance(event, events.Valid):
+                self._valid(event)
+            elif isinstance(event, events.Stop):
+                self.writer.flush()
 
-    def close(self) -> None:
-        """Flush and close the event file (the run's end; a restart opens a new one)."""
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
+    def close(self, quiet: bool = False) -> None:
+        """Flush and close the event file (the run's end; a restart opens a new one).
+
+        ``quiet``: the run already failed; an error here is logged, not raised, so it cannot
+        hide the first one.
+        """
+        writer, self.writer = self.writer, None
+        try:
+            with self._guard():
+                if writer is not None:
+                    writer.close()
+        except Exception as exc:  # noqa: BLE001 - raised unless quiet
+            if not quiet:
+                raise
+            log.debug("TensorBoard writer failed while closing: %s", exc)
+        finally:
+            self._release_hook()
+            self.failure = None
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Report a failed write, in this call or earlier in the writer's thread, as one user error."""
+        try:
+            yield
+        except Exception as exc:  # tensorboard re-raises its thread's error here, or fails itself
+            error = self._error(exc)
+            if error is exc:
+                raise
+            self.failure = None  # reported now
+            raise error from None
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise self._error(failure) from None
+
+    def _error(self, exc: BaseException) -> BaseException:
+        """The user error for a failed write; anything but a write error is returned as it is (a bug)."""
+        folder = self.run_dir / FOLDER
+        if isinstance(exc, UserError):  # already reported as one (a nested call)
+            return exc
+        if is_disk_full(exc, folder):
+            return DiskFullError(f"disk full: no space left on device while writing TensorBoard events to {folder} "
+                                 f"(earlier checkpoints are intact); free space and resume with nmt train --resume "
+                                 f"{self.run_dir}, or add --set train.tensorboard=false")
+        if isinstance(exc, OSError):
+            return UserError(f"cannot write TensorBoard events to {folder}: {exc.strerror or exc}")
+        return exc
+
+    def _catch_thread_errors(self) -> None:
+        """Keep the writer thread's exceptions for :meth:`_guard` instead of printing a traceback."""
+        if self._hook is not None:
+            return
+        previous = threading.excepthook
+
+        def hook(args: Any) -> None:
+            if self._hook is hook and is_writer_thread(args.thread):
+                self.failure = args.exc_value
+            else:
+                previous(args)
+
+        self._hook, self._previous_hook = hook, previous
+        threading.excepthook = hook
+
+    def _release_hook(self) -> None:
+        """Give ``threading.excepthook`` back (if another hook was set on top, ours now only forwards)."""
+        if self._hook is not None and threading.excepthook is self._hook:
+            threading.excepthook = self._previous_hook
+        self._hook = self._previous_hook = None
 
     def _open(self, step: int) -> None:
         from torch.utils.tensorboard import SummaryWriter  # here, not at the top: see require()
 
         self.close()
+        self._catch_thread_errors()  # before the writer's thread starts: its first write may fail
         # purge_step: drop what a crashed process logged after the checkpoint this run resumes from
         self.writer = SummaryWriter(str(self.run_dir / FOLDER), purge_step=step + 1 if step else None)
 

@@ -132,7 +132,7 @@ class Trainer:
                         "optimizer, but other dropout/teacher-forcing draws than an uninterrupted run",
                         saved.world_size, self.dist.world_size)
         self.state = TrainState.from_state_dict(saved.state.state_dict())
-        log.info("resumed at step %d (epoch %d, batch %d)", self.state.step, self.state.epoch + 1, self.state.pos)
+        log.info("resumed at %s", self.state.position())  # the words the stop line used
 
     def save(self, name: str) -> Optional[Path]:
         """Rank 0 writes the checkpoint, with every rank's random streams; all ranks must call it."""
@@ -289,6 +289,14 @@ class Trainer:
             reason = self.stop_reason()
         return reason
 
+    def _end_loop(self, handlers: dict[int, Any], failed: bool = False) -> None:
+        """Give the signal handlers back and flush what TensorBoard buffered, also when the loop
+        raised (``failed``: then a failed TensorBoard write is not raised over the first error)."""
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        if self.board is not None:
+            self.board.close(quiet=failed)
+
     def fit(self) -> "RunOutcome":
         t, state = self.cfg.train, self.state
         handlers = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -303,20 +311,19 @@ class Trainer:
             if reason != "interrupted" and state.best is None:  # never validated (no best.pt)
                 self.run_validation()
             self.save("last.pt")
-        finally:
-            for sig, handler in handlers.items():
-                signal.signal(sig, handler)
-            if self.board is not None:  # flush what TensorBoard buffered, also when the loop raised
-                self.board.close()
+        except BaseException:
+            self._end_loop(handlers, failed=True)
+            raise
+        self._end_loop(handlers)
         self.record(events.Stop(reason=reason, step=state.step, epoch=state.epoch,
                                 elapsed_s=round(state.elapsed, 2), best=state.best))
         if reason == "interrupted":
             name = signal.Signals(self.signal).name
-            log.warning("stopped by %s at step %d; checkpoints/last.pt is saved and the run can be resumed",
-                        name, state.step)
-            return RunOutcome(f"interrupted by {name} at step {state.step}; checkpoints/last.pt saved; "
+            log.warning("stopped by %s at %s; checkpoints/last.pt is saved and the run can be resumed",
+                        name, state.position())
+            return RunOutcome(f"interrupted by {name} at {state.position()}; checkpoints/last.pt saved; "
                               f"continue with: nmt train --resume {self.run_dir}", self.signal)
-        return RunOutcome(f"stopped ({reason}) at step {state.step}, epoch {state.epoch}, after "
+        return RunOutcome(f"stopped ({reason}) at {state.position()}, after "
                           f"{state.elapsed / 60:.1f} min; best {t.metric} {state.best}; run in {self.run_dir}")
 
 

@@ -52,6 +52,14 @@ class TrainState:
                   "recent": [int(s) for s in state.get("recent", [])]}
         return cls(**fields)
 
+    def position(self) -> str:
+        """Where the run stands, as every message says it (the stop line, the resume log), with
+        epochs counted from 1 as the progress bar and metrics.jsonl's train events count them:
+        ``step 120 (end of epoch 2)``, ``step 57 (epoch 2, after batch 17)``, ``step 0 (start)``."""
+        if self.pos:
+            return f"step {self.step} (epoch {self.epoch + 1}, after batch {self.pos})"
+        return f"step {self.step} ({f'end of epoch {self.epoch}' if self.epoch else 'start'})"
+
     def validated(self, metric: str, value: float) -> bool:
         """Count one validation with score ``value``; returns whether it is a new best."""
         better = is_better(metric, value, self.best)

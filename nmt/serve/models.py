@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 
 import torch
 
+from nmt.checkpoint import check_checkpoint_path
 from nmt.config import Config
 from nmt.data.tokenizer import BOS
 from nmt.errors import UserError
@@ -136,14 +137,12 @@ def load_served(args: Sequence[str], device: torch.device) -> dict[str, ServedMo
     """Load every ``--checkpoint`` once, keyed by name; clashing names are a UserError."""
     if not args:
         raise UserError("give at least one --checkpoint")
-    served: dict[str, ServedModel] = {}
-    for arg in args:
+    paths: dict[str, Path] = {}
+    for arg in args:  # every name and path is checked before the first model loads
         name, path = parse_checkpoint_arg(arg)
         name = name or default_name(path)
-        if name in served:
-            raise UserError(f"--checkpoint {arg}: the name {name!r} is taken by {served[name].path}; "
+        if name in paths:
+            raise UserError(f"--checkpoint {arg}: the name {name!r} is taken by {paths[name]}; "
                             "name them yourself: --checkpoint NAME=PATH")
-        if not path.is_file():
-            raise UserError(f"--checkpoint {path}: no such file")
-        served[name] = ServedModel(name, path, load_checkpoint(path, device), device)
-    return served
+        paths[name] = check_checkpoint_path(path)  # the wording translate and eval give
+    return {name: ServedModel(name, path, load_checkpoint(path, device), device) for name, path in paths.items()}

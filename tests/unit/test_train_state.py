@@ -119,3 +119,12 @@ def test_a_file_in_both_lists_is_dropped_only_when_it_leaves_both():
         on_disk -= set(d.drop)
         assert on_disk == {s for _, s in history} | set(recent)
     assert history == [(30.0, 200), (29.0, 700)] and recent == [700, 800] and on_disk == {200, 700, 800}
+
+
+@pytest.mark.parametrize("state, words", [
+    (TrainState(), "step 0 (start)"),
+    (TrainState(step=57, epoch=1, pos=17), "step 57 (epoch 2, after batch 17)"),
+    (TrainState(step=120, epoch=2, pos=0), "step 120 (end of epoch 2)"),
+])
+def test_position_counts_epochs_from_1_as_the_progress_bar_does(state, words):
+    assert state.position() == words
