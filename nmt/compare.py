@@ -93,8 +93,9 @@ def check_plan(plan: Plan) -> int:
     if steps is None or steps < 1:
         raise UserError("a comparison trains a fixed number of updates: give --steps N (N >= 1) "
                         "or set train.max_steps in the config")
-    for name in plan.variants:  # a variant that does not fit the base config fails now, not after hours
-        config_mod.load(plan.config, run_overrides(plan, name, plan.seeds[0], steps))
+    for name in plan.variants:  # a variant or seed that does not fit the base config fails now, not after hours
+        for seed in plan.seeds:
+            config_mod.load(plan.config, run_overrides(plan, name, seed, steps))
     return steps
 
 

@@ -23,7 +23,7 @@ from nmt.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
 from nmt.config_sections import (NORMALIZATIONS, RNN_ONLY, SPM_MODEL_TYPES, AttentionConfig, DataConfig,
                                  DecodeConfig, DecoderSelfAttentionConfig, EncoderSelfAttentionConfig, ModelConfig, Section,
                                  SelfAttentionConfig, TrainConfig, TransformerConfig)
-from nmt.errors import ConfigError, UserError
+from nmt.errors import SHOWN_VALUE_CHARS, ConfigError, UserError, short_repr
 
 __all__ = [
     "ATTENTION_ENERGIES", "ATTENTION_TYPES", "NORMALIZATIONS", "RUN_NAME_PATTERN", "SAVED_RUN_DEFAULTS",
@@ -57,9 +57,6 @@ walks them.  The full config with every option is under 1,000 nodes."""
 
 MAX_YAML_DEPTH = 64
 """Deepest nesting of YAML collections a config may hold (a real one nests four deep)."""
-
-SHOWN_VALUE_CHARS = 80
-"""An error quotes at most this many characters of a value, or of one key."""
 
 MAX_PHRASE_CHARS = 400
 """An error describes one problem in at most this many characters."""
@@ -171,30 +168,6 @@ def _section_model(path: tuple[str | int, ...]) -> type[BaseModel] | None:
             return None
         model = ann
     return model
-
-
-def short_repr(value: Any, limit: int = SHOWN_VALUE_CHARS) -> str:
-    """``repr(value)`` cut to ``limit`` characters with an ellipsis, never building a huge string.
-
-    A list or mapping is shown item by item until ``limit`` is reached, so a value that YAML
-    aliases made enormous costs no more to show than a small one.
-    """
-    if isinstance(value, (list, tuple, dict)):
-        opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
-        text = opening
-        for item in (value.items() if isinstance(value, dict) else value):
-            budget = limit - len(text)
-            if budget < 4:  # no room for another item (this also bounds the depth of nesting shown)
-                return text[: limit - 3] + "..."
-            part = (f"{short_repr(item[0], budget)}: {short_repr(item[1], budget)}" if isinstance(value, dict)
-                    else short_repr(item, budget))
-            text += (", " if text != opening else "") + part
-        text += closing
-    elif isinstance(value, (str, bytes)):
-        text = repr(value[: limit + 1])
-    else:
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _shorten(phrase: str, limit: int = MAX_PHRASE_CHARS) -> str:

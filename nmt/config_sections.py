@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from nmt.attention_space import (ATTENTION_ENERGIES, ATTENTION_MAPS, ATTENTION_PRESETS, ATTENTION_TYPES,
                                  AXES, CUSTOM_ATTENTION, attention_problem)
+from nmt.errors import short_repr
 
 NORMALIZATIONS = ("nfc", "nfkc", "none")
 """Valid ``data.normalization``: Unicode composed form, compatibility form, or neither."""
@@ -276,7 +277,7 @@ class ModelConfig(Section):
         """One message for a bad value, instead of one per member of the union."""
         if value is None or value == "half" or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
             return value
-        raise ValueError(f"model.enc_hidden_size: expected a positive integer, half or null (got {value!r})")
+        raise ValueError(f"model.enc_hidden_size: expected a positive integer, half or null (got {short_repr(value)})")
 
     @model_validator(mode="after")
     def _check_encoder_size(self) -> "ModelConfig":
@@ -316,7 +317,8 @@ class ModelConfig(Section):
 class TrainConfig(Section):
     """Optimization, batching, validation and stopping."""
 
-    seed: int = Field(1, description="Seed for initialisation, batching, dropout and teacher forcing.")
+    seed: int = Field(1, ge=0, lt=2**32, description="Seed for initialisation, batching, dropout and teacher "
+                                                     "forcing, in [0, 2^32) (the range numpy's generators take).")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto = CUDA when present, else CPU.")
     amp: Literal["auto", "off", "bf16", "fp16"] = Field("auto", description="Mixed precision on CUDA (auto = bf16 if supported); always off on CPU.")
     threads: int = Field(0, ge=0, description="CPU threads for torch (0 = one per core that other processes leave free, re-checked every 2 s; fix it for bit-identical reruns).")

@@ -25,6 +25,7 @@ def compare_args(root: Path, files: dict[str, list[str]], *extra: str) -> list[s
     (["--variants", "bahdanau,bahdanau", "--steps", "5"], "each may appear once"),
     (["--variants", "bahdanau"], "fixed number of updates"),
     (["--variants", "bahdanau", "--steps", "0"], "fixed number of updates"),
+    (["--variants", "bahdanau", "--seeds", f"1,{2**32}", "--steps", "5"], "train.seed"),  # the second seed too
 ])
 def test_bad_plans_fail_in_one_line_before_training(tmp_path, toy_files, capsys, extra, message):
     _, files = toy_files

@@ -168,3 +168,15 @@ def test_train_with_a_too_long_run_name_is_one_line_and_exit_2(tmp_path, capsys)
 ])
 def test_options_of_the_other_architecture_read_as_english(overrides, phrase):
     assert phrase in config_error(lambda: C.load(None, overrides))
+
+
+def test_a_bad_encoder_size_quotes_a_short_excerpt() -> None:
+    with pytest.raises(ConfigError) as err:
+        C.load(None, ["model.enc_hidden_size=" + "x" * 5000])
+    assert "enc_hidden_size" in str(err.value) and len(str(err.value)) < 300
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**32)])
+def test_a_training_seed_outside_what_the_generators_take_is_refused(seed: str) -> None:
+    with pytest.raises(ConfigError, match="train.seed"):
+        C.load(None, [f"train.seed={seed}"])
