@@ -16,7 +16,7 @@ from typing import Any, NoReturn, Optional
 
 import torch
 
-from nmt import runtime
+from nmt.util import runtime
 
 log = logging.getLogger("bench")
 
@@ -29,7 +29,7 @@ def add_common_options(parser: argparse.ArgumentParser, quick_help: str) -> None
                         help="Torch intra-op CPU threads; 0 = one per core other processes leave free, "
                              "re-checked every few seconds (bench_train: the config's train.threads) (default: 0).")
     parser.add_argument("--no-keep-memory", action="store_true",
-                        help="Do not call nmt.runtime.keep_freed_memory(), to measure what it saves "
+                        help="Do not call nmt.util.runtime.keep_freed_memory(), to measure what it saves "
                              "(glibc then returns freed tensor memory to the OS after every step).")
     parser.add_argument("--quick", action="store_true", help=f"A short run for `make bench`: {quick_help}.")
 

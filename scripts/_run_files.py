@@ -1,6 +1,6 @@
-"""Reading run folders for the scripts: :mod:`nmt.run_files` with a script's way of failing.
+"""Reading run folders for the scripts: :mod:`nmt.evaluate.run_files` with a script's way of failing.
 
-The package's reader (also behind ``nmt report``) raises :class:`~nmt.errors.UserError`;
+The package's reader (also behind ``nmt report``) raises :class:`~nmt.util.errors.UserError`;
 a script ends instead with one line, ``<script>: error: <message>``, as its own option
 errors do.
 """
@@ -11,15 +11,17 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from nmt import events, run_files
-from nmt.errors import UserError
-from nmt.run_files import checkpoint_parameters
+from nmt.run import events
+
+from nmt.evaluate import run_files
+from nmt.util.errors import UserError
+from nmt.evaluate.run_files import checkpoint_parameters
 
 __all__ = ["checkpoint_parameters", "read_eval", "read_events"]
 
 
 def read_events(run_dir: Path, script: str) -> list[events.Event]:
-    """Every event of ``run_dir/metrics.jsonl`` (typed, :mod:`nmt.events`); a missing or
+    """Every event of ``run_dir/metrics.jsonl`` (typed, :mod:`nmt.run.events`); a missing or
     unreadable file ends ``script`` with one line."""
     try:
         return run_files.read_run_events(run_dir)
@@ -28,7 +30,7 @@ def read_events(run_dir: Path, script: str) -> list[events.Event]:
 
 
 def read_eval(folder: Path, script: Optional[str] = None) -> Optional[dict[str, Any]]:
-    """The one system scored in ``folder/report.json`` (see :func:`nmt.run_files.read_eval`);
+    """The one system scored in ``folder/report.json`` (see :func:`nmt.evaluate.run_files.read_eval`);
     None without a report; a malformed report ends ``script`` with one line."""
     try:
         return run_files.read_eval(folder)

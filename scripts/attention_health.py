@@ -32,14 +32,15 @@ import torch
 
 import _bench_common as common
 from nmt import config as config_mod
-from nmt import runtime, threads
+from nmt.util import runtime
+from nmt.util import threads
 from nmt.data.batching import BatchSampler, collate
 from nmt.data.pipeline import load_corpus
-from nmt.errors import UserError
-from nmt.loss import batch_loss
+from nmt.util.errors import UserError
+from nmt.train.loss import batch_loss
 from nmt.model.build import build_model
-from nmt.optim import apply_gradients, build_optimizer
-from nmt.variants import VARIANTS, variant_overrides
+from nmt.train.optim import apply_gradients, build_optimizer
+from nmt.config.variants import VARIANTS, variant_overrides
 
 SCRIPT = "attention_health"
 CPU = torch.device("cpu")  # fp32 probes; the GPU path is not measured here

@@ -1,7 +1,7 @@
 """Decoding speed of a trained checkpoint: sentences per second by beam size and batch size.
 
 For each beam in ``--beams`` and batch size in ``--batch-sizes``, all input lines (or the
-first ``--limit``) are translated with :func:`nmt.inference.translate_ids` using the
+first ``--limit``) are translated with :func:`nmt.decode.inference.translate_ids` using the
 checkpoint's decode settings (length penalty, output length limits).  Sentences are
 encoded before the clock starts, and one untimed batch warms each setting up.  One JSON
 line per setting on stdout, logs on stderr.
@@ -28,11 +28,12 @@ from typing import Any, Optional
 import torch
 
 import _bench_common as common
-from nmt import runtime, threads
+from nmt.util import runtime
+from nmt.util import threads
 from nmt.config import Config
-from nmt.fileio import read_lines
-from nmt.errors import UserError
-from nmt.inference import Loaded, encode_sources, load_checkpoint, translate_ids
+from nmt.util.fileio import read_lines
+from nmt.util.errors import UserError
+from nmt.decode.inference import Loaded, encode_sources, load_checkpoint, translate_ids
 from nmt.model.build import count_parameters
 
 log = logging.getLogger("bench_decode")

@@ -28,11 +28,11 @@ from urllib.parse import urlsplit
 
 import _bench_common as common
 from bench_decode import default_input
-from nmt import checkpoint as ckpt
-from nmt import runtime
+from nmt.run import checkpoint as ckpt
+from nmt.util import runtime
 from nmt.config import fill_saved_defaults, from_dict
-from nmt.errors import UserError
-from nmt.fileio import read_lines
+from nmt.util.errors import UserError
+from nmt.util.fileio import read_lines
 from nmt.serve.process import server_process
 
 SCRIPT = "bench_serve.py"

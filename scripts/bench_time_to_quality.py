@@ -31,10 +31,12 @@ from typing import Any, NoReturn, Optional
 import _bench_common as common
 from _run_files import read_events
 from nmt import config as config_mod
-from nmt import events, rundir, runtime
+from nmt.run import events
+from nmt.run import folder as rundir
+from nmt.util import runtime
 from nmt.config import Config, DataConfig
-from nmt.errors import UserError
-from nmt.train import RunOutcome, Trainer, open_run_dir
+from nmt.util.errors import UserError
+from nmt.train.loop import RunOutcome, Trainer, open_run_dir
 
 SCRIPT = "bench_time_to_quality"
 DEFAULT_CONFIG = "configs/multi30k_de_en_best.yaml"

@@ -40,16 +40,17 @@ import torch
 
 import _bench_common as common
 from nmt import config as config_mod
-from nmt import runtime, threads
-from nmt.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_ENERGIES
+from nmt.util import runtime
+from nmt.util import threads
+from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_ENERGIES
 from nmt.config import Config
-from nmt.config_sections import RNN_ONLY
+from nmt.config.sections import RNN_ONLY
 from nmt.data.batching import Batch, BatchSampler, collate
 from nmt.data.pipeline import load_corpus
-from nmt.errors import UserError
+from nmt.util.errors import UserError
 from nmt.model.build import build_model, count_parameters
-from nmt.loss import batch_loss
-from nmt.optim import apply_gradients, build_optimizer, teacher_forcing_p
+from nmt.train.loss import batch_loss
+from nmt.train.optim import apply_gradients, build_optimizer, teacher_forcing_p
 
 log = logging.getLogger("bench_train")
 SCRIPT = "bench_train.py"

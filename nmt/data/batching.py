@@ -25,7 +25,7 @@ import torch
 
 from nmt.data.dataset import EncodedSplit
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.errors import ConfigError
+from nmt.util.errors import ConfigError
 
 
 @dataclass

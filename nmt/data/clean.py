@@ -23,7 +23,7 @@ from typing import Sequence
 from tqdm import tqdm
 
 from nmt.config import NORMALIZATIONS
-from nmt.errors import ConfigError, DataError
+from nmt.util.errors import ConfigError, DataError
 
 logger = logging.getLogger(__name__)
 

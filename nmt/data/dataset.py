@@ -22,8 +22,8 @@ import numpy as np
 from tqdm import tqdm
 
 from nmt.data.tokenizer import Tokenizer
-from nmt.errors import DataError
-from nmt.fileio import atomic_write, read_lines, sha256_file
+from nmt.util.errors import DataError
+from nmt.util.fileio import atomic_write, read_lines, sha256_file
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from nmt.data import sources
 from nmt.data.dataset import EncodedSplit, load_split
 from nmt.data.prepare import MANIFEST, load_prepared, prepare
 from nmt.data.tokenizer import Tokenizer
-from nmt.errors import DataError
-from nmt.fileio import read_lines
+from nmt.util.errors import DataError
+from nmt.util.fileio import read_lines
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from nmt.config import DataConfig
 from nmt.data.clean import clean_pairs, normalize_lines
 from nmt.data.sources import Raw
 from nmt.data.tokenizer import SPM_SEED, SPM_THREADS, Tokenizer, train_sentencepiece
-from nmt.errors import ConfigError, DataError
-from nmt.fileio import atomic_write_bytes, sha256_file, write_lines
+from nmt.util.errors import ConfigError, DataError
+from nmt.util.fileio import atomic_write_bytes, sha256_file, write_lines
 
 logger = logging.getLogger(__name__)
 

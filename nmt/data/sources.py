@@ -6,7 +6,7 @@ line-aligned and nothing cleaned yet; :mod:`nmt.data.prepare` normalizes and fil
 lines are kept, since dropping one on one side would shift every later pair. :mod:`nmt.data.pipeline`
 picks the loader for ``data.corpus`` and passes it the config's values.
 
-Text files are read with :func:`nmt.fileio.read_lines`: strict UTF-8, lines split on
+Text files are read with :func:`nmt.util.fileio.read_lines`: strict UTF-8, lines split on
 ``"\\n"`` only (a trailing ``"\\r"`` is removed), never with ``str.splitlines``, which
 also breaks at U+0085 and U+2028 and would misalign corpora whose sentences contain them.
 """
@@ -25,8 +25,8 @@ import urllib.request
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from nmt.errors import DataError
-from nmt.fileio import atomic_write_bytes, read_lines
+from nmt.util.errors import DataError
+from nmt.util.fileio import atomic_write_bytes, read_lines
 
 logger = logging.getLogger(__name__)
 

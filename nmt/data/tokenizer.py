@@ -28,8 +28,8 @@ import numpy as np
 import sentencepiece as spm
 
 from nmt.config import SPM_MODEL_TYPES
-from nmt.errors import ConfigError, DataError
-from nmt.fileio import atomic_write_bytes
+from nmt.util.errors import ConfigError, DataError
+from nmt.util.fileio import atomic_write_bytes
 
 logger = logging.getLogger(__name__)
 

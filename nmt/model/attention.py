@@ -4,7 +4,7 @@ One :class:`Attention` covers every variant, chosen by independent axes:
 
 1. **parametrization**: the query, key and value maps, each ``identity`` or ``linear``;
    ``heads`` >= 1 splits the mapped vectors; an optional output projection W_o brings the
-   pooled heads back to the value size.  Sizes follow :func:`nmt.attention_space.attention_sizes`.
+   pooled heads back to the value size.  Sizes follow :func:`nmt.config.attention_space.attention_sizes`.
 2. **energy** (:mod:`nmt.model.energies`): ``uniform`` (no attention: the mean of the real
    positions), ``dot``, ``scaled_dot``, ``bilinear`` q^T W k, ``mlp`` v^T tanh(W q + U k + b),
    ``gaussian`` -||q - k||^2 / 2, and ``location`` softmax(W_a q), which reads the query
@@ -29,7 +29,7 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from nmt.attention_space import ATTENTION_MAPS, attention_problem, attention_sizes, scores_unscalable
+from nmt.config.attention_space import ATTENTION_MAPS, attention_problem, attention_sizes, scores_unscalable
 from nmt.model.energies import (
     ENERGIES, additive_energy, dot_energy, gaussian_energy, merge_heads, scaled_dot_energy, split_heads,
 )

@@ -14,7 +14,7 @@ import math
 import torch
 from torch import Tensor
 
-from nmt.attention_space import ATTENTION_ENERGIES as ENERGIES
+from nmt.config.attention_space import ATTENTION_ENERGIES as ENERGIES
 
 __all__ = ["ENERGIES", "dot_energy", "scaled_dot_energy", "additive_energy", "gaussian_energy",
            "split_heads", "merge_heads"]

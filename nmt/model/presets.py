@@ -4,7 +4,7 @@
 ``model.attention.type`` picks a preset; every axis left null in the config takes the
 preset's value and an axis that is set overrides it (``type: custom`` starts from no
 preset: the energy is required, maps identity, no output projection, one head).  The table
-itself lives in :mod:`nmt.attention_space`, shared by the config (which resolves a
+itself lives in :mod:`nmt.config.attention_space`, shared by the config (which resolves a
 section's axes against it) and the model.  This module lists it for ``nmt presets``
 (:func:`describe_presets`) and builds one preset's attention with explicit sizes, without
 a config (:func:`build_preset`), for tests and notebooks.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from nmt.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, AXES, CUSTOM_ATTENTION
+from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, AXES, CUSTOM_ATTENTION
 from nmt.model.attention import Attention
 
 __all__ = ["PRESETS", "ATTENTION_TYPES", "MODEL_PRESETS", "describe_presets", "describe_model_presets", "build_preset"]

@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nmt.errors import UserError
+from nmt.util.errors import UserError
 from nmt.serve.batcher import Batcher, Busy
 from nmt.serve.limits import Limits
 from nmt.serve.models import SearchKey, ServedModel

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nmt.config_sections import MAX_OUTPUT_TOKENS
-from nmt.errors import UserError
+from nmt.config.sections import MAX_OUTPUT_TOKENS
+from nmt.util.errors import UserError
 
 READ_TIMEOUT = 30.0
 """Seconds a client has to send a whole request (``nmt serve --read-timeout``); slower: 408 or closed."""

@@ -14,7 +14,7 @@ from typing import Optional
 
 import uvicorn
 
-from nmt.errors import UserError
+from nmt.util.errors import UserError
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -22,7 +22,7 @@ def bind(host: str, port: int) -> socket.socket:
 
     Port 0 binds any free port (read it back with ``getsockname()``).  A port in use, a host
     that is not an address of this machine, or a port the user may not bind is a
-    :class:`~nmt.errors.UserError` in one line.
+    :class:`~nmt.util.errors.UserError` in one line.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET  # as uvicorn decides it
     sock = socket.socket(family, socket.SOCK_STREAM)

@@ -12,11 +12,11 @@ from typing import Any, NamedTuple, Optional, Sequence
 
 import torch
 
-from nmt.checkpoint import check_checkpoint_path
+from nmt.run.checkpoint import check_checkpoint_path
 from nmt.config import Config
 from nmt.data.tokenizer import BOS
-from nmt.errors import UserError
-from nmt.inference import Loaded, Translation, load_checkpoint, translate_ids
+from nmt.util.errors import UserError
+from nmt.decode.inference import Loaded, Translation, load_checkpoint, translate_ids
 from nmt.model.transformer import Transformer
 
 EOS_PIECE = "</s>"

@@ -7,9 +7,9 @@ import logging
 import math
 from typing import Sequence
 
-from nmt import runtime
-from nmt import threads as torch_threads
-from nmt.errors import UserError
+from nmt.util import runtime
+from nmt.util import threads as torch_threads
+from nmt.util.errors import UserError
 from nmt.serve.limits import READ_TIMEOUT, Limits
 from nmt.serve.models import attention_label, load_served
 

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from conftest import run_cli, toy_overrides
-from nmt import checkpoint as ckpt
-from nmt import events
-from nmt.average import average_state
-from nmt.train import run_training
+from nmt.run import checkpoint as ckpt
+from nmt.run import events
+from nmt.train.average import average_state
+from nmt.train.loop import run_training
 
 STEPS, EVERY = 24, 4
 
@@ -91,7 +91,7 @@ def test_average_state_keeps_dtypes_and_refuses_counters_that_differ():
     b = {"w": torch.tensor([3.0, 4.0], dtype=torch.float16), "n": torch.tensor(3)}
     mean = average_state([a, b])
     assert mean["w"].dtype == torch.float16 and mean["w"].tolist() == [2.0, 3.0] and mean["n"].item() == 3
-    from nmt.errors import UserError
+    from nmt.util.errors import UserError
     with pytest.raises(UserError, match="non-floating values differ"):
         average_state([a, {**b, "n": torch.tensor(4)}])
 

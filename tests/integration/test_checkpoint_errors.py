@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from conftest import NMT, PROC_TIMEOUT, REPO, run_cli
-from nmt import checkpoint as ckpt
+from nmt.run import checkpoint as ckpt
 
 
 def one_line_error(code: int, err: str, *needles: str) -> None:

@@ -59,7 +59,7 @@ def test_user_errors_exit_2_with_one_line(argv, needle, capsys):
 
 
 def test_debug_shows_traceback(capsys):
-    from nmt.errors import UserError
+    from nmt.util.errors import UserError
 
     with pytest.raises(UserError):
         main(["--debug", "train", "--config", "no/such.yaml"])

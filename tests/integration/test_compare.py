@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, toy_overrides
-from nmt.compare import Plan, parse_list, run_compare
+from nmt.evaluate.compare import Plan, parse_list, run_compare
 
 
 def compare_args(root: Path, files: dict[str, list[str]], *extra: str) -> list[str]:
@@ -69,7 +69,7 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     def no_translation(*args, **kwargs):
         raise AssertionError("a finished run with a saved score was translated again")
 
-    monkeypatch.setattr("nmt.report.translate_split", no_translation)
+    monkeypatch.setattr("nmt.evaluate.eval_command.translate_split", no_translation)
     code, out2, err = run_cli(args, capsys)
     assert code == 0, err
     assert (runs / "none_s2" / "metrics.jsonl").read_text() == before
@@ -113,7 +113,7 @@ def test_finished_runs_are_reused_across_speed_options_and_kept_without_force(tm
     before = (run / "metrics.jsonl").read_text(), (run / "checkpoints" / "best.pt").read_bytes()
     scores = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())["variants"]
 
-    caplog.set_level("INFO", logger="nmt.compare")
+    caplog.set_level("INFO", logger="nmt.evaluate.compare")
     code, _, err = run_cli(args + ["--set", "train.threads=2", "--set", "train.log_every=3"], capsys)
     assert code == 0, err
     assert ((run / "metrics.jsonl").read_text(), (run / "checkpoints" / "best.pt").read_bytes()) == before

@@ -20,7 +20,7 @@ from nmt.data import prepare as prepare_module
 from nmt.data.pipeline import load_corpus
 from nmt.data.prepare import prepare
 from nmt.data.sources import load_local, load_synthetic
-from nmt.errors import DataError
+from nmt.util.errors import DataError
 
 SMALL_SPM = {"vocab_size": 60, "num_threads": 1}
 

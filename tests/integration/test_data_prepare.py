@@ -14,8 +14,8 @@ from nmt.data.clean import clean_pairs
 from nmt.data.pipeline import prepare_corpus
 from nmt.data.prepare import MANIFEST, filter_settings, load_prepared, prepare, spm_settings
 from nmt.data.sources import load_multi30k
-from nmt.fileio import read_lines
-from nmt.errors import ConfigError, DataError
+from nmt.util.fileio import read_lines
+from nmt.util.errors import ConfigError, DataError
 
 SMALL_SPM = {"vocab_size": 60, "num_threads": 1}
 

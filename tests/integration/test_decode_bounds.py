@@ -27,7 +27,7 @@ def ckpt(trained_toy) -> str:
 
 @pytest.fixture(scope="module")
 def loaded(trained_toy):
-    from nmt.inference import load_checkpoint
+    from nmt.decode.inference import load_checkpoint
 
     return load_checkpoint(trained_toy / "checkpoints" / "best.pt", torch.device("cpu"))
 
@@ -45,7 +45,7 @@ def no_model_load(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded before the paths were checked")
 
-    monkeypatch.setattr("nmt.translate.load_models", refuse)
+    monkeypatch.setattr("nmt.decode.translate.load_models", refuse)
 
 
 def translate(ckpt: str, src: Path, out: Path, capsys, *options: str) -> tuple[int, str, str]:
@@ -60,7 +60,7 @@ def translate(ckpt: str, src: Path, out: Path, capsys, *options: str) -> tuple[i
     (["--set", "decode.max_len_b=1025"], "decode.max_len_b"),
 ])
 def test_output_length_beyond_its_maximum_is_refused(ckpt, src, tmp_path, capsys, options, needle):
-    from nmt.config_sections import MAX_LEN_A, MAX_OUTPUT_TOKENS
+    from nmt.config.sections import MAX_LEN_A, MAX_OUTPUT_TOKENS
 
     code, out, err = translate(ckpt, src, tmp_path / "out.txt", capsys, *options)
     one_line_error(code, err, needle, f"{MAX_OUTPUT_TOKENS if 'len_b' in needle else f'{MAX_LEN_A:g}'}")
@@ -72,8 +72,8 @@ def test_help_names_the_maxima_the_code_keeps():
     from typer.main import get_command
 
     from nmt.cli import app
-    from nmt.config_sections import MAX_LEN_A, MAX_OUTPUT_TOKENS
-    from nmt.inference import MAX_BEAM_ROWS
+    from nmt.config.sections import MAX_LEN_A, MAX_OUTPUT_TOKENS
+    from nmt.decode.inference import MAX_BEAM_ROWS
 
     helps = {param.name: param.help for param in get_command(app).commands["translate"].params}
     assert f"at most {MAX_LEN_A:g}" in helps["max_len_a"] and f"at most {MAX_OUTPUT_TOKENS}" in helps["max_len_b"]
@@ -82,7 +82,7 @@ def test_help_names_the_maxima_the_code_keeps():
 
 
 def test_largest_length_limits_translate_within_the_bound(ckpt, src, tmp_path, capsys):
-    from nmt.config_sections import MAX_LEN_A, MAX_OUTPUT_TOKENS
+    from nmt.config.sections import MAX_LEN_A, MAX_OUTPUT_TOKENS
 
     code, _, err = translate(ckpt, src, tmp_path / "out.txt", capsys, "--max-len-a", f"{MAX_LEN_A}",
                              "--max-len-b", f"{MAX_OUTPUT_TOKENS}", "--beam", "2")
@@ -93,7 +93,7 @@ def test_largest_length_limits_translate_within_the_bound(ckpt, src, tmp_path, c
 # --- 2: sampling holds at most MAX_BEAM_ROWS rows, and n-best has a maximum -------------------
 
 def test_too_many_samples_are_refused(ckpt, src, tmp_path, capsys):
-    from nmt.inference import MAX_BEAM_ROWS
+    from nmt.decode.inference import MAX_BEAM_ROWS
 
     code, out, err = translate(ckpt, src, tmp_path / "out.txt", capsys, "--sample", "--n-best", "100000")
     one_line_error(code, err, "--n-best 100000", f"between 1 and {MAX_BEAM_ROWS}")
@@ -102,8 +102,8 @@ def test_too_many_samples_are_refused(ckpt, src, tmp_path, capsys):
 
 def test_samples_are_searched_within_the_row_budget(loaded, toy_files, monkeypatch):
     """Sentences x samples per search call stays within MAX_BEAM_ROWS; more samples are refused."""
-    from nmt import inference
-    from nmt.errors import UserError
+    from nmt.decode import inference
+    from nmt.util.errors import UserError
 
     _, files = toy_files
     sources = loaded.src_tok.encode(Path(files["test"][0]).read_text().splitlines()[:9])
@@ -180,8 +180,8 @@ def test_eval_refuses_coverage_penalty_with_beam_one(ckpt, tmp_path, capsys):
 
 def test_inherited_coverage_penalty_gives_way_to_an_explicit_greedy_search(loaded):
     """A checkpoint's coverage penalty is a beam-search setting: --beam 1 leaves it out, as asked."""
-    from nmt.errors import UserError
-    from nmt.inference import check_search
+    from nmt.util.errors import UserError
+    from nmt.decode.inference import check_search
 
     decode = loaded.config.decode.model_copy(update={"coverage_penalty": 0.2, "beam": 5})
     check_search(decode, 1, 1, loaded.model)                                 # inherited: greedy

@@ -21,13 +21,13 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from conftest import PROC_TIMEOUT, toy_overrides
-from nmt import checkpoint as ckpt
+from nmt.run import checkpoint as ckpt
 from nmt import config as C
-from nmt import distributed
+from nmt.train import distributed
 from nmt.data.batching import collate
-from nmt.errors import UserError
+from nmt.util.errors import UserError
 from nmt.model.build import build_model
-from nmt.train import Trainer, run_training
+from nmt.train.loop import Trainer, run_training
 
 REPO = Path(__file__).resolve().parents[2]
 STEPS = 4

@@ -124,7 +124,7 @@ def test_out_that_is_a_file_is_refused_before_any_work(files: dict[str, Path], t
     def no_loading(*args: object, **kwargs: object) -> None:
         raise AssertionError("a model was loaded before --out was checked")
 
-    monkeypatch.setattr("nmt.inference.load_models", no_loading)
+    monkeypatch.setattr("nmt.decode.inference.load_models", no_loading)
     argv = (_eval(files, out) if mode == "hyp"
             else ["eval", "--checkpoint", str(tmp_path / "model.pt"), "--out", str(out)])
     code, printed, err = run(argv, capsys)

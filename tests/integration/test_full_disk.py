@@ -19,11 +19,11 @@ import torch
 from tensorboard.summary.writer import record_writer
 
 from conftest import run_cli, toy_overrides
-from nmt import checkpoint as ckpt
-from nmt import events
-from nmt.fileio import DiskFullError
-from nmt.tensorboard import Board
-from nmt.train import run_training
+from nmt.run import checkpoint as ckpt
+from nmt.run import events
+from nmt.util.fileio import DiskFullError
+from nmt.train.tensorboard import Board
+from nmt.train.loop import run_training
 
 Usage = namedtuple("Usage", "total used free")
 

@@ -1,7 +1,7 @@
 """``nmt report RUN...``: run folders in, report.md + learning curves out, the results table on stdout.
 
 Most run folders here are written by hand through the same writers the trainer uses
-(:func:`nmt.events.append`) and with report.json files in ``nmt eval``'s layout, so every
+(:func:`nmt.run.events.append`) and with report.json files in ``nmt eval``'s layout, so every
 expected number is derived from the inputs; one test reads what a real tiny training run
 and a real ``nmt eval`` wrote, to keep the hand-made layout honest.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from nmt import events
-from nmt.run_report import FIGURES, REPORT_NAME
+from nmt.run import events
+from nmt.evaluate.run_report import FIGURES, REPORT_NAME
 
 BLEU_SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 CHRF_SIG = "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"
@@ -178,7 +178,7 @@ def test_report_refuses_an_out_that_is_a_file(two_runs, tmp_path, capsys, monkey
     def no_reading(run):
         raise AssertionError("a run was read before --out was checked")
 
-    monkeypatch.setattr("nmt.run_report.summarize", no_reading)
+    monkeypatch.setattr("nmt.evaluate.run_report.summarize", no_reading)
     code, stdout, err = run_cli(["report", str(two_runs[0]), "--out", str(out)], capsys)
     assert code == 2 and stdout == "" and err.startswith("nmt: error: ") and err.strip().count("\n") == 0, err
     assert f"--out {out}" in err and "is not a folder" in err

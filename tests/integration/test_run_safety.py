@@ -11,9 +11,9 @@ import pytest
 
 from conftest import NMT, PROC_TIMEOUT, REPO, stop, toy_overrides, wait_until
 from nmt import config as C
-from nmt.errors import ConfigError, UserError
-from nmt.rundir import LOCK_NAME, RunBusyError, RunLock, check_replaceable, is_run
-from nmt.train import run_training
+from nmt.util.errors import ConfigError, UserError
+from nmt.run.folder import LOCK_NAME, RunBusyError, RunLock, check_replaceable, is_run
+from nmt.train.loop import run_training
 
 
 
@@ -113,7 +113,7 @@ def test_training_into_a_locked_run_is_refused_and_changes_nothing(tmp_path, toy
 
 def test_lock_of_a_killed_process_does_not_block(tmp_path):
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from nmt.rundir import RunLock; "
+        [sys.executable, "-c", "import sys, time; from nmt.run.folder import RunLock; "
          f"lock = RunLock({str(tmp_path)!r}).acquire(); print('locked', flush=True); time.sleep(600)"],
         cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:

@@ -12,7 +12,7 @@ SCRIPTS = REPO / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 import bench_train  # noqa: E402  (after the path insert)
-from nmt.errors import UserError  # noqa: E402
+from nmt.util.errors import UserError  # noqa: E402
 
 COMMON_KEYS = {"bench", "threads", "keep_memory", "torch", "device"}
 TRAIN_KEYS = COMMON_KEYS | {"variant", "attention", "style", "fast_path", "cell", "params", "target_tokens_per_s",

@@ -61,7 +61,7 @@ def sentences(toy_files) -> list[str]:
 
 def reference(trained_toy: Path, sentences: list[str], beam: int) -> list[str]:
     """What `nmt translate` would write: the model loaded here and searched sentence by sentence."""
-    from nmt.inference import load_checkpoint, translate_ids
+    from nmt.decode.inference import load_checkpoint, translate_ids
 
     loaded = load_checkpoint(trained_toy / "checkpoints" / "best.pt", torch.device("cpu"))
     out = []
@@ -136,7 +136,7 @@ def test_concurrent_requests_share_searches_and_get_their_own_answers(server: st
 @pytest.fixture(scope="module")
 def toy_transformer(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     """A toy Transformer trained one epoch: enough to have every layer's and head's weights."""
-    from nmt.train import run_training
+    from nmt.train.loop import run_training
 
     _, files = toy_files
     root = tmp_path_factory.mktemp("serve_transformer")
@@ -162,7 +162,7 @@ def test_a_transformer_returns_every_layer_and_head(toy_transformer: Path, sente
 def test_merged_requests_get_their_own_translations_and_scores_within_rounding(toy_transformer: Path,
                                                                                sentences: list[str]) -> None:
     """Requests of different sizes and lengths, merged into one search per key, against each sentence alone."""
-    from nmt.inference import load_checkpoint
+    from nmt.decode.inference import load_checkpoint
     from nmt.serve.batcher import SCORE_ATOL, SCORE_RTOL, Batcher
     from nmt.serve.models import SearchKey, ServedModel
 

@@ -7,9 +7,9 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from conftest import run_cli, toy_overrides
-from nmt.errors import UserError
-from nmt.tensorboard import Board
-from nmt.train import run_training
+from nmt.util.errors import UserError
+from nmt.train.tensorboard import Board
+from nmt.train.loop import run_training
 
 SCALARS = {"train/loss", "train/ppl", "train/lr", "train/teacher_forcing", "train/tokens_per_s", "train/grad_norm",
            "valid/loss", "valid/ppl", "valid/bleu", "valid/chrf"}

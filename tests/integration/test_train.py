@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from conftest import toy_overrides
-from nmt import checkpoint as ckpt
+from nmt.run import checkpoint as ckpt
 from nmt import config as C
-from nmt.errors import CheckpointError, UserError
-from nmt.evaluate import score
-from nmt.inference import load_checkpoint, translate_ids
-from nmt.train import Trainer, TrainingError, run_training
-from nmt.train_state import TrainState
+from nmt.util.errors import CheckpointError, UserError
+from nmt.score.metrics import score
+from nmt.decode.inference import load_checkpoint, translate_ids
+from nmt.train.loop import Trainer, TrainingError, run_training
+from nmt.run.state import TrainState
 
 
 def losses(run_dir: Path) -> dict[int, float]:
@@ -210,7 +210,7 @@ def test_kill_9_during_checkpoint_writes_leaves_a_loadable_file(tmp_path):
     writer = subprocess.Popen([sys.executable, "-c", (
         "import torch, sys\n"
         "from nmt import checkpoint as c\n"
-        "from nmt.train_state import TrainState\n"
+        "from nmt.run.state import TrainState\n"
         "for step in range(1, 10**6):\n"
         "    c.save(sys.argv[1], c.Checkpoint({}, {'w': torch.full((5_000_000,), float(step))}, {}, TrainState(step)))\n"
         "    print(step, flush=True)\n"), str(path)], stdout=subprocess.PIPE, text=True)
@@ -225,7 +225,7 @@ def test_kill_9_during_checkpoint_writes_leaves_a_loadable_file(tmp_path):
 def test_subword_sampling_draws_a_new_segmentation_per_epoch_from_seed_and_epoch(toy_files, tmp_path):
     """Each epoch's ids decode to the same text, differ from the one segmentation and from the
     other epochs, and a second set-up with the same seed draws exactly the same."""
-    from nmt.train_setup import TrainingData
+    from nmt.train.setup import TrainingData
 
     _, files = toy_files
     cfg = C.load(None, toy_overrides(tmp_path, files, train__subword_alpha=0.3))

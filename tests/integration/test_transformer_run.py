@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from conftest import run_cli, transformer_overrides
-from nmt.evaluate import score
-from nmt.inference import load_checkpoint, load_models, translate_ids
-from nmt.train import run_training
+from nmt.score.metrics import score
+from nmt.decode.inference import load_checkpoint, load_models, translate_ids
+from nmt.train.loop import run_training
 
 @pytest.fixture(scope="module")
 def trained_transformer(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:

@@ -36,7 +36,7 @@ def no_model_load(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded before the paths were checked")
 
-    monkeypatch.setattr("nmt.translate.load_models", refuse)
+    monkeypatch.setattr("nmt.decode.translate.load_models", refuse)
 
 
 @pytest.fixture()
@@ -104,7 +104,7 @@ def test_closed_stdin_is_one_line_error(ckpt):
 # --- 12: the beam's upper bound and the rows one search may hold ----------------------------
 
 def test_sentences_per_search_keeps_rows_under_budget():
-    from nmt.inference import _batches, sentences_per_search
+    from nmt.decode.inference import _batches, sentences_per_search
 
     for max_rows in (1, 100, 4096):
         for batch_size in (1, 3, 64, 5000):
@@ -120,7 +120,7 @@ def test_sentences_per_search_keeps_rows_under_budget():
 
 @pytest.fixture(scope="module")
 def loaded(trained_toy):
-    from nmt.inference import load_checkpoint
+    from nmt.decode.inference import load_checkpoint
 
     return load_checkpoint(trained_toy / "checkpoints" / "best.pt", torch.device("cpu"))
 
@@ -134,7 +134,7 @@ def sources(loaded, toy_files) -> list[list[int]]:
 
 def test_wide_beam_is_split_and_translates_the_same(loaded, sources, monkeypatch):
     """Beam 64 on a tiny model: a 128-row budget (2 sentences per search) changes nothing."""
-    from nmt import inference
+    from nmt.decode import inference
 
     beam = min(64, loaded.tgt_tok.vocab_size)
     decode = loaded.config.decode.model_copy(update={"batch_size": 64})
@@ -156,8 +156,8 @@ def test_wide_beam_is_split_and_translates_the_same(loaded, sources, monkeypatch
 
 
 def test_beam_wider_than_the_vocabulary_is_refused(loaded, sources):
-    from nmt.errors import UserError
-    from nmt.inference import translate_ids
+    from nmt.util.errors import UserError
+    from nmt.decode.inference import translate_ids
 
     V = loaded.tgt_tok.vocab_size
     with pytest.raises(UserError, match=f"between 1 and {V}"):

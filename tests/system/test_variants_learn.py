@@ -16,10 +16,10 @@ import pytest
 import torch
 
 from conftest import toy_overrides, toy_task_pairs
-from nmt.evaluate import score
-from nmt.inference import load_checkpoint, translate_ids
-from nmt.train import run_training
-from nmt.variants import VARIANTS, run_name
+from nmt.score.metrics import score
+from nmt.decode.inference import load_checkpoint, translate_ids
+from nmt.train.loop import run_training
+from nmt.config.variants import VARIANTS, run_name
 
 STEPS = 600
 MORE_STEPS = {

@@ -10,13 +10,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from nmt.beam import (BeamState, Beams, Candidates, beam_search, compact, expand, extend, finish, is_done, prune,
+from nmt.decode.beam import (BeamState, Beams, Candidates, beam_search, compact, expand, extend, finish, is_done, prune,
                       survive)
 from nmt.config import AttentionConfig, ModelConfig
 from nmt.data.tokenizer import EOS, PAD
 from nmt.model.build import build_model
 from nmt.model.state import EncoderOutput
-from nmt.search import greedy, length_penalty
+from nmt.decode.common import length_penalty
+from nmt.decode.greedy import greedy
 
 NEG_INF = -float("inf")
 

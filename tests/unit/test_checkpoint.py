@@ -11,10 +11,10 @@ from collections import namedtuple
 import pytest
 import torch
 
-from nmt import checkpoint as ckpt
-from nmt import fileio
-from nmt.errors import CheckpointError, UserError
-from nmt.train_state import TrainState
+from nmt.run import checkpoint as ckpt
+from nmt.util import fileio
+from nmt.util.errors import CheckpointError, UserError
+from nmt.run.state import TrainState
 
 
 def _full() -> ckpt.Checkpoint:

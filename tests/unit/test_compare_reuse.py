@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from nmt import config as C
-from nmt.compare import SPEED_ONLY, RunAction, check_finished_work, differences, without_inert_options
-from nmt.errors import UserError
+from nmt.evaluate.compare import SPEED_ONLY, RunAction, check_finished_work, differences, without_inert_options
+from nmt.util.errors import UserError
 
 
 def _same(a: list[str], b: list[str]) -> bool:

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import run_cli
 from nmt import config as C
-from nmt.errors import ConfigError
+from nmt.util.errors import ConfigError
 
 SHORT_MESSAGE = 300
 """An error about a hostile config is a short line, however large the config expands."""

@@ -12,7 +12,7 @@ from nmt.data.batching import Batch, BatchSampler, collate, padding_ratio
 from nmt.data.dataset import EncodedSplit, load_split
 from nmt.data.prepare import load_prepared
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.errors import ConfigError
+from nmt.util.errors import ConfigError
 
 
 def random_split(n: int, seed: int = 0, longest: int = 80) -> EncodedSplit:

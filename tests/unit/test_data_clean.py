@@ -7,7 +7,7 @@ import pytest
 from nmt.config import DataConfig
 from nmt.data.clean import FILTERS, clean_pairs, normalize, normalize_lines
 from nmt.data.prepare import filter_settings
-from nmt.errors import ConfigError, DataError
+from nmt.util.errors import ConfigError, DataError
 
 CLI = filter_settings(DataConfig())
 """The filters ``nmt data prepare`` applies when the config leaves them alone."""

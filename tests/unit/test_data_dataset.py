@@ -10,9 +10,9 @@ import pytest
 
 from nmt.data.dataset import EncodedSplit, load_split
 from nmt.data.prepare import load_prepared
-from nmt.fileio import read_lines
+from nmt.util.fileio import read_lines
 from nmt.data.tokenizer import Tokenizer
-from nmt.errors import DataError
+from nmt.util.errors import DataError
 
 
 @pytest.fixture()

@@ -12,9 +12,9 @@ import pytest
 
 from nmt.data import sources
 from nmt.data.sources import load_hub, load_local, load_multi30k, load_synthetic
-from nmt.fileio import read_lines
+from nmt.util.fileio import read_lines
 from nmt.data.synthetic import write_corpus
-from nmt.errors import DataError
+from nmt.util.errors import DataError
 
 
 def write(path: Path, text: str | bytes) -> Path:

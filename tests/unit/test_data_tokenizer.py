@@ -13,7 +13,7 @@ import torch
 from nmt.config import DataConfig
 from nmt.data.prepare import spm_settings
 from nmt.data.tokenizer import BOS, EOS, PAD, UNK, Tokenizer, train_sentencepiece
-from nmt.errors import DataError
+from nmt.util.errors import DataError
 
 CLI = {k: v for k, v in spm_settings(DataConfig()).items() if k != "joint"}
 """The SentencePiece arguments ``nmt data prepare`` passes when the config leaves them alone."""

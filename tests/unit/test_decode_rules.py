@@ -7,7 +7,7 @@ import torch
 
 from conftest import repeats_an_ngram
 from nmt.data.tokenizer import PAD
-from nmt.decode_rules import Sampling, block_repeated_ngrams, coverage_penalty
+from nmt.decode.rules import Sampling, block_repeated_ngrams, coverage_penalty
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])

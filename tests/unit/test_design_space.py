@@ -19,13 +19,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nmt.beam import beam_search
+from nmt.decode.beam import beam_search
 from nmt.config import ATTENTION_ENERGIES, ATTENTION_TYPES, ConfigError, ModelConfig, from_dict, load
 from nmt.model.attention import Attention
 from nmt.model.presets import PRESETS, describe_presets
 from nmt.model.build import build_model
 from nmt.model.seq2seq import Seq2Seq
-from nmt.search import greedy
+from nmt.decode.greedy import greedy
 
 from conftest import V_SRC, V_TGT, BOS, random_batch as batch
 H = 4  # decoder hidden size; the encoder output is 8 when bidirectional

@@ -5,12 +5,12 @@ import pytest
 import torch
 
 from conftest import V_SRC, V_TGT, random_batch
-from nmt.beam import beam_search
+from nmt.decode.beam import beam_search
 from nmt.config import AttentionConfig, ModelConfig
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.ensemble import Ensemble
+from nmt.decode.ensemble import Ensemble
 from nmt.model.build import build_model
-from nmt.search import greedy
+from nmt.decode.greedy import greedy
 
 
 def model(seed: int, attention: str = "bahdanau", tgt_vocab: int = V_TGT):

@@ -1,4 +1,4 @@
-"""Tests for nmt.evaluate (scoring, significance, reports, input) and nmt.plots."""
+"""Tests for nmt.score.metrics (scoring, significance, reports, input) and nmt.util.plots."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ import pytest
 import sacrebleu
 import torch
 
-from nmt.errors import UserError
-from nmt.fileio import read_lines
-from nmt.evaluate import (
+from nmt.util.errors import UserError
+from nmt.util.fileio import read_lines
+from nmt.score.metrics import (
     Score,
     bleu_by_length,
     compare_systems,
     score,
     write_report,
 )
-from nmt.plots import plot_attention, plot_bleu_by_length, plot_curves
+from nmt.util.plots import plot_attention, plot_bleu_by_length, plot_curves
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from nmt import events
+from nmt.run import events
 
 
 def _log() -> list[events.Event]:

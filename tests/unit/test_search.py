@@ -5,10 +5,11 @@ import torch
 import torch.nn.functional as F
 
 from conftest import repeats_an_ngram
-from nmt.beam import beam_search
+from nmt.decode.beam import beam_search
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.inference import load_checkpoint, translate_ids
-from nmt.search import greedy, search
+from nmt.decode.inference import load_checkpoint, translate_ids
+from nmt.decode.greedy import greedy
+from nmt.decode.inference import search
 
 
 @pytest.fixture(scope="module")
@@ -180,8 +181,8 @@ def test_coverage_scores_are_gnmt_scores_of_the_forced_attention(loaded, batch):
 
 
 def test_sampling_is_seeded_scored_exactly_and_top_k_1_is_greedy(loaded, batch):
-    from nmt.decode_rules import Sampling
-    from nmt.search import sample
+    from nmt.decode.rules import Sampling
+    from nmt.decode.greedy import sample
 
     src, src_len = batch
 
@@ -202,8 +203,8 @@ def test_sampling_is_seeded_scored_exactly_and_top_k_1_is_greedy(loaded, batch):
 
 def test_output_budget_never_exceeds_max_output_tokens():
     """However large a * S + b (a command-line typo, a call that skipped the config), the budget stops."""
-    from nmt.config_sections import MAX_OUTPUT_TOKENS
-    from nmt.search import max_lengths
+    from nmt.config.sections import MAX_OUTPUT_TOKENS
+    from nmt.decode.common import max_lengths
 
     src_len = torch.tensor([1, 7, 256])
     for a, b in ((1e9, 10), (0.0, 10 ** 8), (float("inf"), 1), (1e30, 10 ** 12)):
@@ -213,10 +214,10 @@ def test_output_budget_never_exceeds_max_output_tokens():
 
 def test_every_search_stops_at_max_output_tokens(loaded, batch, monkeypatch):
     """With EOS forbidden (min_len) each search runs to the bound, never to a * S + b."""
-    import nmt.search
-    from nmt.decode_rules import Sampling
+    import nmt.decode.common
+    from nmt.decode.rules import Sampling
 
-    monkeypatch.setattr(nmt.search, "MAX_OUTPUT_TOKENS", 6)
+    monkeypatch.setattr(nmt.decode.common, "MAX_OUTPUT_TOKENS", 6)
     src, src_len = batch
     endless = dict(max_len_a=0.0, max_len_b=50, min_len=100)
     for hyp in (greedy(loaded.model, src, src_len, **endless),

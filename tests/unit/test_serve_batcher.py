@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import pytest
 
-from nmt.errors import UserError
+from nmt.util.errors import UserError
 from nmt.serve.batcher import Batcher, Busy, Job, _chunks
 from nmt.serve.models import SearchKey
 

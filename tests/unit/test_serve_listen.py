@@ -9,7 +9,7 @@ from typing import Iterator
 import pytest
 
 from conftest import run_cli
-from nmt.errors import UserError
+from nmt.util.errors import UserError
 from nmt.serve.listen import bind
 
 

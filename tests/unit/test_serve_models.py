@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nmt.errors import UserError
+from nmt.util.errors import UserError
 from nmt.serve.app import validation_errors
 from nmt.serve.limits import Limits
 from nmt.serve.models import default_name, parse_checkpoint_arg
@@ -30,7 +30,7 @@ def test_limits_below_one_are_refused(field: str) -> None:
 
 
 def test_an_output_limit_beyond_what_any_search_writes_is_refused() -> None:
-    from nmt.config_sections import MAX_OUTPUT_TOKENS
+    from nmt.config.sections import MAX_OUTPUT_TOKENS
 
     assert Limits(max_output_tokens=MAX_OUTPUT_TOKENS).max_output_tokens == MAX_OUTPUT_TOKENS
     with pytest.raises(UserError, match=f"max-output-tokens {MAX_OUTPUT_TOKENS + 1}: at most {MAX_OUTPUT_TOKENS}"):

@@ -1,4 +1,4 @@
-"""Tests for nmt.significance: approximate randomization over sacreBLEU statistics."""
+"""Tests for nmt.score.significance: approximate randomization over sacreBLEU statistics."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 from sacrebleu.metrics.base import Metric
 
-from nmt.significance import paired_ar_p_value, score_from_statistics, segment_statistics
+from nmt.score.significance import paired_ar_p_value, score_from_statistics, segment_statistics
 
 WORDS = "red green blue small large old young happy quiet fast".split()
 

@@ -7,8 +7,8 @@ import os
 import pytest
 import torch
 
-from nmt import threads
-from nmt.threads import CpuSample, ThreadGovernor, free_cores, read_sample, threads_for
+from nmt.util import threads
+from nmt.util.threads import CpuSample, ThreadGovernor, free_cores, read_sample, threads_for
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nmt.config import TrainConfig
-from nmt.train_state import TrainState, is_better, keep_checkpoints, metric_mode, stop_reason
+from nmt.run.state import TrainState, is_better, keep_checkpoints, metric_mode, stop_reason
 
 
 @pytest.mark.parametrize("metric, value, best, expected", [

@@ -6,12 +6,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nmt.beam import beam_search
+from nmt.decode.beam import beam_search
 from nmt.config import ConfigError, ModelConfig, TransformerConfig, load
 from nmt.model.build import build_model
 from nmt.model.transformer import Transformer
 from nmt.model.transformer_layers import sinusoids
-from nmt.search import greedy
+from nmt.decode.greedy import greedy
 
 from conftest import BOS, V_SRC, V_TGT, random_batch as batch
 

@@ -1,0 +1,456 @@
+"""Typed experiment configuration, parsed and validated once at the edge.
+
+One YAML file holds four sections (``data``, ``model``, ``train``, ``decode``, each a model
+in :mod:`nmt.config.sections`) plus a run ``name``.  Every option has a default and a
+one-line description (``nmt config`` prints them).  :func:`load` merges the YAML file with
+``--set section.key=value`` overrides and validates the result; every problem becomes a
+:class:`~nmt.util.errors.ConfigError` that names the full key path.  This module holds the root
+:class:`Config` (checks across sections), loading, overrides and dumping; the section
+models are re-exported, so ``from nmt.config import DataConfig`` works.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+
+from nmt.config.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
+from nmt.config.sections import (NORMALIZATIONS, RNN_ONLY, SPM_MODEL_TYPES, AttentionConfig, DataConfig,
+                                 DecodeConfig, DecoderSelfAttentionConfig, EncoderSelfAttentionConfig, ModelConfig, Section,
+                                 SelfAttentionConfig, TrainConfig, TransformerConfig)
+from nmt.util.errors import SHOWN_VALUE_CHARS, ConfigError, UserError, short_repr
+
+__all__ = [
+    "ATTENTION_ENERGIES", "ATTENTION_TYPES", "NORMALIZATIONS", "RUN_NAME_PATTERN", "SAVED_RUN_DEFAULTS",
+    "SPM_MODEL_TYPES", "AttentionConfig", "Config", "ConfigError", "DataConfig", "DecodeConfig",
+    "DecoderSelfAttentionConfig", "EncoderSelfAttentionConfig", "ModelConfig", "Section", "SelfAttentionConfig",
+    "TrainConfig", "TransformerConfig", "apply_override", "describe_options", "dump", "fill_saved_defaults", "from_dict", "load",
+    "read_yaml", "short_repr", "with_decode_overrides",
+]
+
+TRANSFORMER_WARMUP = 4000
+"""``train.warmup_steps`` when model.arch=transformer leaves it unset (Vaswani et al. 2017)."""
+
+RUN_NAME_PATTERN = re.compile(r"[A-Za-z0-9._-]+")
+"""A run name is one plain folder name, so ``runs_dir/<name>`` never leaves ``runs_dir``."""
+
+NAME_MAX_BYTES = 255
+"""Longest file or folder name most file systems take (NAME_MAX), in bytes."""
+
+RUN_NAME_MAX_BYTES = 200
+"""Longest run name, in bytes (= characters: run names are ASCII).  The margin below
+:data:`NAME_MAX_BYTES` leaves room for what may be written beside a name, such as an atomic
+write's temporary ``.NAME.PID.HEX.tmp``."""
+
+MAX_CONFIG_BYTES = 1 << 20
+"""Largest config file (or ``--set`` value) read: 1 MiB; real configs are a few KiB."""
+
+MAX_YAML_NODES = 100_000
+"""Most YAML nodes one config (or ``--set`` value) may expand to, an alias counting its anchor's
+nodes again each time it is used: this refuses alias bombs ("billion laughs") before anything
+walks them.  The full config with every option is under 1,000 nodes."""
+
+MAX_YAML_DEPTH = 64
+"""Deepest nesting of YAML collections a config may hold (a real one nests four deep)."""
+
+MAX_PHRASE_CHARS = 400
+"""An error describes one problem in at most this many characters."""
+
+MAX_PROBLEMS_SHOWN = 5
+"""An error names at most this many problems, then says how many more there are."""
+
+
+class Config(Section):
+    """The whole experiment: run name and folder, the four sections, and checks across them."""
+
+    name: str = Field("run", description="Run name: the run directory is runs/<name> (letters, digits, '.', '_', '-').")
+    runs_dir: str = Field("runs", description="Folder holding run directories.")
+    data: DataConfig = Field(default_factory=DataConfig, description="Corpus, cleaning and tokenization.")
+    model: ModelConfig = Field(default_factory=ModelConfig, description="Encoder, attention and decoder.")
+    train: TrainConfig = Field(default_factory=TrainConfig, description="Optimization and validation.")
+    decode: DecodeConfig = Field(default_factory=DecodeConfig, description="Search settings.")
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        if not RUN_NAME_PATTERN.fullmatch(name) or name in (".", ".."):
+            raise ValueError(f"name={short_repr(name)}: a run name is one folder name of letters, digits, '.', "
+                             f"'_' and '-' (not '.' or '..'); put folders in runs_dir")
+        if len(name.encode("utf-8")) > RUN_NAME_MAX_BYTES:
+            raise ValueError(f"name={short_repr(name)}: a run name of {len(name.encode('utf-8'))} characters is too "
+                             f"long for a folder name (at most {RUN_NAME_MAX_BYTES})")
+        return name
+
+    @field_validator("runs_dir")
+    @classmethod
+    def _folder_names_fit(cls, runs_dir: str) -> str:
+        for part in Path(runs_dir).parts:
+            size = len(part.encode("utf-8", errors="surrogateescape"))
+            if size > NAME_MAX_BYTES:
+                raise ValueError(f"runs_dir: the folder name {short_repr(part)} is {size} bytes long; "
+                                 f"file systems take at most {NAME_MAX_BYTES}")
+        return runs_dir
+
+    @model_validator(mode="before")
+    @classmethod
+    def _transformer_schedule(cls, raw: Any) -> Any:
+        """For model.arch=transformer, a schedule not given is warm-up + inverse square root."""
+        model, train = (raw.get(k) if isinstance(raw, dict) else None for k in ("model", "train"))
+        if isinstance(model, dict) and model.get("arch") == "transformer":
+            train = dict(train) if isinstance(train, dict) else {}
+            train.setdefault("schedule", "inverse_sqrt")
+            train.setdefault("warmup_steps", TRANSFORMER_WARMUP)
+            raw = {**raw, "train": train}
+        return raw
+
+    @model_validator(mode="after")
+    def _check_combinations(self) -> "Config":
+        m, t, d = self.model, self.train, self.decode
+        att = m.attention
+        if m.arch == "transformer":
+            self._check_transformer()
+        if m.arch == "rnn" and m.tie_embeddings and m.emb_size != m.hidden_size:
+            raise ValueError(
+                f"model.tie_embeddings=true needs model.emb_size == model.hidden_size "
+                f"(got {m.emb_size} and {m.hidden_size})")
+        longest = max(t.max_len, d.max_src_len)  # the longest source a model may see
+        enc_sa = m.enc_self_attention
+        for key, energy, limit in (("attention.max_src_len", att.axes()["energy"], att.max_src_len),
+                                   ("enc_self_attention.max_len", enc_sa.energy if enc_sa.layers else None, enc_sa.max_len)):
+            if energy == "location" and limit < longest:
+                raise ValueError(
+                    f"model.{key.split('.')[0]}.energy=location scores {limit} source positions (model.{key}), "
+                    f"but train.max_len={t.max_len} and decode.max_src_len={d.max_src_len} let {longest} through; "
+                    f"raise model.{key} or lower those")
+        if (t.max_tokens is None) == (t.batch_size is None):
+            raise ValueError("set exactly one of train.max_tokens and train.batch_size (the other null)")
+        if t.min_lr > t.lr:
+            raise ValueError(f"train.min_lr={t.min_lr} exceeds train.lr={t.lr}")
+        if d.n_best > d.beam:
+            raise ValueError(f"decode.n_best={d.n_best} exceeds decode.beam={d.beam}")
+        if self.data.min_len > self.data.max_len:
+            raise ValueError(f"data.min_len={self.data.min_len} exceeds data.max_len={self.data.max_len}")
+        if self.data.synthetic_min_words > self.data.synthetic_max_words:
+            raise ValueError(f"data.synthetic_min_words={self.data.synthetic_min_words} exceeds "
+                             f"data.synthetic_max_words={self.data.synthetic_max_words}")
+        if self.data.src == self.data.tgt:
+            raise ValueError(f"data.src and data.tgt are both {short_repr(self.data.src)}")
+        return self
+
+    def _check_transformer(self) -> None:
+        m, t = self.model, self.train
+        if m.transformer.share_embeddings and not self.data.joint_vocab:
+            raise ValueError("model.transformer.share_embeddings=true needs data.joint_vocab=true "
+                             "(one vocabulary for both languages)")
+        if t.teacher_forcing < 1.0:
+            raise ValueError(f"train.teacher_forcing={t.teacher_forcing}: the Transformer decodes a whole "
+                             "reference in parallel, so it trains with teacher forcing 1 only")
+        if t.compile != "off":
+            raise ValueError(f"train.compile={t.compile} compiles the RNN decoder step; model.arch=transformer "
+                             "has none (leave it off)")
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _section_model(path: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The pydantic model that owns the key at ``path`` (None if not a section)."""
+    model: type[BaseModel] = Config
+    for part in path[:-1]:
+        field = model.model_fields.get(str(part))
+        ann = field.annotation if field else None
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return None
+        model = ann
+    return model
+
+
+def _shorten(phrase: str, limit: int = MAX_PHRASE_CHARS) -> str:
+    """``phrase`` cut to ``limit`` characters with an ellipsis."""
+    return phrase if len(phrase) <= limit else phrase[: limit - 3] + "..."
+
+
+def _describe(err: dict[str, Any]) -> str:
+    """One readable phrase for one pydantic error, naming the full key path (values shortened)."""
+    loc = tuple(p for p in err["loc"] if not str(p).startswith("function-"))
+    path = ".".join(str(p) if isinstance(p, int) else _shorten(str(p), SHOWN_VALUE_CHARS) for p in loc)
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        owner = _section_model(loc)
+        options = list(owner.model_fields) if owner else []
+        key = str(loc[-1])
+        close = difflib.get_close_matches(key, options, n=1, cutoff=0.5) if len(key) <= SHOWN_VALUE_CHARS else []
+        hint = f"did you mean '{close[0]}'?" if close else "valid keys: " + ", ".join(options)
+        section = ".".join(str(p) for p in loc[:-1]) or "top level"
+        return f"{path}: unknown key in {_shorten(section, SHOWN_VALUE_CHARS)}; {hint}"
+    if kind == "value_error":
+        return _shorten(err["msg"].removeprefix("Value error, "))
+    got = err.get("input")
+    shown = "" if isinstance(got, dict) else f" (got {short_repr(got)})"
+    return _shorten(f"{path or 'config'}: {err['msg']}") + shown
+
+
+def _one_line(errors: Sequence[dict[str, Any]]) -> str:
+    """The first :data:`MAX_PROBLEMS_SHOWN` problems of a validation, joined into one line."""
+    phrases = [_describe(e) for e in errors[:MAX_PROBLEMS_SHOWN]]
+    if len(errors) > MAX_PROBLEMS_SHOWN:
+        phrases.append(f"and {len(errors) - MAX_PROBLEMS_SHOWN} more problems")
+    return "; ".join(phrases)
+
+
+def _parse_value(key: str, text: str) -> Any:
+    """An override's value as YAML (with the limits of a config file); text YAML cannot read stays text."""
+    if text == "":
+        return ""
+    if len(text) > MAX_CONFIG_BYTES:  # characters, not bytes: argv may hold undecodable ones
+        raise ConfigError(f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: the value is longer than "
+                          f"{MAX_CONFIG_BYTES:,} characters")
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except _TooLarge as exc:
+        raise ConfigError(f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: {exc}") from None
+    except yaml.YAMLError:
+        return text
+
+
+def apply_override(raw: dict[str, Any], assignment: str) -> None:
+    """Apply one ``a.b.c=value`` override to the raw dict (value parsed as YAML)."""
+    key, sep, value = assignment.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set {short_repr(assignment)}: expected KEY=VALUE, "
+                          f"e.g. model.attention.type=luong_dot")
+    parts = key.strip().split(".")
+    node = raw
+    for i, part in enumerate(parts[:-1]):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: "
+                              f"{_shorten('.'.join(parts[: i + 1]), SHOWN_VALUE_CHARS)} is a value, not a section")
+        node = child
+    node[parts[-1]] = _parse_value(key.strip(), value)
+
+
+def with_decode_overrides(config: Config, overrides: Sequence[str]) -> Config:
+    """Apply ``--set decode.*`` overrides to a checkpoint's config (other sections are fixed)."""
+    raw = config.model_dump(mode="json")
+    for assignment in overrides:
+        if not assignment.startswith("decode."):
+            raise UserError(f"--set {_shorten(assignment, SHOWN_VALUE_CHARS)}: only decode.* options can change "
+                            f"at translation time")
+        apply_override(raw, assignment)
+    return from_dict(raw)
+
+
+class _TooLarge(Exception):
+    """A YAML document past :data:`MAX_YAML_NODES` or :data:`MAX_YAML_DEPTH`, or referring to itself."""
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """The nodes directly inside ``node``: a mapping's keys and values, a sequence's items."""
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_expansion(root: yaml.Node, limit: int = MAX_YAML_NODES) -> None:
+    """Raise :class:`_TooLarge` if ``root`` expands to more than ``limit`` nodes or contains itself.
+
+    Aliases make the composed document a graph in which one node may be reached many times;
+    each node's expanded size is computed once (memoized), so the check costs time in the
+    number of distinct nodes, however large the expansion.  Iterative: no recursion limit.
+    """
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()  # the nodes being expanded: meeting one again is a cycle
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        key = id(node)
+        if expanded:
+            on_path.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > limit:
+                raise _TooLarge(f"expands to more than {limit:,} YAML nodes (each use of an alias counts "
+                                f"its anchor's nodes again); a config is far smaller")
+        elif key in on_path:
+            raise _TooLarge(f"line {node.start_mark.line + 1}: an alias refers to a collection that holds it")
+        elif key not in sizes:
+            on_path.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader with limits: no key twice in one mapping (YAML keeps the last silently),
+    no key that is a list or mapping, no document expanding past :data:`MAX_YAML_NODES` nodes or
+    nesting past :data:`MAX_YAML_DEPTH`, no integer too long to convert."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise _TooLarge(f"line {self.peek_event().start_mark.line + 1}: nested more than "
+                                f"{MAX_YAML_DEPTH} levels deep")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def compose_document(self) -> yaml.Node:
+        node = super().compose_document()
+        _check_expansion(node)
+        return node
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a {type(key).__name__} cannot be a key", key_node.start_mark) from None
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {short_repr(key)} appears twice (lines {seen[key].line + 1} and "
+                    f"{key_node.start_mark.line + 1})", key_node.start_mark)
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # Python refuses to convert integers of more than 4,300 digits
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {len(node.value):,} characters is too long", node.start_mark) from None
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """Read a YAML mapping; malformed YAML and repeated keys are reported with line and column.
+
+    A file over :data:`MAX_CONFIG_BYTES`, or one whose aliases expand past :data:`MAX_YAML_NODES`
+    nodes, is refused before anything is built from it.
+    """
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)  # at most this much, even from /dev/zero
+        text = data.decode("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config ({exc})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: a config file is at most {MAX_CONFIG_BYTES:,} bytes; this one is longer")
+    try:
+        raw = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except _TooLarge as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}{where}: malformed YAML: {_shorten(problem)}") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping of sections, got {type(raw).__name__}")
+    return raw
+
+
+# Options added after runs were saved, with the value that rebuilds those runs' models.  A saved
+# config (a run's config.yaml, a checkpoint's) holds every option of its day, so a missing one
+# means it was saved before the option existed.  The *_start options act only on the
+# initialization: a saved model loads the same whatever their value, but nmt compare reads them
+# to tell how a run was trained.
+SAVED_RUN_DEFAULTS: dict[tuple[str, ...], Any] = {
+    ("model", "output_init"): "xavier",  # initialization only
+    ("model", "attention", "scale_out_proj"): False,
+    ("model", "attention", "out_proj_start"): "scaled",  # initialization only: how the run was trained
+    ("model", "attention", "scale_bilinear"): False,
+    ("model", "attention", "bilinear_start"): "scaled",
+    ("model", "attention", "scale_gaussian"): False,
+    ("model", "attention", "learn_scale"): False,
+    ("model", "enc_self_attention", "norm"): "post",
+    ("model", "enc_self_attention", "gate"): False,
+    ("model", "dec_self_attention", "norm"): "post",
+    ("model", "dec_self_attention", "gate"): False,
+}
+# A section's saved defaults apply only where the section is in use; elsewhere its options change
+# no model, and taking today's defaults keeps such a config equal to a new one (nmt compare reuse).
+_IN_USE: dict[tuple[str, ...], Callable[[dict[str, Any]], bool]] = {
+    ("model", "enc_self_attention"): lambda section: bool(section.get("layers")),
+    ("model", "dec_self_attention"): lambda section: bool(section.get("enabled")),
+}
+
+
+def fill_saved_defaults(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` (a saved config) with :data:`SAVED_RUN_DEFAULTS` set where it lacks them.
+
+    A saved Transformer's RNN-only options are dropped: they built nothing, and a default
+    changed since would otherwise read as an RNN option given to a Transformer.
+    Its decode section is relaxed to today's checks (:meth:`DecodeConfig.relax_saved`).
+    """
+    DecodeConfig.relax_saved(raw.get("decode"))
+    model = raw.get("model")
+    if isinstance(model, dict) and model.get("arch") == "transformer":
+        for key in RNN_ONLY:
+            model.pop(key, None)
+        return raw
+    for path, value in SAVED_RUN_DEFAULTS.items():
+        node = raw
+        for key in path[:-1]:
+            node = node.setdefault(key, {}) if isinstance(node, dict) else {}
+        in_use = _IN_USE.get(path[:-1])
+        if isinstance(node, dict) and (in_use is None or in_use(node)):
+            node.setdefault(path[-1], value)
+    return raw
+
+
+def from_dict(raw: dict[str, Any]) -> Config:
+    """Validate a raw mapping into a :class:`Config` or raise one ConfigError."""
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_one_line(exc.errors())) from None
+
+
+def load(path: Path | str | None = None, overrides: list[str] | tuple[str, ...] = (), saved: bool = False) -> Config:
+    """Load a YAML config (or the defaults when ``path`` is None) plus ``--set`` overrides.
+
+    ``saved``: ``path`` is a run's own config.yaml (see :func:`fill_saved_defaults`).
+    """
+    raw = read_yaml(Path(path)) if path is not None else {}
+    if saved:
+        fill_saved_defaults(raw)
+    for assignment in overrides:
+        apply_override(raw, assignment)
+    return from_dict(raw)
+
+
+def dump(config: Config) -> str:
+    """The resolved config as YAML: enough to rebuild the model and rerun the experiment."""
+    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+
+
+def describe_options(model: type[BaseModel] = Config, prefix: str = "") -> list[tuple[str, str, str]]:
+    """(key path, default, description) for every option, sections expanded."""
+    rows: list[tuple[str, str, str]] = []
+    for name, field in model.model_fields.items():
+        ann = field.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            rows.extend(describe_options(ann, f"{prefix}{name}."))
+            continue
+        default = field.get_default(call_default_factory=True)
+        rows.append((prefix + name, yaml.safe_dump(default, default_flow_style=True).strip().removesuffix("..."
+                     ).strip(), field.description or ""))
+    return rows

@@ -1,0 +1,40 @@
+"""Named model variants: the attention presets, Luong's location attention and self-attention.
+
+A variant is a list of ``--set`` overrides applied on top of a base config.  ``nmt compare``
+trains them side by side, and the learning tests train each on a toy task.
+Dot-product energies compare the decoder state with the encoder states element by element, so
+the keys must have the decoder's size: luong_dot and scaled_dot read a bidirectional encoder of
+half the decoder's size per direction (``model.enc_hidden_size=half``; a unidirectional one
+trailed it, docs/attention_diagnosis.md, hypothesis 12).
+"""
+
+from __future__ import annotations
+
+from nmt.util.errors import UserError
+
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "none": ("model.attention.type=none",),
+    "bahdanau": ("model.attention.type=bahdanau",),
+    "luong_dot": ("model.attention.type=luong_dot", "model.enc_hidden_size=half"),
+    "luong_general": ("model.attention.type=luong_general",),
+    "luong_concat": ("model.attention.type=luong_concat",),
+    "luong_location": ("model.attention.type=custom", "model.attention.energy=location"),
+    "scaled_dot": ("model.attention.type=scaled_dot", "model.enc_hidden_size=half"),
+    "qkv": ("model.attention.type=qkv", "model.attention.heads=4"),
+    "gaussian": ("model.attention.type=gaussian",),
+    "bahdanau+enc_self": ("model.attention.type=bahdanau", "model.enc_self_attention.layers=1",
+                          "model.enc_self_attention.heads=4"),
+    "bahdanau+dec_self": ("model.attention.type=bahdanau", "model.dec_self_attention.enabled=true"),
+}
+
+
+def variant_overrides(name: str) -> list[str]:
+    """The overrides of variant ``name``; a UserError naming the known ones otherwise."""
+    if name not in VARIANTS:
+        raise UserError(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
+    return list(VARIANTS[name])
+
+
+def run_name(name: str) -> str:
+    """A run-directory-safe form of a variant name ('+' is not allowed in run names)."""
+    return name.replace("+", "_")

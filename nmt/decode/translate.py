@@ -1,0 +1,253 @@
+"""``nmt translate``: stream text through a checkpoint, one output line per input line.
+
+Input is read in chunks so a file of any size needs memory for one chunk only;
+on a terminal, or with ``--flush``, each line is translated as soon as it arrives.
+A file output is written under a temporary name and renamed when complete, so
+an interrupted run never leaves a file that looks finished; the file it replaces
+keeps its permission bits, and a read-only one is never replaced, nor is the input file
+(by any path to it): the translation would replace the text it translates.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import IO, Callable, Iterator, Optional, Sequence
+
+import torch
+
+from nmt.util import runtime
+
+from nmt.util import threads
+from nmt.config import with_decode_overrides
+from nmt.data.tokenizer import BOS
+from nmt.util.errors import DataError, UserError
+from nmt.util.fileio import atomic_write, decode_lines
+from nmt.decode.inference import Translation, check_search, encode_sources, load_models, translate_ids
+from nmt.model.transformer import Transformer
+
+CHUNK_LINES = 2048
+
+
+def read_chunks(stream: IO[bytes], name: str, size: int = CHUNK_LINES) -> Iterator[list[str]]:
+    """Strict UTF-8 lines (:func:`~nmt.util.fileio.decode_lines`) in chunks of ``size``.
+
+    A line holding a NUL byte is refused as well: the start of a binary file often decodes
+    as UTF-8, and translating it would only produce a file of nonsense.
+    """
+    chunk: list[bytes] = []
+    first = 1  # number of the chunk's first line
+    for number, raw in enumerate(stream, start=1):
+        if b"\x00" in raw:
+            raise DataError(f"{name}: line {number} holds NUL bytes; is this a binary file?")
+        chunk.append(raw)
+        if len(chunk) == size:
+            yield decode_lines(b"".join(chunk), name, first_line=first)
+            first, chunk = number + 1, []
+    if chunk:
+        yield decode_lines(b"".join(chunk), name, first_line=first)
+
+
+def format_lines(results: list[Translation], detok: Callable[[list[int]], str], n_best: int,
+                 first_index: int) -> list[str]:
+    """Plain translations, or ``index<TAB>score<TAB>text`` rows for n-best lists."""
+    if n_best == 1:
+        return [detok(r.ids[0]) for r in results]
+    rows = []
+    for offset, result in enumerate(results):
+        for ids, score in zip(result.ids[:n_best], result.scores[:n_best]):
+            rows.append(f"{first_index + offset}\t{score:.4f}\t{detok(ids)}")
+    return rows
+
+
+def write_attention(folder: Path, index: int, result: Translation, src_pieces: list[str],
+                    tgt_pieces: list[str]) -> None:
+    """Heat map PNG and JSON weights of one sentence's best hypothesis (EOS row included)."""
+    from nmt.util.plots import plot_attention
+
+    weights = result.attention
+    if weights is None or not src_pieces:
+        return
+    stem = folder / f"{index:06d}"
+    with atomic_write(stem.with_suffix(".json")) as handle:
+        handle.write(json.dumps({"src": src_pieces, "tgt": tgt_pieces,
+                                 "weights": weights.tolist()}).encode("utf-8"))
+    plot_attention(weights, src_pieces, tgt_pieces, stem.with_suffix(".png"), title=f"sentence {index}")
+
+
+ATTENTION_KINDS = {"encoder_self": "encoder self-attention", "decoder_self": "decoder self-attention",
+                   "cross": "cross-attention"}
+"""The maps a Transformer adds per sentence (:meth:`~nmt.model.transformer.Transformer.attention_maps`)."""
+
+
+def write_layer_attention(folder: Path, index: int, model: Transformer, src_ids: list[int], out_ids: list[int],
+                          src_pieces: list[str], tgt_pieces: list[str], device: torch.device) -> None:
+    """Every layer's and head's maps of one sentence's best hypothesis: one grid PNG per kind, one JSON.
+
+    The decoder reads [BOS] + the output, so its rows are the output tokens and EOS (``tgt_pieces``).
+    """
+    from nmt.util.plots import plot_attention_grid
+
+    if not src_pieces:
+        return
+    src = torch.tensor([src_ids], device=device)
+    tgt_in = torch.tensor([[BOS] + out_ids], device=device)
+    maps = {kind: weights[0].float().cpu() for kind, weights in
+            model.attention_maps(src, torch.tensor([len(src_ids)], device=device), tgt_in).items()}
+    axes = {"encoder_self": (src_pieces, src_pieces), "decoder_self": (["<s>"] + tgt_pieces[:-1], tgt_pieces),
+            "cross": (src_pieces, tgt_pieces)}  # (columns, rows)
+    stem = folder / f"{index:06d}"
+    with atomic_write(stem.with_suffix(".layers.json")) as handle:
+        handle.write(json.dumps({"src": src_pieces, "tgt": tgt_pieces, "dims": "layer, head, row, column",
+                                 **{kind: maps[kind].tolist() for kind in ATTENTION_KINDS}}).encode("utf-8"))
+    for kind, label in ATTENTION_KINDS.items():
+        columns, rows = axes[kind]
+        plot_attention_grid(maps[kind], columns, rows, folder / f"{index:06d}.{kind}.png",
+                            title=f"sentence {index}: {label}")
+
+
+def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoints: Sequence[Path], *,
+                     beam: Optional[int], n_best: Optional[int], attention_dir: Optional[Path],
+                     overrides: list[str], flush: bool = False) -> int:
+    """Translate every line of ``source`` into ``sink``; returns the number of input lines.
+
+    Several ``checkpoints`` are decoded as one ensemble (:mod:`nmt.decode.ensemble`).  With ``flush`` each line is translated and written out before the next is read, so
+    a person typing (or a program waiting for each answer) gets it at once.
+    """
+    device = runtime.select_device("auto")
+    threads.configure(0)  # follow the cores other processes leave free
+    loaded = load_models(checkpoints, device)
+    decode = with_decode_overrides(loaded.config, overrides).decode
+    beam = beam if beam is not None else (1 if decode.sample else decode.beam)
+    n_best = n_best if n_best is not None else decode.n_best
+    check_search(decode, beam, n_best, loaded.model, overrides)  # before waiting for input
+    if attention_dir is not None:
+        try:
+            attention_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"--attention {attention_dir}: cannot create the folder ({exc.strerror})") from None
+    count = 0
+    for chunk in read_chunks(source, name, size=1 if flush else CHUNK_LINES):
+        ids = encode_sources(loaded.src_tok, chunk, decode.max_src_len, name, first_line=count + 1)
+        results = translate_ids(loaded.model, ids, decode, device, beam=beam, n_best=n_best,
+                                return_attention=attention_dir is not None)
+        for line in format_lines(results, loaded.tgt_tok.decode, n_best, count):
+            sink.write(line + "\n")
+        if attention_dir is not None:
+            for i, result in enumerate(results):
+                src_pieces = loaded.src_tok.decode_pieces(ids[i])
+                tgt_pieces = loaded.tgt_tok.decode_pieces(result.ids[0]) + ["</s>"]
+                write_attention(attention_dir, count + i, result, src_pieces, tgt_pieces)
+                if isinstance(loaded.model, Transformer):
+                    write_layer_attention(attention_dir, count + i, loaded.model, ids[i], result.ids[0],
+                                          src_pieces, tgt_pieces, device)
+        count += len(chunk)
+        if flush:
+            sink.flush()
+    return count
+
+
+def check_output(output: Path) -> Optional[int]:
+    """Refuse an output path nmt must not replace; return the mode of the file it replaces.
+
+    The write goes to a new file renamed over the old one, so without care a read-only
+    file would be replaced and a 0600 file would become world-readable.  Write bits are
+    read from the mode as well as ``os.access``, which says yes to everything as root.
+    """
+    if output.is_dir():
+        raise UserError(f"-o {output}: is a directory; give a file name")
+    if output.parent.exists() and not output.parent.is_dir():
+        raise UserError(f"-o {output}: {output.parent} is not a directory")
+    if output.parent.is_dir() and not os.access(output.parent, os.W_OK | os.X_OK):
+        raise UserError(f"-o {output}: cannot create files in {output.parent} (no write permission)")
+    if not output.exists():
+        return None
+    mode = stat.S_IMODE(output.stat().st_mode)
+    if mode & 0o222 == 0 or not os.access(output, os.W_OK):
+        raise UserError(f"-o {output}: the file is read-only; refusing to replace it")
+    return mode
+
+
+def check_paths(input: Optional[Path], attention_dir: Optional[Path]) -> None:
+    """One-line errors for input and attention paths, before the model is loaded."""
+    if input is not None and input.is_dir():
+        raise UserError(f"-i {input}: is a directory, not a text file")
+    if input is not None and not input.is_file():
+        raise UserError(f"{input}: input file not found")
+    if input is None and sys.stdin is None:
+        raise UserError("no input: standard input is closed; give -i FILE or pipe text in")
+    if attention_dir is not None and attention_dir.exists() and not attention_dir.is_dir():
+        raise UserError(f"--attention {attention_dir}: is a file; give a folder (created if missing)")
+
+
+def check_not_input(input: Optional[Path], output: Path) -> None:
+    """Refuse an output that is the input file (or standard input's file): the translation
+    would replace the text it translates.
+
+    Compared by device and inode, so another path, a symlink or a hard link to the input
+    is found as well; an output that does not exist yet cannot be the input.
+    """
+    try:
+        target = os.stat(output)
+    except OSError:
+        return
+    if input is not None:
+        source = os.stat(input)
+        what = f"the input file {input}"
+    else:
+        try:
+            source = os.fstat(sys.stdin.fileno())
+        except (AttributeError, OSError, ValueError):  # no file behind stdin (e.g. replaced under a test)
+            return
+        if not stat.S_ISREG(source.st_mode):  # a pipe or a terminal is no file to lose
+            return
+        what = "the file standard input reads"
+    if (source.st_dev, source.st_ino) == (target.st_dev, target.st_ino):
+        raise UserError(f"-o {output}: is {what}; writing the translation there would replace the text "
+                        "it translates (give another output file)")
+
+
+def translate_file(checkpoints: Sequence[Path], input: Optional[Path], output: Optional[Path], *,
+                   beam: Optional[int] = None, n_best: Optional[int] = None,
+                   attention_dir: Optional[Path] = None, overrides: list[str] = (),
+                   flush: bool = False) -> int:
+    """``nmt translate``: files or stdin/stdout; line by line on a terminal or with ``flush``."""
+    input = Path(input) if input is not None else None
+    attention_dir = Path(attention_dir) if attention_dir is not None else None
+    check_paths(input, attention_dir)
+    if output is not None:
+        check_not_input(input, Path(output))
+    keep_mode = check_output(Path(output)) if output is not None else None
+    if output is None and sys.stdout is None:
+        raise UserError("no output: standard output is closed; give -o FILE")
+    source = open(input, "rb") if input is not None else sys.stdin.buffer
+    flush = flush or source.isatty()
+    options = dict(beam=beam, n_best=n_best, attention_dir=attention_dir, overrides=list(overrides),
+                   flush=flush)
+    name = str(input) if input is not None else "<stdin>"
+    try:
+        with torch.inference_mode():
+            if output is None:
+                sink = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", line_buffering=True,
+                                        write_through=True)
+                try:
+                    return translate_stream(source, name, sink, checkpoints, **options)
+                except BrokenPipeError:  # the reader went away (e.g. `| head`)
+                    return 0
+                finally:
+                    sink.detach()
+            with atomic_write(Path(output)) as raw:
+                if keep_mode is not None:
+                    os.chmod(raw.name, keep_mode)  # the renamed file keeps the old one's mode
+                sink = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+                count = translate_stream(source, name, sink, checkpoints, **options)
+                sink.flush()
+                sink.detach()
+            return count
+    finally:
+        if input is not None:
+            source.close()

@@ -1,0 +1,381 @@
+"""``nmt compare``: named variants trained for the same number of updates over several seeds.
+
+For every variant and seed this trains the base config with the variant's overrides
+(:mod:`nmt.config.variants`), ``train.seed`` and ``train.max_steps`` (and no wall-clock budget), so
+the same command trains the same models on a fast or a slow machine.  The best checkpoint by
+validation then translates one split, and the report gives per variant: mean and standard
+deviation over seeds of BLEU and chrF, a paired bootstrap test against the baseline for each
+seed (sacreBLEU's, on that seed's translations), BLEU by source length (mean over seeds),
+updates, training wall time and parameters.  A run that already finished the same plan is
+not retrained, and its saved score is reused while its best checkpoint is unchanged, so an
+interrupted comparison continues where it stopped and a larger seed list only adds runs.
+A run that differs only in speed options (:data:`SPEED_ONLY`, e.g. ``train.threads``) is reused
+too; a finished run of another config is replaced only with ``--force``, and without it the
+comparison is refused before anything trains.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt import config as config_mod
+from nmt.run import events
+from nmt.run import folder as rundir
+from nmt.config.attention_space import scores_unscalable
+from nmt.util.errors import UserError
+from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
+from nmt.util.fileio import atomic_write_bytes
+from nmt.evaluate.run_report import check_out_folder
+from nmt.config.variants import VARIANTS, run_name, variant_overrides
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to compare; :func:`check_plan` validates it before anything trains."""
+
+    config: Optional[Path]
+    variants: list[str]
+    seeds: list[int]
+    steps: Optional[int]
+    baseline: Optional[str] = None  # None: the first variant
+    split: str = "test"
+    beam: Optional[int] = None  # None: the config's decode.beam
+    runs_dir: Path = Path("runs/compare")
+    overrides: list[str] = field(default_factory=list)
+    force: bool = False  # replace finished runs of another config (else the comparison is refused)
+
+    @property
+    def reference(self) -> str:
+        return self.baseline or self.variants[0]
+
+
+def parse_list(text: str, what: str, cast: type = str) -> list[Any]:
+    """'a,b' -> ['a', 'b'] (cast each); an empty list or a bad item is a UserError."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise UserError(f"--{what}: give at least one, comma-separated")
+    try:
+        values = [cast(item) for item in items]
+    except ValueError:
+        raise UserError(f"--{what} {text!r}: expected comma-separated {cast.__name__} values") from None
+    if len(set(values)) < len(values):
+        raise UserError(f"--{what} {text!r}: each may appear once")
+    return values
+
+
+def run_overrides(plan: Plan, variant: str, seed: int, steps: int) -> list[str]:
+    """The ``--set`` list of one run: base overrides, the variant's, then the plan's fixed ones."""
+    return [*plan.overrides, *variant_overrides(variant), f"name={run_name(variant)}_s{seed}",
+            f"runs_dir={plan.runs_dir}", f"train.seed={seed}", f"train.max_steps={steps}",
+            "train.time_budget_min=null", "train.max_epochs=100000"]
+
+
+def check_plan(plan: Plan) -> int:
+    """Every problem a user can fix, raised before any training; returns the updates per run."""
+    for name in plan.variants:
+        variant_overrides(name)
+    if plan.reference not in plan.variants:
+        raise UserError(f"--baseline {plan.reference!r} is not among --variants ({', '.join(plan.variants)})")
+    if not plan.seeds:
+        raise UserError("--seeds: give at least one seed")
+    base = config_mod.load(plan.config, plan.overrides)
+    folder, src = base.data.prepared_dir, base.data.src
+    if folder.is_dir() and not (folder / f"{plan.split}.{src}").is_file():  # unprepared: training prepares it
+        found = sorted(p.stem for p in folder.glob(f"*.{src}"))
+        raise UserError(f"--split {plan.split}: the corpus in {folder} has no such split (have: {', '.join(found)})")
+    steps = plan.steps if plan.steps is not None else base.train.max_steps
+    if steps is None or steps < 1:
+        raise UserError("a comparison trains a fixed number of updates: give --steps N (N >= 1) "
+                        "or set train.max_steps in the config")
+    for name in plan.variants:  # a variant or seed that does not fit the base config fails now, not after hours
+        for seed in plan.seeds:
+            config_mod.load(plan.config, run_overrides(plan, name, seed, steps))
+    return steps
+
+
+SPEED_ONLY = ("threads", "log_every", "tensorboard")
+"""``train`` options that change how fast a run trains or what it logs, never its weights:
+``threads`` (one thread and two give identical comparison scores, tests/integration/test_compare.py),
+``log_every`` (how often a training line is written) and ``tensorboard`` (a copy of the events).
+A finished run that differs from the plan only in these is reused.  Options that can change the
+weights or which checkpoint is best (device, amp, compile, validation batching) are not here."""
+
+
+def without_inert_options(config: config_mod.Config) -> config_mod.Config:
+    """``config`` with options that change nothing in its model or its training set to their defaults.
+
+    Those are the attention's scalings where their map is absent (``scale_bilinear`` without the
+    bilinear energy, ``scale_gaussian`` without the gaussian one, ``learn_scale`` but for a dot
+    energy over identity maps, ``scale_out_proj`` without an output projection), a ``*_start``
+    where its scaling is off, ``output_init`` with a tied output layer, and the self-attention
+    sections that are off; ``enc_hidden_size`` is compared as the size it gives (``half`` of 256,
+    128 and, for 256, null build one model); and the :data:`SPEED_ONLY` train options.  Two configs equal
+    after this train the same model the same way, which is what a finished run must match to be
+    reused.
+    """
+    model, attention = config.model, config.model.attention
+    axes, default = attention.axes(), config_mod.AttentionConfig()
+    inert: dict[str, Any] = {}
+    if axes["energy"] != "bilinear" or not attention.scale_bilinear:
+        inert["bilinear_start"] = default.bilinear_start
+        if axes["energy"] != "bilinear":
+            inert["scale_bilinear"] = default.scale_bilinear
+    if axes["energy"] != "gaussian":
+        inert["scale_gaussian"] = default.scale_gaussian
+    if not scores_unscalable(axes["energy"], axes["query_map"], axes["key_map"]):
+        inert["learn_scale"] = default.learn_scale
+    if not axes["out_proj"] or not attention.scale_out_proj:
+        inert["out_proj_start"] = default.out_proj_start
+        if not axes["out_proj"]:
+            inert["scale_out_proj"] = default.scale_out_proj
+    sections: dict[str, Any] = {"attention": attention.model_copy(update=inert),
+                                "enc_hidden_size": None if model.enc_size == model.hidden_size else model.enc_size}
+    if model.tie_embeddings:
+        sections["output_init"] = config_mod.ModelConfig().output_init
+    if not model.enc_self_attention.layers:
+        sections["enc_self_attention"] = config_mod.EncoderSelfAttentionConfig()
+    if not model.dec_self_attention.enabled:
+        sections["dec_self_attention"] = config_mod.DecoderSelfAttentionConfig()
+    train_defaults = config_mod.TrainConfig()
+    train = config.train.model_copy(update={name: getattr(train_defaults, name) for name in SPEED_ONLY})
+    return config.model_copy(update={"model": model.model_copy(update=sections), "train": train})
+
+
+def _stop(run_dir: Path) -> Optional[events.Stop]:
+    """The run's last stop event (None while it never stopped)."""
+    stops = events.of_kind(events.read(run_dir), events.Stop)
+    return stops[-1] if stops else None
+
+
+def completed(run_dir: Path) -> Optional[events.Stop]:
+    """The stop event of a run that trained to its end (not interrupted, not started again
+    since) and has a best checkpoint; None for an unfinished run or none at all."""
+    ends = [e for e in events.read(run_dir) if isinstance(e, (events.Start, events.Stop))]
+    last = ends[-1] if ends else None
+    if not isinstance(last, events.Stop) or last.reason == "interrupted":
+        return None
+    return last if (run_dir / "checkpoints" / "best.pt").is_file() else None
+
+
+def _trained_config(run_dir: Path) -> Optional[config_mod.Config]:
+    """The config a run was trained with, read as a saved run is read on resume (an option added
+    since takes its old value); None without one, or with one this version cannot read."""
+    saved = run_dir / "config.yaml"
+    if not saved.is_file():
+        return None
+    try:
+        return config_mod.load(saved, saved=True)
+    except UserError:
+        return None
+
+
+def _flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested config dict as ``{"model.attention.type": value, ...}``."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(_flat(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def differences(a: config_mod.Config, b: config_mod.Config) -> list[str]:
+    """The dotted option names whose values differ between two configs."""
+    fa, fb = _flat(a.model_dump(mode="json")), _flat(b.model_dump(mode="json"))
+    return sorted(k for k in fa.keys() | fb.keys() if fa.get(k) != fb.get(k))
+
+
+@dataclass(frozen=True)
+class RunAction:
+    """What the comparison does with one run (see :func:`run_action`), and why, for the log."""
+
+    overrides: list[str]
+    run_dir: Path
+    action: str  # reuse, train, replace, kept or refused
+    note: str = ""
+
+
+def run_action(plan: Plan, variant: str, seed: int, steps: int) -> RunAction:
+    """One run's overrides, folder and what the comparison does with it.
+
+    "reuse": a finished run of this config, up to inert options (a run that differs only in
+    :data:`SPEED_ONLY` options is reused, and the note says how); "train": an empty or absent
+    folder; "replace": an unfinished run, or with ``plan.force`` a finished one of another config,
+    which training overwrites; "kept": a finished run of another config, which only ``--force``
+    replaces; "refused": files nmt did not write, which training will not touch.
+    """
+    overrides = run_overrides(plan, variant, seed, steps)
+    cfg = config_mod.load(plan.config, overrides)
+    run_dir = Path(cfg.runs_dir) / cfg.name
+    try:
+        replaceable = rundir.check_replaceable(run_dir, overwrite=True)
+    except UserError:
+        return RunAction(overrides, run_dir, "refused", "not an nmt run: training will not touch it")
+    if not replaceable:
+        return RunAction(overrides, run_dir, "train")
+    stop, trained = completed(run_dir), _trained_config(run_dir)
+    if stop is None:
+        return RunAction(overrides, run_dir, "replace", "unfinished")
+    changed = differences(without_inert_options(trained), without_inert_options(cfg)) if trained else ["config.yaml"]
+    if not changed and (stop.step >= steps or stop.reason == "early_stopping"):
+        speed = [f"train.{k} was {getattr(trained.train, k)}, not {getattr(cfg.train, k)}"
+                 for k in SPEED_ONLY if getattr(trained.train, k) != getattr(cfg.train, k)]
+        note = f"{', '.join(speed)} (speed and logging only, not the model)" if speed else ""
+        return RunAction(overrides, run_dir, "reuse", note)
+    shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+    note = f"finished with another {shown}" if changed else f"finished after {stop.step} updates, not {steps}"
+    return RunAction(overrides, run_dir, "replace" if plan.force else "kept", note)
+
+
+def planned_runs(plan: Plan) -> list[str]:
+    """One line per run of the plan with its action (:func:`run_action`): ``nmt compare --dry-run``."""
+    steps = check_plan(plan)
+    lines = []
+    for variant in plan.variants:
+        for seed in plan.seeds:
+            act = run_action(plan, variant, seed, steps)
+            note = f" ({act.note})" if act.note else ""
+            lines.append(f"{act.action:<8} {variant} seed {seed}: {act.run_dir}{note}")
+    return lines
+
+
+def check_finished_work(actions: list[RunAction]) -> None:
+    """Refuse, before anything trains, a plan that would delete files nmt did not write, or
+    replace finished runs of another config without ``--force`` (listed, the first few)."""
+    for act in actions:
+        if act.action == "refused":
+            rundir.check_replaceable(act.run_dir, overwrite=True)  # raises, saying why
+    kept = [a for a in actions if a.action == "kept"]
+    if kept:
+        listed = ", ".join(str(a.run_dir) for a in kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+        raise UserError(f"{len(kept)} finished run(s) of another config would be trained again and replaced: "
+                        f"{listed} ({kept[0].note}); give --force to replace them, or another --runs-dir")
+
+
+def train_run(plan: Plan, act: RunAction, variant: str, seed: int, steps: int, progress: bool) -> Path:
+    """Train one variant and seed (or reuse its finished run); returns the run directory."""
+    from nmt.train.loop import run_training
+
+    if act.action == "reuse":
+        log.info("%s seed %d: reusing the finished run %s%s", variant, seed, act.run_dir,
+                 f"; its {act.note}" if act.note else "")
+        return act.run_dir
+    log.info("%s seed %d: training %d updates into %s", variant, seed, steps, act.run_dir)
+    outcome = run_training(plan.config, act.overrides, overwrite=True, progress=progress)
+    if outcome.exit_code:
+        raise KeyboardInterrupt  # stopped by a signal: the run is saved; rerun the command to go on
+    return act.run_dir
+
+
+def _scoring_key(run_dir: Path, plan: Plan) -> dict[str, Any]:
+    """What a saved score depends on: the best checkpoint (size, mtime), the split and the beam."""
+    stat = (run_dir / "checkpoints" / "best.pt").stat()
+    return {"checkpoint": [stat.st_size, stat.st_mtime_ns], "split": plan.split, "beam": plan.beam}
+
+
+def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
+    """Translate the plan's split with the run's best checkpoint and score it.
+
+    The result is kept in ``compare-<split>/scored.json`` beside the translations; a later
+    comparison with the same checkpoint, split and beam reads it instead of translating again.
+    """
+    from nmt.model.build import count_parameters
+    from nmt.evaluate.eval_command import translate_split
+
+    out = run_dir / f"compare-{plan.split}"
+    cache, key = out / "scored.json", _scoring_key(run_dir, plan)
+    if cache.is_file():
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        if saved.get("key") == key:
+            return saved["result"]
+    out.mkdir(parents=True, exist_ok=True)
+    systems, refs, srcs, info, model = translate_split([run_dir / "checkpoints" / "best.pt"], plan.split,
+                                                       plan.beam, [], out)
+    (hyps,) = systems.values()
+    result = score(hyps, refs)
+    stop = _stop(run_dir)
+    assert stop is not None, f"{run_dir} was scored before it finished"
+    scored = {"hyps": hyps, "refs": refs, "bleu": result.bleu, "chrf": result.chrf,
+              "bleu_signature": result.bleu_signature, "by_length": bleu_by_length(
+                  [len(s.split()) for s in srcs], hyps, refs),
+              "updates": stop.step, "best_step": info["step"], "train_s": stop.elapsed_s,
+              "params": count_parameters(model), "beam": info["beam"]}
+    atomic_write_bytes(cache, json.dumps({"key": key, "result": scored}).encode("utf-8"))
+    return scored
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per variant: means over seeds, and the paired test against the baseline per seed."""
+    rows = []
+    base = scored[plan.reference]
+    for variant, runs in scored.items():
+        bleu, bleu_sd = _mean_std([r["bleu"] for r in runs.values()])
+        chrf, chrf_sd = _mean_std([r["chrf"] for r in runs.values()])
+        p_values = []
+        if variant != plan.reference:
+            for seed, run in runs.items():
+                pair = compare_systems({plan.reference: base[seed]["hyps"], variant: run["hyps"]}, run["refs"])
+                p_values.append(pair[1]["bleu_p_value"])
+        buckets: dict[str, list[float]] = {}
+        for run in runs.values():
+            for row in run["by_length"]:
+                buckets.setdefault(row["bucket"], []).append(row["bleu"])
+        first = next(iter(runs.values()))
+        rows.append({
+            "variant": variant, "seeds": list(runs), "params": first["params"], "updates": first["updates"],
+            "train_min": round(statistics.fmean(r["train_s"] for r in runs.values()) / 60, 2),
+            "bleu": round(bleu, 2), "bleu_sd": round(bleu_sd, 2), "chrf": round(chrf, 2),
+            "chrf_sd": round(chrf_sd, 2),
+            "delta_bleu": round(bleu - statistics.fmean(r["bleu"] for r in base.values()), 2),
+            "p_values": [round(p, 4) for p in p_values] or None,
+            "bleu_by_length": {k: round(statistics.fmean(v), 2) for k, v in buckets.items()},
+            "per_seed_bleu": {seed: round(r["bleu"], 2) for seed, r in runs.items()},
+            "beam": first["beam"], "bleu_signature": first["bleu_signature"],
+        })
+    return rows
+
+
+def table_rows(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+    """The Markdown table: one line per variant."""
+    out = []
+    for r in rows:
+        p = "baseline" if r["variant"] == baseline else ", ".join(f"{v:.3f}" for v in r["p_values"])
+        out.append({"variant": r["variant"], "params": f"{r['params']:,}", "updates": r["updates"],
+                    "train min": r["train_min"], "BLEU": f"{r['bleu']:.2f} ± {r['bleu_sd']:.2f}",
+                    "chrF": f"{r['chrf']:.2f} ± {r['chrf_sd']:.2f}", "ΔBLEU": r["delta_bleu"],
+                    "p per seed": p,
+                    **{f"BLEU len {k}": v for k, v in r["bleu_by_length"].items()}})
+    return out
+
+
+def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True) -> str:
+    """Train (or reuse) every run of the plan, score them, write report.json/.md; returns the table."""
+    steps = check_plan(plan)
+    out = out or plan.runs_dir / "report"
+    check_out_folder(out)  # not after hours of training
+    actions = {(v, s): run_action(plan, v, s, steps) for v in plan.variants for s in plan.seeds}
+    check_finished_work(list(actions.values()))
+    scored: dict[str, dict[int, dict[str, Any]]] = {}
+    for (variant, seed), act in actions.items():
+        run_dir = train_run(plan, act, variant, seed, steps, progress)
+        scored.setdefault(variant, {})[seed] = score_run(run_dir, plan)
+    rows = summarize(plan, scored)
+    out.mkdir(parents=True, exist_ok=True)
+    payload = {"plan": {"config": str(plan.config) if plan.config else None, "variants": plan.variants,
+                        "seeds": plan.seeds, "steps": steps, "baseline": plan.reference, "split": plan.split,
+                        "overrides": plan.overrides}, "variants": rows,
+               "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in plan.variants}}
+    json_path, md_path = write_report(out / "report", payload, table_rows(rows, plan.reference))
+    return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}"

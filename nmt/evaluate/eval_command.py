@@ -1,0 +1,133 @@
+"""``nmt eval``: translate a split (or read hypothesis files), score, compare, plot, report.
+
+Several ``--hyp`` files are compared with the first (the baseline) by paired bootstrap
+resampling and approximate randomization; ``report.json`` holds every number and
+``report.md`` (:mod:`nmt.evaluate.eval_page`) shows them to a person.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import torch
+
+from nmt.util import runtime
+
+from nmt.util import threads
+from nmt.config import with_decode_overrides
+from nmt.util.errors import UserError
+from nmt.evaluate.eval_page import eval_page, summary
+from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
+from nmt.util.fileio import read_lines, write_lines
+from nmt.evaluate.run_report import check_out_folder
+
+log = logging.getLogger(__name__)
+
+# What `--test` accepts, and the tests of nmt.score.metrics.compare_systems each one runs.
+TEST_CHOICES: dict[str, tuple[str, ...]] = {"both": ("bootstrap", "ar"), "bootstrap": ("bootstrap",), "ar": ("ar",)}
+
+
+def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int], overrides: list[str],
+                    out: Path) -> tuple[dict[str, list[str]], list[str], list[str], dict, torch.nn.Module]:
+    """Translate a split of the (first) checkpoint's own corpus into ``out``, with one model or
+    an ensemble of several; returns systems, refs, sources, info and the model."""
+    from nmt.decode.inference import check_search, encode_sources, load_models, translate_ids
+
+    device = runtime.select_device("auto")
+    threads.configure(0)  # follow the cores other processes leave free
+    loaded = load_models(checkpoints, device)
+    cfg = with_decode_overrides(loaded.config, overrides)
+    folder = cfg.data.prepared_dir
+    src_path, ref_path = folder / f"{split}.{cfg.data.src}", folder / f"{split}.{cfg.data.tgt}"
+    if not src_path.is_file():
+        found = sorted({p.stem for p in folder.glob(f"*.{cfg.data.src}")}) if folder.is_dir() else []
+        raise UserError(f"{src_path}: no split '{split}' (have: {', '.join(found) or 'none'}); "
+                        f"run nmt data prepare first")
+    srcs, refs = read_lines(src_path), read_lines(ref_path)
+    beam = beam if beam is not None else cfg.decode.beam
+    check_search(cfg.decode, beam, 1, loaded.model, overrides)  # the beam, and options it cannot use
+    ids = encode_sources(loaded.src_tok, srcs, cfg.decode.max_src_len, str(src_path))
+    with torch.inference_mode():
+        results = translate_ids(loaded.model, ids, cfg.decode, device, beam=beam)
+    hyps = [loaded.tgt_tok.decode(r.ids[0]) for r in results]
+    hyp_path = out / f"{split}.hyp.{cfg.data.tgt}"
+    write_lines(hyp_path, hyps)
+    info = {"checkpoints": [str(c) for c in checkpoints], "step": loaded.step, "split": split, "beam": beam,
+            "length_penalty": cfg.decode.length_penalty, "hypotheses": str(hyp_path)}
+    return {f"beam{beam}": hyps}, refs, srcs, info, loaded.model
+
+
+def read_hypotheses(hyps: Sequence[Path], ref: Path, src: Optional[Path]
+                    ) -> tuple[dict[str, list[str]], list[str], Optional[list[str]]]:
+    """Systems named by file (the full path where two names clash), references and sources,
+    after checking that every file has one line per reference line: a paired comparison
+    needs the same segments from every system."""
+    refs = read_lines(ref)
+    seen = [str(h) for h in hyps]
+    repeated = next((h for i, h in enumerate(seen) if h in seen[:i]), None)
+    if repeated is not None:
+        raise UserError(f"--hyp {repeated} is given twice; give each hypothesis file once")
+    names = [Path(h).name for h in hyps]
+    if len(set(names)) < len(names):
+        names = seen
+    systems: dict[str, list[str]] = {}
+    for name, path in zip(names, hyps):
+        lines = read_lines(path)
+        if len(lines) != len(refs):
+            raise UserError(f"{path}: {len(lines)} lines, but the reference {ref} has {len(refs)}; "
+                            f"every --hyp file needs one line per reference line")
+        systems[name] = lines
+    srcs = read_lines(src) if src is not None else None
+    if srcs is not None and len(srcs) != len(refs):
+        raise UserError(f"{src}: {len(srcs)} lines, but the reference {ref} has {len(refs)}; "
+                        f"--src needs one line per reference line")
+    return systems, refs, srcs
+
+
+def run_eval(*, checkpoints: Sequence[Path], split: str, hyps: list[Path], ref: Optional[Path],
+             src: Optional[Path], out: Optional[Path], beam: Optional[int], overrides: list[str],
+             test: str = "both", bootstrap_samples: int = 1000, ar_trials: int = 10000,
+             seed: int = 12345) -> str:
+    """Score one or more systems and write ``report.json`` / ``report.md`` (+ a length plot);
+    returns the summary to print (scores, comparison, where the report went)."""
+    if (not checkpoints) == (not hyps):
+        raise UserError("give either --checkpoint (to translate a split) or --hyp files with --ref")
+    if test not in TEST_CHOICES:
+        raise UserError(f"--test must be one of {', '.join(TEST_CHOICES)}, got {test!r}")
+    for option, value in (("--bootstrap-samples", bootstrap_samples), ("--ar-trials", ar_trials), ("--seed", seed)):
+        if value < 1:
+            raise UserError(f"{option} must be at least 1, got {value}")
+    if hyps and ref is None:
+        raise UserError("--hyp needs --ref (the reference translations)")
+    if out is None:  # beside the (first) run's checkpoints; an ensemble never overwrites a member's report
+        folder = "eval" if len(checkpoints) <= 1 else "eval-ensemble"
+        out = Path(checkpoints[0]).parent.parent / folder if checkpoints else Path("eval")
+    out = Path(out)
+    check_out_folder(out)  # before any model loads or file is read
+    if checkpoints:
+        out.mkdir(parents=True, exist_ok=True)
+        systems, refs, srcs, info, _ = translate_split([Path(c) for c in checkpoints], split, beam, overrides, out)
+    else:
+        assert ref is not None
+        systems, refs, srcs = read_hypotheses(hyps, ref, src)
+        info = {"hyp_files": [str(h) for h in hyps], "reference": str(ref),
+                "source": None if src is None else str(src)}
+        out.mkdir(parents=True, exist_ok=True)
+    scores = {name: score(lines, refs).to_dict() for name, lines in systems.items()}
+    payload: dict[str, Any] = {"info": info, "systems": scores}
+    if len(systems) > 1:
+        payload["significance"] = {"tests": list(TEST_CHOICES[test]), "bootstrap_samples": bootstrap_samples,
+                                   "ar_trials": ar_trials, "seed": seed}
+        payload["comparison"] = compare_systems(systems, refs, n_samples=bootstrap_samples, seed=seed,
+                                                tests=TEST_CHOICES[test], ar_trials=ar_trials)
+    if srcs is not None:
+        lengths = [len(s.split()) for s in srcs]
+        series = {name: bleu_by_length(lengths, lines, refs) for name, lines in systems.items()}
+        payload["bleu_by_length"] = series
+        from nmt.util.plots import plot_bleu_by_length
+
+        payload["length_plot"] = str(plot_bleu_by_length(series, out / "bleu_by_length.png"))
+    json_path, md_path = write_report(out / "report", payload, [], markdown=eval_page(payload))
+    return f"{summary(payload)}\nwrote {json_path} and {md_path}"

@@ -1,0 +1,148 @@
+"""The run directory ``runs/<name>/``: who may write it, and what ``--overwrite`` may delete.
+
+Two guarantees, both about not losing work:
+
+* One writer.  A process that trains into a run holds an exclusive ``fcntl.flock`` on
+  ``<run>/.lock`` from before it touches anything until it exits.  A second ``nmt train``
+  on the same run (fresh, ``--overwrite`` or ``--resume``) is refused with the holder's PID.
+  The kernel drops the lock when its holder dies, however it dies, so a ``kill -9`` leaves
+  a stale file but never a stale lock.
+* ``--overwrite`` only replaces a run that ``nmt`` wrote: a folder holding ``config.yaml``
+  and ``metrics.jsonl`` or ``checkpoints/``.  Anything else (a user's folder, the checkout
+  itself) is never deleted.  Run names are single path components (see
+  :data:`nmt.config.RUN_NAME_PATTERN`), so a run directory is always inside ``runs_dir``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from pathlib import Path
+from typing import IO, Any, Optional
+
+from nmt.config import Config
+from nmt.util.errors import UserError
+
+LOCK_NAME = ".lock"
+
+
+class RunBusyError(UserError):
+    """Another process is training into this run directory."""
+
+
+def is_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` looks like a run written by ``nmt train``."""
+    return (run_dir / "config.yaml").is_file() and (
+        (run_dir / "metrics.jsonl").is_file() or (run_dir / "checkpoints").is_dir())
+
+
+def _contents(run_dir: Path) -> list[Path]:
+    """Entries of ``run_dir`` other than the lock file (empty when it does not exist)."""
+    if not run_dir.is_dir():
+        return []
+    return [p for p in run_dir.iterdir() if p.name != LOCK_NAME]
+
+
+def check_replaceable(run_dir: Path, overwrite: bool) -> bool:
+    """Whether a fresh run must first clear ``run_dir``; raise if it may not.
+
+    Empty or absent: nothing to clear.  A run: cleared only with ``overwrite``.  Anything
+    else: refused even with ``overwrite``, since those files are not ours to delete.
+    """
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UserError(f"{run_dir} exists and is not a folder; choose another run name or runs_dir")
+    if not _contents(run_dir):
+        return False
+    if not is_run(run_dir):
+        raise UserError(f"{run_dir} holds files that nmt did not write (no config.yaml with metrics.jsonl "
+                        f"or checkpoints/); not touching them: choose another run name or runs_dir")
+    if not overwrite:
+        raise UserError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it "
+                        f"or --overwrite to start over")
+    return True
+
+
+def clear(run_dir: Path) -> None:
+    """Delete a run's files, keeping the lock file that the caller holds."""
+    if not is_run(run_dir):  # re-checked here: this is the one place that deletes
+        raise UserError(f"{run_dir} is not an nmt run; not deleting it")
+    for entry in _contents(run_dir):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def _holder(handle: IO[str]) -> str:
+    handle.seek(0)
+    pid = handle.read().strip()
+    return f"PID {pid}" if pid.isdigit() else "another process"
+
+
+class RunLock:
+    """An exclusive, non-blocking lock on a run directory for as long as it is held.
+
+    Usage: ``with RunLock(run_dir): ...``; raises :class:`RunBusyError` naming the holder.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / LOCK_NAME
+        self._handle: Optional[IO[str]] = None
+
+    def acquire(self) -> "RunLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+", encoding="ascii")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(handle)
+            handle.close()
+            raise RunBusyError(f"{self.path.parent} is in use by another nmt train ({holder}); "
+                               f"wait for it to finish or stop it first") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        self._handle = handle
+        return self
+
+    def release(self) -> None:
+        if self._handle is not None:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def probe(run_dir: Path) -> None:
+    """Raise :class:`RunBusyError` if a process holds ``run_dir``'s lock (creates nothing new)."""
+    if (Path(run_dir) / LOCK_NAME).is_file():
+        RunLock(run_dir).acquire().release()
+
+
+RESUMABLE_CHANGES = ("train.", "decode.", "data.mirror")
+"""Options ``--set`` may change on ``--resume``; the others fix the data, the model or the run's place."""
+
+
+def _flat(raw: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``: one entry per option (and per key of a dict option)."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def fixed_changes(saved: Config, cfg: Config) -> list[str]:
+    """``key: old -> new`` for every option that differs but may not change on resume."""
+    old, new = _flat(saved.model_dump(mode="json")), _flat(cfg.model_dump(mode="json"))
+    return [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in sorted(old.keys() | new.keys())
+            if old.get(key) != new.get(key) and not key.startswith(RESUMABLE_CHANGES)]

@@ -1,0 +1,151 @@
+"""Atomic file writes, and strict UTF-8 line reading.
+
+Every file the tool writes (prepared corpora, manifests, checkpoints, reports,
+translations, plots) goes through :func:`atomic_write`: a temporary sibling is
+written, flushed, fsynced and renamed over the target, and removed on failure, so
+readers see the old file or the complete new one, never a part.  Every text the tool
+reads line by line goes through :func:`decode_lines`.
+"""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import hashlib
+import os
+import secrets
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator, Optional
+
+from nmt.util.errors import DataError, UserError
+
+FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+"""The errors a full disk or an exhausted quota gives a write."""
+
+LOW_SPACE = 1 << 20
+"""Free bytes below which a write that failed for an unstated reason counts as a full disk."""
+
+
+class DiskFullError(UserError):
+    """The disk filled up while writing; the previous file is untouched."""
+
+
+def free_bytes(folder: Path) -> Optional[int]:
+    """Bytes an unprivileged process may still write in ``folder``'s file system (None: unknown)."""
+    try:
+        return shutil.disk_usage(folder).free  # statvfs: f_bavail * f_frsize
+    except OSError:
+        return None
+
+
+def is_disk_full(exc: BaseException, folder: Path, needed: int = 0) -> bool:
+    """Whether ``exc``, raised while writing a file of about ``needed`` bytes in ``folder``,
+    means the disk (or the user's quota) is full.
+
+    An OSError says so with its errno.  ``torch.save`` reports a failed write as a
+    RuntimeError (``[enforce fail at inline_container.cc] unexpected pos``), with the OSError
+    chained as its context when Python saw one; without one, the folder's free space decides
+    (measured once the partial file is gone): less than ``needed`` or than :data:`LOW_SPACE`.
+    An OSError with another errno (permissions, a missing folder) is never a full disk.
+    """
+    if not isinstance(exc, Exception):  # Ctrl-C, SystemExit: never a full disk
+        return False
+    link: Optional[BaseException] = exc
+    for _ in range(8):  # the chain of causes and contexts, never a cycle
+        if link is None:
+            break
+        if isinstance(link, OSError) and link.errno in FULL_ERRNOS:
+            return True
+        if "No space left on device" in str(link):
+            return True
+        link = link.__cause__ or link.__context__
+    unstated = isinstance(exc, RuntimeError) or (isinstance(exc, OSError) and exc.errno in (None, errno.EIO))
+    free = free_bytes(folder) if unstated else None
+    return free is not None and free < max(needed, LOW_SPACE)
+
+
+@contextmanager
+def atomic_write(path: Path, size: int = 0, intact: str = "the previous file is intact") -> Iterator[IO[bytes]]:
+    """Yield a binary file that replaces ``path`` only when the block completes.
+
+    A full disk (see :func:`is_disk_full`; ``size`` is about how many bytes the block writes)
+    is a :class:`DiskFullError` naming ``path`` and saying what is ``intact``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "xb") as handle:  # "x": never clobber another writer's temporary
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if is_disk_full(exc, path.parent, size):
+            raise DiskFullError(f"disk full: no space left on device while writing {path} ({intact})") from None
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)  # make the rename itself durable
+    finally:
+        os.close(dir_fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically."""
+    with atomic_write(path) as handle:
+        handle.write(data)
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    """Write one line per item, UTF-8, ``\\n``-terminated, atomically."""
+    atomic_write_bytes(path, "".join(line + "\n" for line in lines).encode("utf-8"))
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def decode_lines(data: bytes, name: str, first_line: int = 1) -> list[str]:
+    """Strict UTF-8 bytes -> lines; a bad byte is a DataError naming ``name`` and the line.
+
+    The one reader of text lines, for corpora (whole files) and ``nmt translate`` (a chunk of
+    a stream at a time): lines end at ``"\\n"`` only (never U+0085 or U+2028, which may sit
+    inside a sentence), a ``"\\r"`` before it is dropped, and a byte-order mark opening the
+    text is dropped.  ``first_line`` is the number of the first line in ``data``, for
+    messages; only a text that starts at line 1 can open with a byte-order mark.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = first_line + data.count(b"\n", 0, e.start)
+        raise DataError(f"{name}: line {line} is not valid UTF-8 (byte 0x{data[e.start]:02x}); "
+                        "convert the file to UTF-8, e.g. with iconv") from None
+    if first_line == 1:
+        text = text.removeprefix("\ufeff")
+    lines = text.split("\n")
+    if lines[-1] == "":  # a final newline ends the last line; it does not start a new one
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines of a UTF-8 text file, gzip-compressed when its name ends in ``.gz``."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
+    except FileNotFoundError:
+        raise DataError(f"file not found: {path}") from None
+    except (OSError, EOFError) as e:  # unreadable, or a corrupt/truncated gzip stream
+        raise DataError(f"cannot read {path}: {e}") from None
+    return decode_lines(data, str(path))
