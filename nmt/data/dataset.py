@@ -23,12 +23,13 @@ from tqdm import tqdm
 
 from nmt.data.tokenizer import Tokenizer
 from nmt.util.errors import DataError
-from nmt.util.fileio import atomic_write, read_lines, sha256_file
+from nmt.data.lines import line_chunks
+from nmt.util.fileio import atomic_write, sha256_file
 
 logger = logging.getLogger(__name__)
 
 CACHE_FORMAT = 1  # part of the cache key: bump when the array layout changes
-ENCODE_CHUNK = 10_000  # lines per call to the tokenizer; sets the progress bar's granularity
+ENCODE_CHUNK = 10_000  # lines read and encoded at a time: bounds the Python objects alive while encoding
 
 
 def _flatten(seqs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -97,6 +98,29 @@ def _read_cached(ids_path: Path, offsets_path: Path) -> tuple[np.ndarray, np.nda
     return ids, offsets
 
 
+def _encode_stream(text_path: Path, tok: Tokenizer, progress: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(flat int32 ids, int64 offsets) of every line of ``text_path``, encoded chunk by chunk.
+
+    Each chunk's id lists become an int32 array at once, so memory holds the file's ids as
+    4-byte integers plus one chunk of Python lists, not a Python list and int object per
+    token of the whole file (about 40 bytes a token: gigabytes for a few million lines).
+    """
+    id_parts: list[np.ndarray] = []
+    length_parts: list[np.ndarray] = []
+    with tqdm(total=text_path.stat().st_size, desc=f"encoding {text_path.name}", unit="B", unit_scale=True,
+              disable=None if progress else True, leave=False) as bar:
+        for lines, n_bytes in line_chunks(text_path, ENCODE_CHUNK):
+            chunk_ids, chunk_offsets = _flatten(tok.encode(lines))
+            id_parts.append(chunk_ids)
+            length_parts.append(np.diff(chunk_offsets))
+            bar.update(n_bytes)
+    lengths = np.concatenate(length_parts) if length_parts else np.zeros(0, dtype=np.int64)
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    ids = np.concatenate(id_parts) if id_parts else np.zeros(0, dtype=np.int32)
+    return ids, offsets
+
+
 def _encode_file(text_path: Path, tok: Tokenizer, cache_dir: Path,
                  progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Ids and offsets of one text file, from the cache or freshly encoded (then cached)."""
@@ -111,20 +135,14 @@ def _encode_file(text_path: Path, tok: Tokenizer, cache_dir: Path,
         logger.info("loaded cached ids of %s", text_path)
         return cached
 
-    lines = read_lines(text_path)
-    encoded: list[list[int]] = []
-    chunks = range(0, len(lines), ENCODE_CHUNK)
-    for start in tqdm(chunks, desc=f"encoding {text_path.name}", unit=" chunks",
-                      disable=None if progress else True, leave=False):
-        encoded.extend(tok.encode(lines[start:start + ENCODE_CHUNK]))
-    ids, offsets = _flatten(encoded)
+    ids, offsets = _encode_stream(text_path, tok, progress)
     cache_dir.mkdir(parents=True, exist_ok=True)
     _save_npy(offsets_path, offsets)
     _save_npy(ids_path, ids)
     for stale in cache_dir.glob(f"{text_path.name}.*.npy"):  # earlier text or tokenizer versions
         if key not in stale.name:
             stale.unlink(missing_ok=True)
-    logger.info("encoded %d lines of %s into %s", len(lines), text_path, cache_dir)
+    logger.info("encoded %d lines of %s into %s", len(offsets) - 1, text_path, cache_dir)
     return _read_cached(ids_path, offsets_path) or (ids, offsets)
 
 

@@ -200,3 +200,34 @@ def test_bench_time_to_quality_knows_which_corpora_have_a_valid_split():
     assert not ttq.has_valid_split(DataConfig(corpus="local", local_files={"train": ["a"]}))
     assert not ttq.has_valid_split(DataConfig(corpus="hub", hub_name="x", hub_splits={"train": "train"}))
     assert ttq.check_levels([20.0, 25.0]) is None and ttq.check_levels([0.0, 5.0]) is not None
+
+
+# --- bench_scale.py ---------------------------------------------------------------------------
+
+SCALE_KEYS = {"bench", "pairs", "prepare_s", "prepare_s_per_pair", "prepare_peak_rss_mb", "train_s",
+              "train_s_per_pair", "train_peak_rss_mb", "train_loop_s", "device", "device_name", "cpus", "date"}
+
+
+def test_bench_scale_quick_prepares_and_trains_one_epoch(tmp_path):
+    proc = run_script("bench_scale.py", "--quick", "--valid", "10", "--work-dir", str(tmp_path), "--keep")
+    assert proc.returncode == 0, proc.stderr
+    (record,) = json_lines(proc.stdout)
+    assert SCALE_KEYS <= record.keys() and record["bench"] == "scale" and record["device"] == "cpu"
+    assert record["pairs"] == record["train_pairs"] == 300 and record["threads"] == 1
+    assert record["prepare_s"] > 0 and record["train_s"] > record["train_loop_s"] > 0
+    assert record["prepare_s_per_pair"] == pytest.approx(record["prepare_s"] / 300, rel=0.01)
+    assert 50 < record["prepare_peak_rss_mb"] < 8192 and 50 < record["train_peak_rss_mb"] < 8192
+    # the corpus really went through the CLI: a prepared folder, a cached id array, one epoch's run
+    prepared = tmp_path / "data-300" / "local" / "en-de"
+    assert (prepared / "manifest.json").is_file() and list((prepared / "cache").glob("train.en.*.ids.npy"))
+    assert "stopped (max_epochs)" in (tmp_path / "logs" / "train-300.log").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("bad, message", [(["--sizes", "3k"], "comma-separated whole numbers"),
+                                          (["--sizes", "0"], "at least one positive"),
+                                          (["--max-tokens", "0"], "--max-tokens must be positive")])
+def test_bench_scale_bad_options_fail_in_one_line(tmp_path, bad, message):
+    proc = run_script("bench_scale.py", *bad, "--work-dir", str(tmp_path / "w"))
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.strip().count("\n") == 0
+    assert proc.stderr.startswith("bench_scale: error: ") and message in proc.stderr
+    assert not (tmp_path / "w").exists()
