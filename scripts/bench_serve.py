@@ -27,13 +27,13 @@ from typing import Any, Optional
 from urllib.parse import urlsplit
 
 import _bench_common as common
+from _serve_process import server_process
 from bench_decode import default_input
 from nmt.run import checkpoint as ckpt
 from nmt.util import runtime
 from nmt.config import fill_saved_defaults, from_dict
 from nmt.util.errors import UserError
 from nmt.util.fileio import read_lines
-from nmt.serve.process import server_process
 
 SCRIPT = "bench_serve.py"
 EXAMPLE = "runs/demo/checkpoints/best.pt"

@@ -21,8 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from nmt.serve.browser import headless_chromium, missing, translate_on_page
-from nmt.serve.process import server_process
+from _chromium import headless_chromium, missing, translate_on_page
+from _serve_process import server_process
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -100,8 +101,6 @@ def toy_pairs() -> list[tuple[str, str]]:
 @pytest.fixture(scope="session")
 def multi30k_dir() -> Path:
     """The Multi30k mirror ($NMT_DATA_MIRROR, else ../shared beside the repository); skip if absent."""
-    import os
-
     folder = Path(os.environ.get("NMT_DATA_MIRROR") or MULTI30K_SHARED)
     if not (folder / "train.de.gz").is_file():
         pytest.skip(f"Multi30k files not found in {folder} (set NMT_DATA_MIRROR)")
@@ -250,10 +249,46 @@ def random_batch(B: int = 3, S: int = 6, T: int = 5) -> tuple[torch.Tensor, torc
 
 # --- nmt serve ------------------------------------------------------------------------------
 
+SCRIPTS = REPO / "scripts"
+if str(SCRIPTS) not in sys.path:
+    # The helpers that start a server (_serve_process) and a browser (_chromium) live beside the
+    # scripts that use them too; test modules import them from there, as the scripts do.
+    sys.path.append(str(SCRIPTS))
+
+
 @contextmanager
 def serving(args: list[str], log: Path) -> Iterator[str]:
     """Run ``nmt serve args --port 0`` as a real process from REPO; yield its base URL once /health answers."""
-    from nmt.serve.process import server_process
+    from _serve_process import server_process
 
     with server_process(args, log, timeout=PROC_TIMEOUT, cwd=REPO) as url:
         yield url
+
+
+# --- the serve page in a browser ------------------------------------------------------------
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``browser`` marker (pytest warns about unknown ones)."""
+    config.addinivalue_line("markers", "browser: needs headless Chromium, chromedriver and selenium "
+                                       "(skipped without them; under CI=true a failure)")
+
+
+def under_ci() -> bool:
+    """Whether this is CI's run (``CI=true``: .ci/run sets it, as most CI services do)."""
+    return os.environ.get("CI", "").lower() == "true"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A ``browser`` test without a browser skips on a developer's machine and fails under CI,
+    where .ci/run installs Chromium, so the page is never reported tested when it was not.
+    Decided before the test's fixtures run, so a skip trains no model for nothing."""
+    if item.get_closest_marker("browser") is None:
+        return
+    from _chromium import missing
+
+    why = missing()
+    if why is not None and under_ci():
+        pytest.fail(f"CI=true and no headless browser: {why}", pytrace=False)
+    if why is not None:
+        pytest.skip(f"no headless browser: {why}")

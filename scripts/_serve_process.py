@@ -1,4 +1,9 @@
-"""``nmt serve`` as a child process on a free loopback port: for tests, benchmarks and screenshots."""
+"""``nmt serve`` as a child process on a free loopback port: for tests, benchmarks and screenshots.
+
+Lives beside the scripts, not in the package: ``nmt`` never starts itself this way. The scripts
+import it as ``_serve_process`` (their folder is on ``sys.path`` when they run) and
+tests/conftest.py puts scripts/ on ``sys.path`` for the tests' ``serving``.
+"""
 
 from __future__ import annotations
 
