@@ -76,7 +76,7 @@ def test_every_point_builds_and_behaves_or_is_refused_at_load(energy, qm, km, vm
     context.pow(2).sum().backward()
     for name, param in att.named_parameters():
         assert param.grad is not None and param.grad.abs().sum() > 0, name
-    assert memory.grad is not None
+    assert memory.grad[mask].abs().sum() > 0 and torch.all(memory.grad[~mask] == 0)  # padding gets no gradient
 
 
 @pytest.mark.parametrize("overrides,words", [
@@ -106,8 +106,17 @@ def test_invalid_combinations_fail_at_load_naming_both_options(overrides, words)
         assert word in str(err.value)
 
 
-def test_self_attention_sections_are_checked_only_when_on() -> None:
-    load(None, ["model.enc_self_attention.energy=uniform", "model.dec_self_attention.energy=uniform"])
+@pytest.mark.parametrize("section, switch", [("enc_self_attention", "layers=1"),
+                                             ("dec_self_attention", "enabled=true")])
+def test_self_attention_sections_are_checked_only_when_on(section: str, switch: str) -> None:
+    """energy=uniform with the default linear query/key maps is refused only once the section is on."""
+    bad = f"model.{section}.energy=uniform"
+    off = load(None, [bad])
+    assert getattr(off.model, section).energy == "uniform"  # kept as written, unchecked while off
+    shapes = [[tuple(w.shape) for w in build_model(cfg.model, V_SRC, V_TGT).parameters()] for cfg in (off, load(None))]
+    assert shapes[0] == shapes[1]  # and nothing of it is built: the default model's parameters
+    with pytest.raises(ConfigError, match=rf"^model\.{section}\.energy=uniform .*model\.{section}\.query_map=linear"):
+        load(None, [bad, f"model.{section}.{switch}"])
 
 
 def test_unknown_axis_values_use_the_usual_error_style() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 import torch
@@ -29,8 +30,22 @@ def test_read_sample_sums_only_the_allowed_cpus_and_skips_idle_and_iowait(tmp_pa
     tick = os.sysconf("SC_CLK_TCK")
     sample = read_sample({0, 2}, str(stat))
     assert sample.busy == pytest.approx((100 + 10 + 20 + 1 + 2 + 3 + 50) / tick)
-    assert sample.own >= 0
     assert read_sample({0}, str(tmp_path / "missing")) is None
+
+
+def test_own_cpu_time_grows_while_this_process_computes_and_not_while_it_sleeps(tmp_path):
+    """``own`` is this process's CPU time, the part of the busy time that free_cores gives back."""
+    stat = tmp_path / "stat"
+    stat.write_text("cpu0 1 0 0 1 0 0 0 0\n")
+    start = read_sample({0}, str(stat))
+    time.sleep(0.3)
+    slept = read_sample({0}, str(stat))
+    burn_until = time.process_time() + 0.3
+    while time.process_time() < burn_until:
+        pass
+    burnt = read_sample({0}, str(stat))
+    assert slept.wall - start.wall >= 0.3 and slept.own - start.own < 0.1
+    assert burnt.own - slept.own >= 0.25  # clock ticks of 10 ms: a little below the 0.3 s burnt
 
 
 def test_free_cores_counts_other_processes_not_our_own_use():

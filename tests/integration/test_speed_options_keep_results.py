@@ -1,4 +1,7 @@
-"""Speed options that must not change results: the compiled decoder step, the validation batch."""
+"""Speed options must not change results: the compiled decoder step equals the eager one, and the
+larger validation batch on CUDA is picked per device without changing the config.
+
+These tests check equality and choices, never speed (formerly test_step_speed.py)."""
 
 from __future__ import annotations
 
