@@ -26,7 +26,7 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, Callable, NoReturn, Optional
 
 import _bench_common as common
 from _run_files import read_events
@@ -36,7 +36,10 @@ from nmt.run import folder as rundir
 from nmt.util import runtime
 from nmt.config import Config, DataConfig
 from nmt.util.errors import UserError
-from nmt.train.loop import RunOutcome, Trainer, open_run_dir
+from nmt.train.loop import Trainer
+from nmt.train.results import RunOutcome
+from nmt.train.run_start import open_run_dir
+from nmt.train.validate import Validation
 
 SCRIPT = "bench_time_to_quality"
 DEFAULT_CONFIG = "configs/multi30k_de_en_best.yaml"
@@ -46,21 +49,9 @@ HARDWARE_KEYS = ("device", "device_name", "cpus", "threads", "torch", "amp")
 STOP_REASON = "quality_reached"
 
 
-class QualityTrainer(Trainer):
-    """The trainer of ``nmt train``, stopping also once a validation's greedy BLEU reaches ``target``."""
-
-    def __init__(self, cfg: Config, run_dir: Path, progress: bool, target: float) -> None:
-        super().__init__(cfg, run_dir, progress)
-        self.target, self.reached = target, False
-
-    def run_validation(self) -> dict[str, Any]:
-        metrics = super().run_validation()
-        self.reached = self.reached or metrics["bleu"] >= self.target
-        return metrics
-
-    def stop_reason(self) -> Optional[str]:
-        # The trainer asks this after every update and every epoch's validation.
-        return super().stop_reason() or (STOP_REASON if self.reached else None)
+def quality_reached(target: float) -> Callable[[Validation], Optional[str]]:
+    """The trainer's extra stop rule (its ``should_stop``): stop once a validation's greedy BLEU reaches ``target``."""
+    return lambda result: STOP_REASON if result.bleu >= target else None
 
 
 def has_valid_split(data: DataConfig) -> bool:
@@ -124,12 +115,13 @@ def checked_config(args: argparse.Namespace) -> Config:
 
 
 def train(cfg: Config, target: float, overwrite: bool) -> tuple[Path, RunOutcome]:
-    """A fresh one-process run as ``nmt train`` makes it, with :class:`QualityTrainer`."""
+    """A fresh one-process run as ``nmt train`` makes it, stopping also at ``target`` (:func:`quality_reached`)."""
     run_dir = Path(cfg.runs_dir) / cfg.name
     rundir.check_replaceable(run_dir, overwrite)  # refuse a foreign folder before the lock file goes in
     with rundir.RunLock(run_dir):
         open_run_dir(cfg, run_dir, overwrite)
-        return run_dir, QualityTrainer(cfg, run_dir, sys.stderr.isatty(), target).fit()
+        trainer = Trainer(cfg, run_dir, sys.stderr.isatty(), should_stop=quality_reached(target))
+        return run_dir, trainer.fit()
 
 
 def records(log: list[events.Event], levels: list[float], config: str, run_dir: Path) -> list[dict[str, Any]]:

@@ -151,7 +151,7 @@ def train_cmd(
     from nmt.train import distributed
 
     if nproc is not None and nproc > 1:
-        from nmt.train.loop import check_run
+        from nmt.train.run_start import check_run
 
         check_run(config, set_ or [], resume, overwrite)  # user errors in one line, before torchrun
         root = ctx.parent.params if ctx.parent else {}

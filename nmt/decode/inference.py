@@ -23,7 +23,8 @@ from torch import Tensor
 
 from nmt.run import checkpoint as ckpt
 from nmt.util import threads
-from nmt.config import Config, DecodeConfig, fill_saved_defaults, from_dict
+from nmt.config import Config, DecodeConfig
+from nmt.config.saved import saved_config
 from nmt.data.batching import pad_sources
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.ensemble import Ensemble
@@ -73,7 +74,7 @@ def load_checkpoint(path: Path, device: torch.device) -> Loaded:
     """Rebuild config, model and tokenizers from one checkpoint file."""
     saved = ckpt.load(path)
     try:
-        config = from_dict(fill_saved_defaults(saved.config))
+        config = saved_config(saved.config)
         src_tok = Tokenizer(saved.tokenizers["src"])
         tgt_tok = Tokenizer(saved.tokenizers["tgt"])
         model = build_model(config.model, src_tok.vocab_size, tgt_tok.vocab_size)
@@ -89,7 +90,9 @@ def load_models(paths: Sequence[Path], device: torch.device) -> Loaded:
     """One checkpoint, or an :class:`~nmt.decode.ensemble.Ensemble` of several.
 
     Members must share the source and the target SentencePiece model (one batch of source
-    ids and one output token feed them all); any other difference is refused in one line.
+    ids and one output token feed them all), and a vocabulary that differs is refused in one
+    line; their configs may differ in anything else, the architecture included (no rule of
+    :mod:`nmt.config.saved` applies).
     Config (decoding defaults, corpus) and step are the first checkpoint's.
     """
     if not paths:

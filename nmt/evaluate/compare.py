@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt import config as config_mod
+from nmt.config import saved as saved_configs
+from nmt.config.saved import SPEED_ONLY, without_inert_options  # noqa: F401  (what a reused run may differ in; tests ask here)
 from nmt.run import events
 from nmt.run import folder as rundir
-from nmt.config.attention_space import scores_unscalable
+from nmt.run.paths import REPORT, SCORED, RunPaths, report_stem
 from nmt.util.errors import UserError
 from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
 from nmt.util.fileio import atomic_write_bytes
@@ -100,54 +102,6 @@ def check_plan(plan: Plan) -> int:
     return steps
 
 
-SPEED_ONLY = ("threads", "log_every", "tensorboard")
-"""``train`` options that change how fast a run trains or what it logs, never its weights:
-``threads`` (one thread and two give identical comparison scores, tests/integration/test_compare.py),
-``log_every`` (how often a training line is written) and ``tensorboard`` (a copy of the events).
-A finished run that differs from the plan only in these is reused.  Options that can change the
-weights or which checkpoint is best (device, amp, compile, validation batching) are not here."""
-
-
-def without_inert_options(config: config_mod.Config) -> config_mod.Config:
-    """``config`` with options that change nothing in its model or its training set to their defaults.
-
-    Those are the attention's scalings where their map is absent (``scale_bilinear`` without the
-    bilinear energy, ``scale_gaussian`` without the gaussian one, ``learn_scale`` but for a dot
-    energy over identity maps, ``scale_out_proj`` without an output projection), a ``*_start``
-    where its scaling is off, ``output_init`` with a tied output layer, and the self-attention
-    sections that are off; ``enc_hidden_size`` is compared as the size it gives (``half`` of 256,
-    128 and, for 256, null build one model); and the :data:`SPEED_ONLY` train options.  Two configs equal
-    after this train the same model the same way, which is what a finished run must match to be
-    reused.
-    """
-    model, attention = config.model, config.model.attention
-    axes, default = attention.axes(), config_mod.AttentionConfig()
-    inert: dict[str, Any] = {}
-    if axes["energy"] != "bilinear" or not attention.scale_bilinear:
-        inert["bilinear_start"] = default.bilinear_start
-        if axes["energy"] != "bilinear":
-            inert["scale_bilinear"] = default.scale_bilinear
-    if axes["energy"] != "gaussian":
-        inert["scale_gaussian"] = default.scale_gaussian
-    if not scores_unscalable(axes["energy"], axes["query_map"], axes["key_map"]):
-        inert["learn_scale"] = default.learn_scale
-    if not axes["out_proj"] or not attention.scale_out_proj:
-        inert["out_proj_start"] = default.out_proj_start
-        if not axes["out_proj"]:
-            inert["scale_out_proj"] = default.scale_out_proj
-    sections: dict[str, Any] = {"attention": attention.model_copy(update=inert),
-                                "enc_hidden_size": None if model.enc_size == model.hidden_size else model.enc_size}
-    if model.tie_embeddings:
-        sections["output_init"] = config_mod.ModelConfig().output_init
-    if not model.enc_self_attention.layers:
-        sections["enc_self_attention"] = config_mod.EncoderSelfAttentionConfig()
-    if not model.dec_self_attention.enabled:
-        sections["dec_self_attention"] = config_mod.DecoderSelfAttentionConfig()
-    train_defaults = config_mod.TrainConfig()
-    train = config.train.model_copy(update={name: getattr(train_defaults, name) for name in SPEED_ONLY})
-    return config.model_copy(update={"model": model.model_copy(update=sections), "train": train})
-
-
 def _stop(run_dir: Path) -> Optional[events.Stop]:
     """The run's last stop event (None while it never stopped)."""
     stops = events.of_kind(events.read(run_dir), events.Stop)
@@ -161,13 +115,13 @@ def completed(run_dir: Path) -> Optional[events.Stop]:
     last = ends[-1] if ends else None
     if not isinstance(last, events.Stop) or last.reason == "interrupted":
         return None
-    return last if (run_dir / "checkpoints" / "best.pt").is_file() else None
+    return last if RunPaths(run_dir).best.is_file() else None
 
 
 def _trained_config(run_dir: Path) -> Optional[config_mod.Config]:
     """The config a run was trained with, read as a saved run is read on resume (an option added
     since takes its old value); None without one, or with one this version cannot read."""
-    saved = run_dir / "config.yaml"
+    saved = RunPaths(run_dir).config
     if not saved.is_file():
         return None
     try:
@@ -176,21 +130,9 @@ def _trained_config(run_dir: Path) -> Optional[config_mod.Config]:
         return None
 
 
-def _flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A nested config dict as ``{"model.attention.type": value, ...}``."""
-    flat: dict[str, Any] = {}
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            flat.update(_flat(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
-
-
 def differences(a: config_mod.Config, b: config_mod.Config) -> list[str]:
     """The dotted option names whose values differ between two configs."""
-    fa, fb = _flat(a.model_dump(mode="json")), _flat(b.model_dump(mode="json"))
-    return sorted(k for k in fa.keys() | fb.keys() if fa.get(k) != fb.get(k))
+    return [change.key for change in saved_configs.changes(a, b)]
 
 
 @dataclass(frozen=True)
@@ -224,7 +166,8 @@ def run_action(plan: Plan, variant: str, seed: int, steps: int) -> RunAction:
     stop, trained = completed(run_dir), _trained_config(run_dir)
     if stop is None:
         return RunAction(overrides, run_dir, "replace", "unfinished")
-    changed = differences(without_inert_options(trained), without_inert_options(cfg)) if trained else ["config.yaml"]
+    changed = ([c.key for c in saved_configs.changes(trained, cfg, saved_configs.SAME_TRAINING)] if trained
+               else [RunPaths(run_dir).config.name])
     if not changed and (stop.step >= steps or stop.reason == "early_stopping"):
         speed = [f"train.{k} was {getattr(trained.train, k)}, not {getattr(cfg.train, k)}"
                  for k in SPEED_ONLY if getattr(trained.train, k) != getattr(cfg.train, k)]
@@ -277,7 +220,7 @@ def train_run(plan: Plan, act: RunAction, variant: str, seed: int, steps: int, p
 
 def _scoring_key(run_dir: Path, plan: Plan) -> dict[str, Any]:
     """What a saved score depends on: the best checkpoint (size, mtime), the split and the beam."""
-    stat = (run_dir / "checkpoints" / "best.pt").stat()
+    stat = RunPaths(run_dir).best.stat()
     return {"checkpoint": [stat.st_size, stat.st_mtime_ns], "split": plan.split, "beam": plan.beam}
 
 
@@ -290,14 +233,15 @@ def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
     from nmt.model.build import count_parameters
     from nmt.evaluate.eval_command import translate_split
 
-    out = run_dir / f"compare-{plan.split}"
-    cache, key = out / "scored.json", _scoring_key(run_dir, plan)
+    paths = RunPaths(run_dir)
+    out = paths.compare_folder(plan.split)
+    cache, key = out / SCORED, _scoring_key(run_dir, plan)
     if cache.is_file():
         saved = json.loads(cache.read_text(encoding="utf-8"))
         if saved.get("key") == key:
             return saved["result"]
     out.mkdir(parents=True, exist_ok=True)
-    systems, refs, srcs, info, model = translate_split([run_dir / "checkpoints" / "best.pt"], plan.split,
+    systems, refs, srcs, info, model = translate_split([paths.best], plan.split,
                                                        plan.beam, [], out)
     (hyps,) = systems.values()
     result = score(hyps, refs)
@@ -363,7 +307,7 @@ def table_rows(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]
 def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True) -> str:
     """Train (or reuse) every run of the plan, score them, write report.json/.md; returns the table."""
     steps = check_plan(plan)
-    out = out or plan.runs_dir / "report"
+    out = out or plan.runs_dir / REPORT
     check_out_folder(out)  # not after hours of training
     actions = {(v, s): run_action(plan, v, s, steps) for v in plan.variants for s in plan.seeds}
     check_finished_work(list(actions.values()))
@@ -377,5 +321,5 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True) -
                         "seeds": plan.seeds, "steps": steps, "baseline": plan.reference, "split": plan.split,
                         "overrides": plan.overrides}, "variants": rows,
                "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in plan.variants}}
-    json_path, md_path = write_report(out / "report", payload, table_rows(rows, plan.reference))
+    json_path, md_path = write_report(report_stem(out), payload, table_rows(rows, plan.reference))
     return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}"

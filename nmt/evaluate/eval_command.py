@@ -22,6 +22,7 @@ from nmt.evaluate.eval_page import eval_page, summary
 from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
 from nmt.util.fileio import read_lines, write_lines
 from nmt.evaluate.run_report import check_out_folder
+from nmt.run.paths import EVAL, RunPaths, report_stem
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +103,8 @@ def run_eval(*, checkpoints: Sequence[Path], split: str, hyps: list[Path], ref: 
     if hyps and ref is None:
         raise UserError("--hyp needs --ref (the reference translations)")
     if out is None:  # beside the (first) run's checkpoints; an ensemble never overwrites a member's report
-        folder = "eval" if len(checkpoints) <= 1 else "eval-ensemble"
-        out = Path(checkpoints[0]).parent.parent / folder if checkpoints else Path("eval")
+        ensemble = len(checkpoints) > 1
+        out = RunPaths.of_checkpoint(Path(checkpoints[0])).eval_folder(ensemble) if checkpoints else Path(EVAL)
     out = Path(out)
     check_out_folder(out)  # before any model loads or file is read
     if checkpoints:
@@ -129,5 +130,5 @@ def run_eval(*, checkpoints: Sequence[Path], split: str, hyps: list[Path], ref: 
         from nmt.util.plots import plot_bleu_by_length
 
         payload["length_plot"] = str(plot_bleu_by_length(series, out / "bleu_by_length.png"))
-    json_path, md_path = write_report(out / "report", payload, [], markdown=eval_page(payload))
+    json_path, md_path = write_report(report_stem(out), payload, [], markdown=eval_page(payload))
     return f"{summary(payload)}\nwrote {json_path} and {md_path}"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.run import events
+from nmt.run.paths import RunPaths, report_json
 from nmt.util.errors import UserError
 
 
@@ -26,7 +27,7 @@ def read_run_events(run_dir: Path) -> list[events.Event]:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise UserError(f"{run_dir}: not a folder (expected a run folder such as runs/<name>)")
-    path = run_dir / events.FILE_NAME
+    path = RunPaths(run_dir).metrics
     if not path.is_file():
         raise UserError(f"{path} not found (not a run folder written by nmt train?)")
     try:
@@ -39,7 +40,7 @@ def read_eval(folder: Path) -> Optional[dict[str, Any]]:
     """The one system scored in ``folder/report.json`` (BLEU, chrF, signatures) with the split,
     checkpoint step and checkpoints (several: an ensemble) it came from; None when the folder has
     no report, so a run scored with greedy search only still reports."""
-    path = Path(folder) / "report.json"
+    path = report_json(folder)
     if not path.is_file():
         return None
     try:

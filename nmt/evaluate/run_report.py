@@ -14,17 +14,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
+from nmt.evaluate.run_summary import RunSummary, results_table, summarize
+from nmt.run.paths import REPORT
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
 from nmt.util.plots import plot_curves
-from nmt.evaluate.run_summary import RunSummary, results_table, summarize
 
 log = logging.getLogger(__name__)
 
-REPORT_NAME = "report.md"
+REPORT_NAME = f"{REPORT}.md"
 FIGURES = {"updates": "valid_bleu_by_updates.png", "minutes": "valid_bleu_by_minutes.png"}
 METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF", "ter": "TER"}
-DEFAULT_FOLDER = "report"
+DEFAULT_FOLDER = REPORT
 """Without --out the report goes to ``report/`` beside the first run (runs/report for runs/<name>)."""
 
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from nmt.run import events
 from nmt.evaluate.run_files import checkpoint_parameters, read_eval, read_run_events
+from nmt.run import events
+from nmt.run.paths import REPORT_EVALS, RunPaths
 
-EVAL_FOLDERS = {"greedy": "eval-greedy", "beam5": "eval-beam5"}
+EVAL_FOLDERS = REPORT_EVALS
 """Which evaluation folder holds which column of the table."""
 
 HARDWARE_KEYS = ("device", "device_name", "cpus", "threads", "torch")
@@ -77,7 +78,7 @@ def _config_labels(run_dir: Path) -> tuple[str, str]:
     alone still make a report."""
     import yaml
 
-    path = run_dir / "config.yaml"
+    path = RunPaths(run_dir).config
     if not path.is_file():
         return "n/a", "n/a"
     config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -116,7 +117,8 @@ def summarize(run_dir: Path) -> RunSummary:
     valid = events.of_kind(log, events.Valid)
     last = stops[-1] if stops else (log[-1] if log else None)
     params = starts[0].params if starts and starts[0].params is not None else None
-    best_pt = run_dir / "checkpoints" / "best.pt"
+    paths = RunPaths(run_dir)
+    best_pt = paths.best
     if params is None and best_pt.is_file():
         params = checkpoint_parameters(best_pt)
     pair, attention = _config_labels(run_dir)
@@ -129,7 +131,7 @@ def summarize(run_dir: Path) -> RunSummary:
         tokens_per_s=throughput(events.of_kind(log, events.Train)),
         valid_bleu_signature=next((e.bleu_signature for e in valid if e.bleu_signature), None),
         curve=[CurvePoint(e.step, e.elapsed_s / 60, e.bleu) for e in valid],
-        evals={key: _eval_scores(run_dir / folder) for key, folder in EVAL_FOLDERS.items()},
+        evals={key: _eval_scores(paths.report_eval(key)) for key in EVAL_FOLDERS},
     )
 
 

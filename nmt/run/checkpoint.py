@@ -11,7 +11,6 @@ the target, so a crash or a full disk mid-write leaves the previous file.
 
 from __future__ import annotations
 
-import copy
 import pickle
 import warnings
 import zipfile
@@ -21,10 +20,11 @@ from typing import Any, Optional
 
 import torch
 
-from nmt.config import fill_saved_defaults, from_dict
+from nmt.config.saved import saved_config
+from nmt.run.paths import RunPaths
+from nmt.run.state import TrainState
 from nmt.util.errors import CheckpointError, ConfigError
 from nmt.util.fileio import atomic_write
-from nmt.run.state import TrainState
 
 FORMAT = "nmt-checkpoint"
 VERSION = 2
@@ -120,7 +120,7 @@ def check_config(config: Any, source: str) -> None:
         raise CheckpointError(f"{source}: the run config saved in the checkpoint is a "
                               f"{type(config).__name__}, not a mapping (an altered file?)")
     try:
-        from_dict(fill_saved_defaults(copy.deepcopy(config)))  # fill_saved_defaults edits its argument
+        saved_config(config)
     except (ConfigError, TypeError, ValueError, AttributeError, KeyError) as exc:
         raise CheckpointError(f"{source}: the run config saved in the checkpoint is invalid (an altered "
                               f"file?): {_excerpt(str(exc), 300)}") from None
@@ -194,7 +194,7 @@ def read_payload(path: Path, map_location: str | torch.device = "cpu") -> Any:
 
 def step_path(run_dir: Path, step: int) -> Path:
     """Where training keeps the checkpoint of update ``step`` (``train.keep_best`` / ``keep_last``)."""
-    return Path(run_dir) / "checkpoints" / f"step{step:07d}.pt"
+    return RunPaths(run_dir).step(step)
 
 
 def save(path: Path, checkpoint: Checkpoint) -> Path:

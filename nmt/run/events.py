@@ -16,7 +16,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, Optional, TypeVar, Union
 
-FILE_NAME = "metrics.jsonl"
+from nmt.run.paths import METRICS, RunPaths
+
+FILE_NAME = METRICS
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def from_json(data: dict[str, Any]) -> Event:
 
 def append(run_dir: Path, event: Event) -> None:
     """Add one event to ``run_dir/metrics.jsonl``; a last line cut short by a crash is dropped first."""
-    with open(Path(run_dir) / FILE_NAME, "a+b") as handle:
+    with open(RunPaths(run_dir).metrics, "a+b") as handle:
         if handle.tell() > 0:
             handle.seek(-1, 2)
             if handle.read(1) != b"\n":
@@ -122,7 +124,7 @@ def read(run_dir: Path) -> list[Event]:
     A last line without its newline (a write cut short by a crash) is left out; any other
     line that is not an event raises ValueError naming the file and line.
     """
-    path = Path(run_dir) / FILE_NAME
+    path = RunPaths(run_dir).metrics
     if not path.is_file():
         return []
     text = path.read_text(encoding="utf-8")

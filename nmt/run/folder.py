@@ -19,12 +19,12 @@ import fcntl
 import os
 import shutil
 from pathlib import Path
-from typing import IO, Any, Optional
+from typing import IO, Optional
 
-from nmt.config import Config
+from nmt.run.paths import LOCK, RunPaths
 from nmt.util.errors import UserError
 
-LOCK_NAME = ".lock"
+LOCK_NAME = LOCK
 
 
 class RunBusyError(UserError):
@@ -33,8 +33,8 @@ class RunBusyError(UserError):
 
 def is_run(run_dir: Path) -> bool:
     """Whether ``run_dir`` looks like a run written by ``nmt train``."""
-    return (run_dir / "config.yaml").is_file() and (
-        (run_dir / "metrics.jsonl").is_file() or (run_dir / "checkpoints").is_dir())
+    paths = RunPaths(run_dir)
+    return paths.config.is_file() and (paths.metrics.is_file() or paths.checkpoints.is_dir())
 
 
 def _contents(run_dir: Path) -> list[Path]:
@@ -87,7 +87,7 @@ class RunLock:
     """
 
     def __init__(self, run_dir: Path) -> None:
-        self.path = Path(run_dir) / LOCK_NAME
+        self.path = RunPaths(run_dir).lock
         self._handle: Optional[IO[str]] = None
 
     def acquire(self) -> "RunLock":
@@ -122,27 +122,5 @@ class RunLock:
 
 def probe(run_dir: Path) -> None:
     """Raise :class:`RunBusyError` if a process holds ``run_dir``'s lock (creates nothing new)."""
-    if (Path(run_dir) / LOCK_NAME).is_file():
+    if RunPaths(run_dir).lock.is_file():
         RunLock(run_dir).acquire().release()
-
-
-RESUMABLE_CHANGES = ("train.", "decode.", "data.mirror")
-"""Options ``--set`` may change on ``--resume``; the others fix the data, the model or the run's place."""
-
-
-def _flat(raw: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``: one entry per option (and per key of a dict option)."""
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        if isinstance(value, dict) and value:
-            out.update(_flat(value, f"{prefix}{key}."))
-        else:
-            out[prefix + key] = value
-    return out
-
-
-def fixed_changes(saved: Config, cfg: Config) -> list[str]:
-    """``key: old -> new`` for every option that differs but may not change on resume."""
-    old, new = _flat(saved.model_dump(mode="json")), _flat(cfg.model_dump(mode="json"))
-    return [f"{key}: {old.get(key)!r} -> {new.get(key)!r}" for key in sorted(old.keys() | new.keys())
-            if old.get(key) != new.get(key) and not key.startswith(RESUMABLE_CHANGES)]

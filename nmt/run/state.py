@@ -85,6 +85,25 @@ def stop_reason(state: TrainState, cfg: TrainConfig, signal: int = 0) -> Optiona
     return None
 
 
+def validates_at_epoch_end(step: int, valid_every: int) -> bool:
+    """Whether the end of an epoch at update ``step`` validates the model.
+
+    Without ``valid_every`` every epoch end validates.  With it, validations fall on the
+    multiples of ``valid_every``, and an epoch end adds one only where none has happened yet
+    or where the last of those is at least as far back as the next one is ahead
+    (``step % valid_every >= valid_every / 2``): an epoch that ends at the multiple itself or a few updates
+    after it does not validate a second time a model that barely changed (the second score
+    would also count twice towards ``patience`` and the plateau schedule).  A pure function
+    of the step, so a resumed run validates where an uninterrupted one does.
+    """
+    if not valid_every:
+        return True
+    since = step % valid_every  # updates since the last multiple; 0: it validated at this very update
+    if since == 0:
+        return False
+    return step < valid_every or 2 * since >= valid_every
+
+
 @dataclass(frozen=True)
 class KeepDecision:
     """What to do with the step checkpoints after one validation (see :func:`keep_checkpoints`)."""

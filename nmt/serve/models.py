@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 import torch
 
 from nmt.run.checkpoint import check_checkpoint_path
+from nmt.run.paths import run_of_checkpoint
 from nmt.config import Config
 from nmt.data.tokenizer import BOS
 from nmt.util.errors import UserError
@@ -42,9 +43,8 @@ def parse_checkpoint_arg(arg: str) -> tuple[Optional[str], Path]:
 
 def default_name(path: Path) -> str:
     """runs/<run>/checkpoints/<file>.pt -> <run>; any other A.pt -> A."""
-    if path.parent.name == "checkpoints" and path.parent.parent.name:
-        return path.parent.parent.name
-    return path.stem
+    run = run_of_checkpoint(path)
+    return run.name if run is not None else path.stem
 
 
 def attention_label(config: Config) -> str:

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import torch
 
+from nmt.config.saved import SAME_NETWORK, changes, saved_config
 from nmt.run import checkpoint as ckpt
-from nmt.config import fill_saved_defaults, from_dict
-from nmt.util.errors import CheckpointError, UserError
+from nmt.run.paths import RunPaths, is_trainer_checkpoint
 from nmt.run.state import TrainState
+from nmt.util.errors import CheckpointError, UserError
 
 log = logging.getLogger(__name__)
 
@@ -39,13 +39,13 @@ def select(run_dir: Path, *, last: Optional[int] = None, best: Optional[int] = N
     """
     if (last is None) == (best is None):
         raise ValueError("give exactly one of last and best")
-    saved = ckpt.load(run_dir / "checkpoints" / "last.pt")
+    saved = ckpt.load(RunPaths(run_dir).last)
     state = saved.state
     steps = state.recent[-last:] if last is not None else [step for _, step in state.history][:best]
     want = last if last is not None else best
     if len(steps) < want:
         raise UserError(too_few_hint(run_dir, saved.config, "last" if last is not None else "best", len(steps), want))
-    paths = [ckpt.step_path(run_dir, step) for step in steps]
+    paths = [RunPaths(run_dir).step(step) for step in steps]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise UserError(f"{missing[0]}: listed by the run's last.pt but not found")
@@ -60,7 +60,7 @@ def too_few_hint(run_dir: Path, config: dict[str, Any], which: str, have: int, w
     simply not validated that often yet, and is told to train longer.
     """
     option = f"keep_{which}"
-    kept = getattr(from_dict(fill_saved_defaults(config)).train, option)
+    kept = getattr(saved_config(config).train, option)
     holds = kept if which == "last" or kept > 1 else 0  # step files the setting holds at most
     if holds >= want:
         return (f"{run_dir}: the run has only {have} step checkpoint(s) for --{which} so far, {want} wanted "
@@ -92,23 +92,13 @@ def resolve(inputs: Sequence[Path], *, last: Optional[int], best: Optional[int])
     return paths
 
 
-TRAINING_ONLY = ("dropout", "emb_dropout", "src_word_dropout", "tgt_word_dropout")
-"""Model options that change training but not the network, so they may differ between members."""
-
-
-def _architecture(saved: ckpt.Checkpoint) -> dict[str, Any]:
-    """The checkpoint's model options as this nmt resolves them (older files get today's
-    defaults), without the training-only ones."""
-    model = from_dict(fill_saved_defaults(saved.config)).model.model_dump(mode="json")
-    return {k: v for k, v in model.items() if k not in TRAINING_ONLY}
-
-
 def _same_model(first: ckpt.Checkpoint, other: ckpt.Checkpoint, name: str, first_name: str) -> None:
-    """Refuse a checkpoint whose model or vocabularies differ from the first one's."""
-    a, b = _architecture(first), _architecture(other)
-    if a != b:
-        diff = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
-        raise UserError(f"{name}: its model differs from {first_name}'s ({', '.join(diff)}); "
+    """Refuse a checkpoint whose network or vocabularies differ from the first one's; dropout
+    rates and options that build the same network (:data:`nmt.config.saved.SAME_NETWORK`) may differ."""
+    diff = changes(saved_config(first.config), saved_config(other.config), SAME_NETWORK)
+    if diff:
+        raise UserError(f"{name}: its model differs from {first_name}'s "
+                        f"({', '.join(c.key.removeprefix('model.') for c in diff)}); "
                         "only checkpoints of one architecture can be averaged")
     if other.tokenizers != first.tokenizers:
         raise UserError(f"{name}: its vocabulary differs from {first_name}'s; only checkpoints "
@@ -174,17 +164,6 @@ def average(paths: Sequence[Path]) -> ckpt.Checkpoint:
                            averaged_from=[str(p) for p in paths])
 
 
-TRAINER_NAMES = re.compile(r"best\.pt|last\.pt|step\d+\.pt")
-"""File names the trainer writes, and may overwrite or delete, in a run's ``checkpoints`` folder
-(:func:`nmt.run.checkpoint.step_path` names the step files)."""
-
-
-def trainer_owns(path: Path) -> bool:
-    """Whether ``path`` is (or would be) one of a run's own checkpoints: best.pt, last.pt or a
-    step file inside a ``checkpoints`` folder."""
-    return path.parent.resolve().name == "checkpoints" and TRAINER_NAMES.fullmatch(path.name) is not None
-
-
 def check_output(output: Path, paths: Sequence[Path], force: bool) -> None:
     """Refuse an ``-o`` that would replace what it should not: one of the checkpoints being
     averaged (by any path to it, a symlink or a hard link included; even with ``force``), a
@@ -199,7 +178,7 @@ def check_output(output: Path, paths: Sequence[Path], force: bool) -> None:
                             "give another file name (--force does not replace an input)")
     if force:
         return
-    if trainer_owns(output):
+    if is_trainer_checkpoint(output):
         raise UserError(f"-o {output}: a name the trainer writes in a run's checkpoints folder (best.pt, "
                         f"last.pt, step files); give another name, e.g. {output.with_name('avg.pt')}, "
                         "or --force to write it anyway")

@@ -28,6 +28,7 @@ from nmt.data.pipeline import load_corpus
 from nmt.data.tokenizer import Tokenizer
 from nmt.util.fileio import atomic_write_bytes
 from nmt.model.build import TranslationModel, build_model, count_parameters
+from nmt.run.paths import RunPaths
 from nmt.train.optim import Schedule, build_optimizer
 from nmt.train.validate import ValidationSet
 
@@ -110,7 +111,7 @@ def build(cfg: Config, run_dir: Path, dist: distributed.Context, progress: bool)
     corpus = dist.main_first(lambda: load_corpus(cfg.data, splits=("train", "valid"), progress=progress))
     if dist.is_main:
         for side, tok in (("src", corpus.src_tok), ("tgt", corpus.tgt_tok)):
-            atomic_write_bytes(run_dir / f"spm.{side}.model", tok.model_bytes)
+            atomic_write_bytes(RunPaths(run_dir).tokenizer(side), tok.model_bytes)
     train_split = corpus.splits["train"]
     text = None
     if t.subword_alpha > 0:

@@ -27,13 +27,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from nmt.run import events
+from nmt.run.paths import RunPaths
 from nmt.config.sections import ModelConfig
 from nmt.util.errors import UserError
 from nmt.util.fileio import DiskFullError, is_disk_full
 
 log = logging.getLogger(__name__)
-
-FOLDER = "tb"
 
 
 def require() -> None:
@@ -122,7 +121,7 @@ class Board:
 
     def _error(self, exc: BaseException) -> BaseException:
         """The user error for a failed write; anything but a write error is returned as it is (a bug)."""
-        folder = self.run_dir / FOLDER
+        folder = RunPaths(self.run_dir).tensorboard
         if isinstance(exc, UserError):  # already reported as one (a nested call)
             return exc
         if is_disk_full(exc, folder):
@@ -160,7 +159,7 @@ class Board:
         self.close()
         self._catch_thread_errors()  # before the writer's thread starts: its first write may fail
         # purge_step: drop what a crashed process logged after the checkpoint this run resumes from
-        self.writer = SummaryWriter(str(self.run_dir / FOLDER), purge_step=step + 1 if step else None)
+        self.writer = SummaryWriter(str(RunPaths(self.run_dir).tensorboard), purge_step=step + 1 if step else None)
 
     def _train(self, e: events.Train) -> None:
         w = self.writer
@@ -179,7 +178,7 @@ class Board:
         if e.samples:
             sample = e.samples[0]
             w.add_text("valid/sample", f"src: {sample['src']}  \nref: {sample['ref']}  \nhyp: {sample['hyp']}", e.step)
-        heat_map = self.run_dir / "attention" / f"step{e.step:07d}.png"  # drawn by validation, if any
+        heat_map = RunPaths(self.run_dir).attention_map(e.step)  # drawn by validation, if any
         if self.attention_image and heat_map.is_file():
             from matplotlib import image
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Optional
 
 import torch
 
+from nmt.run import events
 from nmt.util import runtime
 from nmt.config import Config, DecodeConfig
 from nmt.data.batching import BatchSampler, collate
@@ -20,6 +21,27 @@ from nmt.train.loss import batch_loss
 from nmt.model.build import TranslationModel
 
 GPU_VALID_BATCH = 512  # greedy validation batch on CUDA when train.valid_batch_size is null
+
+
+@dataclass(frozen=True)
+class Validation:
+    """One validation's scores and samples: what a metrics.jsonl ``valid`` event adds to the
+    run's position (:meth:`event`)."""
+
+    loss: float               # cross-entropy per target token, teacher-forced, no label smoothing
+    ppl: float
+    bleu: float               # greedy, sacreBLEU
+    chrf: float
+    bleu_signature: str
+    samples: list[dict[str, str]]  # src, ref, hyp of the first sentences
+
+    def score(self, metric: str) -> float:
+        """The value of ``train.metric`` (loss, bleu or chrf)."""
+        return float(getattr(self, metric))
+
+    def event(self, *, step: int, epoch: int, elapsed_s: float, lr: float, best: Optional[float]) -> events.Valid:
+        """The ``valid`` event of this validation at the run's position."""
+        return events.Valid(step=step, epoch=epoch, elapsed_s=elapsed_s, lr=lr, best=best, **asdict(self))
 
 
 @dataclass
@@ -54,7 +76,7 @@ def validation_decode(cfg: Config, device: torch.device) -> DecodeConfig:
 @torch.no_grad()
 def validate(model: TranslationModel, data: ValidationSet, cfg: Config, tgt_tok: Tokenizer,
              src_tok: Tokenizer, device: torch.device, amp: torch.dtype | None,
-             plot_path: Path | None = None) -> dict[str, Any]:
+             plot_path: Path | None = None) -> Validation:
     """Score the model on the validation split; leaves the model in training mode."""
     model.eval()
     with runtime.preserved_rng():
@@ -66,11 +88,10 @@ def validate(model: TranslationModel, data: ValidationSet, cfg: Config, tgt_tok:
     hyps = [tgt_tok.decode(t.ids[0]) for t in outputs]
     result = score(hyps, data.refs[:n])
     loss = total / max(count, 1)
-    metrics: dict[str, Any] = {
-        "loss": loss, "ppl": math.exp(min(loss, 50.0)), "bleu": result.bleu, "chrf": result.chrf,
-        "bleu_signature": result.bleu_signature,
-        "samples": [{"src": data.srcs[i], "ref": data.refs[i], "hyp": hyps[i]} for i in range(min(3, n))],
-    }
+    metrics = Validation(
+        loss=loss, ppl=math.exp(min(loss, 50.0)), bleu=result.bleu, chrf=result.chrf,
+        bleu_signature=result.bleu_signature,
+        samples=[{"src": data.srcs[i], "ref": data.refs[i], "hyp": hyps[i]} for i in range(min(3, n))])
     if plot_path is not None and outputs and outputs[0].attention is not None:
         from nmt.util.plots import plot_attention
 

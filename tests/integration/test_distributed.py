@@ -211,8 +211,8 @@ def _rank_signalled_at(rank: int, port: int, assignments: list[str], victim: int
     """One rank of a 2-process run (mp.spawn); rank ``victim`` gets SIGTERM after update ``step``."""
     original = Trainer.after_update
 
-    def after_update(self, loss, speed):
-        original(self, loss, speed)
+    def after_update(self, update):
+        original(self, update)
         if self.dist.rank == victim and self.state.step == step:
             # raise() delivers to the calling (main) thread and runs the Python handler before it
             # returns; os.kill may land on another thread and be handled an update late under load.

@@ -52,8 +52,8 @@ def _interrupt_at(monkeypatch, step: int) -> None:
     """Deliver a real SIGINT to this process right after update ``step``."""
     original = Trainer.after_update
 
-    def after_update(self, loss, speed):
-        original(self, loss, speed)
+    def after_update(self, update):
+        original(self, update)
         if self.state.step == step:
             signal.raise_signal(signal.SIGINT)  # handled in this thread before it returns
 
@@ -209,7 +209,7 @@ def test_kill_9_during_checkpoint_writes_leaves_a_loadable_file(tmp_path):
     ckpt.save(path, _tiny(0, torch.zeros(10)))
     writer = subprocess.Popen([sys.executable, "-c", (
         "import torch, sys\n"
-        "from nmt import checkpoint as c\n"
+        "from nmt.run import checkpoint as c\n"
         "from nmt.run.state import TrainState\n"
         "for step in range(1, 10**6):\n"
         "    c.save(sys.argv[1], c.Checkpoint({}, {'w': torch.full((5_000_000,), float(step))}, {}, TrainState(step)))\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nmt.config import TrainConfig
-from nmt.run.state import TrainState, is_better, keep_checkpoints, metric_mode, stop_reason
+from nmt.run.state import TrainState, is_better, keep_checkpoints, metric_mode, stop_reason, validates_at_epoch_end
 
 
 @pytest.mark.parametrize("metric, value, best, expected", [
@@ -128,3 +128,21 @@ def test_a_file_in_both_lists_is_dropped_only_when_it_leaves_both():
 ])
 def test_position_counts_epochs_from_1_as_the_progress_bar_does(state, words):
     assert state.position() == words
+
+
+@pytest.mark.parametrize("valid_every", [1, 2, 5, 100])
+def test_an_epoch_end_never_validates_again_near_a_scheduled_validation(valid_every):
+    """With valid_every, an epoch end validates only before the first scheduled validation or
+    at least half an interval after the latest one; so never at it nor a few updates after it."""
+    for step in range(1, 1000):
+        since = step % valid_every  # updates since the latest scheduled validation
+        expected = step < valid_every or 2 * since >= valid_every
+        assert validates_at_epoch_end(step, valid_every) == expected, step
+    for step in range(valid_every, 1000, valid_every):
+        assert not validates_at_epoch_end(step, valid_every)  # validated at this very update
+        if valid_every > 2:
+            assert not validates_at_epoch_end(step + 1, valid_every)  # a few updates after it
+
+
+def test_without_valid_every_every_epoch_end_validates():
+    assert all(validates_at_epoch_end(step, 0) for step in range(0, 50))

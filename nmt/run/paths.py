@@ -1,0 +1,147 @@
+"""Every path of a run folder ``runs/<name>/``, named in one place.
+
+``nmt train`` writes the folder, ``nmt eval``, ``average``, ``compare``, ``report`` and
+``serve`` read it, and the scripts read it too; each asks :class:`RunPaths` where a file is
+instead of spelling its name, so the layout can be read (and changed) here alone::
+
+    runs/<name>/
+      .lock                      the writer's lock (nmt.run.folder.RunLock)
+      config.yaml                the resolved config the run trains with
+      spm.src.model, spm.tgt.model   its SentencePiece models
+      metrics.jsonl              the event log (nmt.run.events)
+      checkpoints/               best.pt, last.pt and step files step0000120.pt
+      attention/                 one validation heat map per validated step, step0000120.png
+      tb/                        TensorBoard's copy of the events
+      eval/, eval-ensemble/      nmt eval's default folders (one model, an ensemble)
+      eval-greedy/, eval-beam5/  the folders nmt report reads its test scores from
+      compare-<split>/           nmt compare's translations and saved score of the run
+
+An evaluation or report folder holds ``report.json`` and ``report.md`` (:func:`report_stem`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+CONFIG = "config.yaml"
+METRICS = "metrics.jsonl"
+LOCK = ".lock"
+CHECKPOINTS = "checkpoints"
+BEST = "best.pt"
+LAST = "last.pt"
+TENSORBOARD = "tb"
+ATTENTION = "attention"
+EVAL = "eval"
+EVAL_ENSEMBLE = "eval-ensemble"
+REPORT_EVALS = {"greedy": "eval-greedy", "beam5": "eval-beam5"}
+"""The evaluation folders ``nmt report`` reads, by the table column each fills."""
+REPORT = "report"
+"""The stem of a report's two files (report.json, report.md), and the default folder of the
+reports that cover several runs (``nmt report``, ``nmt compare``), beside the runs."""
+SCORED = "scored.json"
+"""nmt compare's saved score of one run, inside its ``compare-<split>`` folder."""
+
+TRAINER_CHECKPOINT = re.compile(r"best\.pt|last\.pt|step\d+\.pt")
+"""The checkpoint names the trainer writes, and may overwrite or delete, in ``checkpoints/``."""
+
+
+def _step_name(step: int, suffix: str) -> str:
+    """``step0000120.pt``: zero-padded, so the files of a run sort by update."""
+    return f"step{step:07d}{suffix}"
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Where each file of the run in ``root`` lives; builds paths, touches nothing."""
+
+    root: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(self.root))
+
+    @classmethod
+    def of_checkpoint(cls, checkpoint: Path) -> "RunPaths":
+        """The run a checkpoint file belongs to: the parent of its ``checkpoints/`` folder."""
+        return cls(Path(checkpoint).parent.parent)
+
+    @property
+    def config(self) -> Path:
+        return self.root / CONFIG
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / METRICS
+
+    @property
+    def lock(self) -> Path:
+        return self.root / LOCK
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.root / CHECKPOINTS
+
+    @property
+    def best(self) -> Path:
+        """The best checkpoint by ``train.metric``."""
+        return self.checkpoints / BEST
+
+    @property
+    def last(self) -> Path:
+        """The latest checkpoint, the one ``--resume`` continues from."""
+        return self.checkpoints / LAST
+
+    def step(self, step: int) -> Path:
+        """The checkpoint of update ``step`` (``train.keep_best`` / ``keep_last``)."""
+        return self.checkpoints / _step_name(step, ".pt")
+
+    @property
+    def tensorboard(self) -> Path:
+        return self.root / TENSORBOARD
+
+    def attention_map(self, step: int) -> Path:
+        """The heat map drawn by the validation at update ``step``."""
+        return self.root / ATTENTION / _step_name(step, ".png")
+
+    def tokenizer(self, side: str) -> Path:
+        """The SentencePiece model of ``side`` ("src" or "tgt")."""
+        return self.root / f"spm.{side}.model"
+
+    def eval_folder(self, ensemble: bool = False) -> Path:
+        """Where ``nmt eval`` writes by default: an ensemble never overwrites a member's report."""
+        return self.root / (EVAL_ENSEMBLE if ensemble else EVAL)
+
+    def report_eval(self, column: str) -> Path:
+        """The evaluation folder ``nmt report`` reads for ``column`` (a key of :data:`REPORT_EVALS`)."""
+        return self.root / REPORT_EVALS[column]
+
+    def compare_folder(self, split: str) -> Path:
+        """``nmt compare``'s translations of ``split`` with the run's best checkpoint, and their score."""
+        return self.root / f"compare-{split}"
+
+
+def report_stem(folder: Path) -> Path:
+    """``folder/report``: the stem of the report.json and report.md written into ``folder``."""
+    return Path(folder) / REPORT
+
+
+def report_json(folder: Path) -> Path:
+    """The machine-readable report of an evaluation folder."""
+    return report_stem(folder).with_suffix(".json")
+
+
+def is_trainer_checkpoint(path: Path) -> bool:
+    """Whether ``path`` is (or would be) one of a run's own checkpoints: best.pt, last.pt or a
+    step file inside a ``checkpoints`` folder (which training may overwrite or delete)."""
+    path = Path(path)
+    return path.parent.resolve().name == CHECKPOINTS and TRAINER_CHECKPOINT.fullmatch(path.name) is not None
+
+
+def run_of_checkpoint(path: Path) -> Optional[Path]:
+    """The run folder of a checkpoint inside a run's ``checkpoints/`` folder; None for any other file."""
+    path = Path(path)
+    if path.parent.name == CHECKPOINTS and path.parent.parent.name:
+        return path.parent.parent
+    return None

@@ -1,0 +1,61 @@
+"""When the trainer validates and stops: epoch ends near a scheduled validation, a caller's stop rule."""
+
+from pathlib import Path
+
+from conftest import toy_overrides
+from nmt import config as C
+from nmt.run import events
+from nmt.run.folder import RunLock
+from nmt.train.loop import Trainer, run_training
+from nmt.train.run_start import open_run_dir
+
+
+def _valid_steps(run_dir: Path) -> list[int]:
+    return [e.step for e in events.of_kind(events.read(run_dir), events.Valid)]
+
+
+def _epoch_ends(run_dir: Path) -> list[int]:
+    """The last update of each epoch, from the train events (train.log_every=1)."""
+    last: dict[int, int] = {}
+    for e in events.of_kind(events.read(run_dir), events.Train):
+        last[e.epoch] = max(last.get(e.epoch, 0), e.step)
+    return [last[epoch] for epoch in sorted(last)]
+
+
+def test_a_stop_rule_of_the_caller_ends_the_run_at_its_validation(tmp_path, toy_files):
+    """Trainer(should_stop=...): the public hook scripts/bench_time_to_quality.py stops through."""
+    _, files = toy_files
+    cfg = C.load(None, toy_overrides(tmp_path, files, train__max_epochs=3, train__valid_every=0,
+                                     train__tensorboard=False))
+    run_dir = Path(cfg.runs_dir) / cfg.name
+    seen = []
+
+    def enough(result):
+        seen.append(result.bleu)
+        return "enough" if len(seen) == 1 else None
+
+    with RunLock(run_dir):
+        open_run_dir(cfg, run_dir, overwrite=False)
+        outcome = Trainer(cfg, run_dir, progress=False, should_stop=enough).fit()
+    stop = events.of_kind(events.read(run_dir), events.Stop)[-1]
+    assert (stop.reason, stop.epoch) == ("enough", 1) and "stopped (enough)" in outcome.summary
+    assert _valid_steps(run_dir) == [stop.step] == _epoch_ends(run_dir)[-1:] and seen  # one validation, its end
+
+
+def test_an_epoch_end_right_after_a_scheduled_validation_does_not_validate_again(tmp_path, toy_files):
+    _, files = toy_files
+    first = tmp_path / "a"
+    run_training(None, toy_overrides(first, files, train__max_epochs=1, train__valid_every=0,
+                                     train__tensorboard=False), progress=False)
+    (updates,) = _epoch_ends(first / "runs" / "toy")
+    assert _valid_steps(first / "runs" / "toy") == [updates]  # no valid_every: the epoch end validates
+    assert updates >= 6, "the toy epoch is too short for this test"
+
+    every = updates - 1  # each epoch ends one or two updates after a scheduled validation
+    second = tmp_path / "b"
+    run_training(None, toy_overrides(second, files, train__max_epochs=2, train__valid_every=every,
+                                     train__tensorboard=False), progress=False)
+    run_dir = second / "runs" / "toy"
+    ends = _epoch_ends(run_dir)
+    assert ends == [updates, 2 * updates]
+    assert _valid_steps(run_dir) == [every, 2 * every]  # before the fix: every, updates, 2 * every, 2 * updates

@@ -1,0 +1,36 @@
+"""Stop signals during training (nmt.train.signals) and the epoch's progress reporter."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from nmt.train.progress import EpochProgress
+from nmt.train.signals import STOP_SIGNALS, StopSignals
+
+
+@pytest.mark.parametrize("signum", STOP_SIGNALS)
+def test_the_first_signal_is_recorded_not_fatal_and_a_second_would_abort(signum):
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    with StopSignals() as signals:
+        assert signals.received == 0
+        signal.raise_signal(signum)  # runs the handler before it returns
+        assert signals.received == signum
+        assert signal.getsignal(signum) is signal.SIG_DFL  # again: the default, which ends the process
+    assert {s: signal.getsignal(s) for s in STOP_SIGNALS} == before
+
+
+def test_leaving_the_block_by_an_error_restores_the_handlers():
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    with pytest.raises(RuntimeError), StopSignals():
+        assert signal.getsignal(signal.SIGTERM) != before[signal.SIGTERM]
+        raise RuntimeError("boom")
+    assert {s: signal.getsignal(s) for s in STOP_SIGNALS} == before
+
+
+def test_the_progress_bar_counts_batches_from_where_the_epoch_stands():
+    with EpochProgress(epoch=2, total=10, done=4, enabled=True) as bar:
+        bar.update(3, loss=1.5, lr=1e-3, tokens_per_s=100.0)
+        bar.update(2, loss=None, lr=1e-3, tokens_per_s=0.0)  # a skipped update still consumed its batches
+        assert bar.bar.n == 9
