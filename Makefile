@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-unit test-integration test-system test-browser browser-deps demo bench clean-venv
+.PHONY: test test-unit test-integration test-system test-browser browser-deps lint demo bench clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint]'
 	touch $(STAMP)
 
 # Every tier; each can also run alone (tests/unit: seconds, integration: tiny runs, system: toy tasks learned).
@@ -18,6 +18,15 @@ test: $(STAMP)
 
 test-unit test-integration test-system: test-%: $(STAMP)
 	$(BIN)/python -m pytest -q tests/$*
+
+# Lint, format check, types and the import layers, as configured in pyproject.toml; CI (.ci/run) and
+# the pre-commit hooks run the same, and each must report nothing. `ruff format nmt scripts tests` fixes
+# the format, `ruff check --fix` what can be fixed mechanically.
+lint: $(STAMP)
+	$(BIN)/ruff check nmt scripts tests
+	$(BIN)/ruff format --check nmt scripts tests
+	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # What the browser test needs, each installed only when missing: Debian's chromium and chromedriver
 # (apt, as root or with sudo) and selenium in the venv (the `browser` extra); nothing else is downloaded.

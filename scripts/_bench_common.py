@@ -23,14 +23,26 @@ log = logging.getLogger("bench")
 
 def add_common_options(parser: argparse.ArgumentParser, quick_help: str) -> None:
     """Options every benchmark takes; ``quick_help`` says what --quick does in this script."""
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                        help="Where to run: auto = CUDA when present, else CPU (default: auto).")
-    parser.add_argument("--threads", type=int, default=0, metavar="N",
-                        help="Torch intra-op CPU threads; 0 = one per core other processes leave free, "
-                             "re-checked every few seconds (bench_train: the config's train.threads) (default: 0).")
-    parser.add_argument("--no-keep-memory", action="store_true",
-                        help="Do not call nmt.util.runtime.keep_freed_memory(), to measure what it saves "
-                             "(glibc then returns freed tensor memory to the OS after every step).")
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="Where to run: auto = CUDA when present, else CPU (default: auto).",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Torch intra-op CPU threads; 0 = one per core other processes leave free, "
+        "re-checked every few seconds (bench_train: the config's train.threads) (default: 0).",
+    )
+    parser.add_argument(
+        "--no-keep-memory",
+        action="store_true",
+        help="Do not call nmt.util.runtime.keep_freed_memory(), to measure what it saves "
+        "(glibc then returns freed tensor memory to the OS after every step).",
+    )
     parser.add_argument("--quick", action="store_true", help=f"A short run for `make bench`: {quick_help}.")
 
 
@@ -73,7 +85,7 @@ class Stopwatch:
         self.seconds = 0.0
         self._start: Optional[float] = None
 
-    def __enter__(self) -> "Stopwatch":
+    def __enter__(self) -> Stopwatch:
         synchronize(self.device)
         self._start = time.perf_counter()
         return self

@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 DRIVER_NAMES = ("chromedriver",)

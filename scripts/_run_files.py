@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from nmt.run import events
-
 from nmt.evaluate import run_files
-from nmt.util.errors import UserError
 from nmt.evaluate.run_files import checkpoint_parameters
+from nmt.run import events
+from nmt.util.errors import UserError
 
 __all__ = ["checkpoint_parameters", "read_eval", "read_events"]
 

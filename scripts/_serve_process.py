@@ -12,9 +12,10 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 LISTENING = re.compile(rb"Uvicorn running on (http://[0-9.]+:\d+)")
 
@@ -34,15 +35,15 @@ def _wait_for_url(proc: subprocess.Popen, log: Path, timeout: float) -> str:
 
 
 @contextmanager
-def server_process(args: list[str], log: Path, timeout: float = 300,
-                   cwd: Optional[Path] = None) -> Iterator[str]:
+def server_process(args: list[str], log: Path, timeout: float = 300, cwd: Optional[Path] = None) -> Iterator[str]:
     """Start ``nmt serve args --port 0`` (output to ``log``); yield its base URL once /health answers.
 
     The process is terminated (then killed) on exit, whatever happened inside.
     """
     with open(log, "w+b") as handle:
-        proc = subprocess.Popen([sys.executable, "-m", "nmt", "serve", *args, "--port", "0"], cwd=cwd,
-                                stdout=handle, stderr=handle)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "nmt", "serve", *args, "--port", "0"], cwd=cwd, stdout=handle, stderr=handle
+        )
         try:
             url = _wait_for_url(proc, log, timeout)
             with urllib.request.urlopen(url + "/health", timeout=timeout) as response:

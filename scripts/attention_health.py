@@ -26,26 +26,32 @@ import json
 import logging
 import math
 import sys
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any, Optional
 
 import torch
 
 import _bench_common as common
 from nmt import config as config_mod
-from nmt.util import runtime
-from nmt.util import threads
+from nmt.config.variants import VARIANTS, variant_overrides
 from nmt.data.batching import BatchSampler, collate
 from nmt.data.pipeline import load_corpus
-from nmt.util.errors import UserError
-from nmt.train.loss import batch_loss
 from nmt.model.build import build_model
+from nmt.train.loss import batch_loss
 from nmt.train.optim import apply_gradients, build_optimizer
-from nmt.config.variants import VARIANTS, variant_overrides
+from nmt.util import runtime, threads
+from nmt.util.errors import UserError
 
 SCRIPT = "attention_health"
 CPU = torch.device("cpu")  # fp32 probes; the GPU path is not measured here
-PARTS = {"encoder": "encoder.", "attention": "decoder.attention.", "decoder_rnn": "decoder.rnn.",
-         "readout": "decoder.readout.", "output": "decoder.output.", "tgt_embedding": "decoder.embedding."}
+PARTS = {
+    "encoder": "encoder.",
+    "attention": "decoder.attention.",
+    "decoder_rnn": "decoder.rnn.",
+    "readout": "decoder.readout.",
+    "output": "decoder.output.",
+    "tgt_embedding": "decoder.embedding.",
+}
 
 
 class AttentionProbe:
@@ -66,11 +72,16 @@ class AttentionProbe:
         lengths = real.sum(-1).clamp(min=2).float()  # (B, T)
         p = weights.float().clamp_min(1e-12)
         entropy = -(p * p.log()).masked_fill(~real, 0).sum(-1) / lengths.log()
-        centred = (energy - (energy * real).sum(-1, keepdim=True) / real.sum(-1, keepdim=True).clamp(min=1))
+        centred = energy - (energy * real).sum(-1, keepdim=True) / real.sum(-1, keepdim=True).clamp(min=1)
         var = (centred.pow(2) * real).sum(-1) / (real.sum(-1) - 1).clamp(min=1)
-        self.rows.append({"energy_std": var.sqrt().mean().item(), "entropy": entropy.mean().item(),
-                          "max_weight": weights.float().max(-1).values.mean().item(),
-                          "context_rms": context.float().pow(2).mean().sqrt().item()})
+        self.rows.append(
+            {
+                "energy_std": var.sqrt().mean().item(),
+                "entropy": entropy.mean().item(),
+                "max_weight": weights.float().max(-1).values.mean().item(),
+                "context_rms": context.float().pow(2).mean().sqrt().item(),
+            }
+        )
 
     def summary(self) -> dict[str, float]:
         return {k: round(sum(r[k] for r in self.rows) / len(self.rows), 4) for k in self.rows[0]}
@@ -126,8 +137,13 @@ def measure(model: torch.nn.Module, split: Any, batches: list[list[int]], t: Any
     probe.handle.remove()
     readout.handle.remove()
     weight_norm = math.sqrt(sum(p.detach().float().pow(2).sum().item() for p in model.decoder.attention.parameters()))
-    return {"loss": round(sum(losses) / len(losses), 4), **probe.summary(), **readout.summary(),
-            "attention_weight_norm": round(weight_norm, 3), "grad_norm": norms}
+    return {
+        "loss": round(sum(losses) / len(losses), 4),
+        **probe.summary(),
+        **readout.summary(),
+        "attention_weight_norm": round(weight_norm, 3),
+        "grad_norm": norms,
+    }
 
 
 def health(args: argparse.Namespace, variant: str) -> Iterator[dict[str, Any]]:
@@ -138,8 +154,16 @@ def health(args: argparse.Namespace, variant: str) -> Iterator[dict[str, Any]]:
     runtime.seed_everything(t.seed)
     corpus = load_corpus(cfg.data, splits=("train",), progress=False)
     split = corpus.splits["train"]
-    sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=t.max_tokens, batch_size=t.batch_size,
-                           shuffle=True, seed=t.seed, max_len=t.max_len, curriculum_epochs=t.curriculum_epochs)
+    sampler = BatchSampler(
+        split.src_lengths,
+        split.tgt_lengths,
+        max_tokens=t.max_tokens,
+        batch_size=t.batch_size,
+        shuffle=True,
+        seed=t.seed,
+        max_len=t.max_len,
+        curriculum_epochs=t.curriculum_epochs,
+    )
     last = max(args.steps)
     order = [b for epoch in range(1000) for b in sampler.batches(epoch)][: last + args.batches]
     held = order[last:]  # measured at every update count, never trained on before the last one
@@ -150,20 +174,31 @@ def health(args: argparse.Namespace, variant: str) -> Iterator[dict[str, Any]]:
     for steps in sorted(args.steps):
         for idx in order[done:steps]:
             batch = collate(split, idx, t.max_len)
-            loss = batch_loss(model, batch, label_smoothing=t.label_smoothing, teacher_forcing=1.0,
-                              device=CPU, amp=None)
+            loss = batch_loss(
+                model, batch, label_smoothing=t.label_smoothing, teacher_forcing=1.0, device=CPU, amp=None
+            )
             (loss / batch.n_tgt_tokens).backward()
             apply_gradients(model, optimizer, scaler, t.clip_grad_norm)
         done = steps
-        yield {"bench": "attention_health", "variant": variant, "steps": steps, "batches": args.batches,
-               **measure(model, split, held, t), "config": args.config, "set": args.set}
+        yield {
+            "bench": "attention_health",
+            "variant": variant,
+            "steps": steps,
+            "batches": args.batches,
+            **measure(model, split, held, t),
+            "config": args.config,
+            "set": args.set,
+        }
 
 
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="configs/multi30k_de_en_luong_general.yaml", help="Base config.")
-    parser.add_argument("--variants", default=",".join(v for v in VARIANTS if v != "none"),
-                        help="Comma-separated variants (default: every one with attention).")
+    parser.add_argument(
+        "--variants",
+        default=",".join(v for v in VARIANTS if v != "none"),
+        help="Comma-separated variants (default: every one with attention).",
+    )
     parser.add_argument("--steps", default="0", help="Comma-separated update counts to measure after (default: 0).")
     parser.add_argument("--batches", type=int, default=4, help="Batches measured (default: 4).")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0 = follow the free cores).")

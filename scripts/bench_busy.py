@@ -49,8 +49,13 @@ def measure(setting: dict[str, str], train_args: list[str], hog_seconds: Optiona
     if hog_seconds:
         hog = subprocess.Popen([sys.executable, "-c", HOG.format(seconds=hog_seconds)])
     try:
-        proc = subprocess.run([sys.executable, str(BENCH_TRAIN), *train_args], env=env, capture_output=True,
-                              text=True, timeout=hog_seconds or 3600)
+        proc = subprocess.run(
+            [sys.executable, str(BENCH_TRAIN), *train_args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=hog_seconds or 3600,
+        )
     finally:
         if hog is not None:
             hog.kill()
@@ -64,29 +69,55 @@ def measure(setting: dict[str, str], train_args: list[str], hog_seconds: Optiona
 
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--settings", nargs="+", default=["default"],
-                        help="Environment settings to compare (default: default).")
+    parser.add_argument(
+        "--settings", nargs="+", default=["default"], help="Environment settings to compare (default: default)."
+    )
     parser.add_argument("--variant", default="bahdanau", help="bench_train variant (default: bahdanau).")
     parser.add_argument("--config", default="configs/demo.yaml", help="Config (default: configs/demo.yaml).")
     parser.add_argument("--steps", type=int, default=20, help="Timed updates per run (default: 20).")
-    parser.add_argument("--hog-seconds", type=float, default=600.0,
-                        help="Upper bound on the hog's life; it is killed when its run ends (default: 600).")
+    parser.add_argument(
+        "--hog-seconds",
+        type=float,
+        default=600.0,
+        help="Upper bound on the hog's life; it is killed when its run ends (default: 600).",
+    )
     args = parser.parse_args(argv)
     if args.steps < 1 or args.hog_seconds <= 0:
         parser.error("--steps and --hog-seconds must be positive")
     settings = [(text, parse_setting(text)) for text in args.settings]
-    train_args = ["--variants", args.variant, "--config", args.config, "--steps", str(args.steps),
-                  "--warmup", "3", "--device", "cpu"]
+    train_args = [
+        "--variants",
+        args.variant,
+        "--config",
+        args.config,
+        "--steps",
+        str(args.steps),
+        "--warmup",
+        "3",
+        "--device",
+        "cpu",
+    ]
     for text, setting in settings:
         quiet = measure(setting, train_args, None)
         busy = measure(setting, train_args, args.hog_seconds)
         for hog, record in ((False, quiet), (True, busy)):
-            print(json.dumps({
-                "bench": "busy", "setting": text, "hog": hog, "variant": args.variant,
-                "target_tokens_per_s": record["target_tokens_per_s"], "threads": record["threads"],
-                "busy_over_quiet": round(busy["target_tokens_per_s"] / quiet["target_tokens_per_s"], 3),
-                "cpus": record["cpus"], "device_name": record["device_name"], "torch": record["torch"],
-            }), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "bench": "busy",
+                        "setting": text,
+                        "hog": hog,
+                        "variant": args.variant,
+                        "target_tokens_per_s": record["target_tokens_per_s"],
+                        "threads": record["threads"],
+                        "busy_over_quiet": round(busy["target_tokens_per_s"] / quiet["target_tokens_per_s"], 3),
+                        "cpus": record["cpus"],
+                        "device_name": record["device_name"],
+                        "torch": record["torch"],
+                    }
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -28,13 +28,12 @@ from typing import Any, Optional
 import torch
 
 import _bench_common as common
-from nmt.util import runtime
-from nmt.util import threads
 from nmt.config import Config
-from nmt.util.fileio import read_lines
-from nmt.util.errors import UserError
 from nmt.decode.inference import Loaded, encode_sources, load_checkpoint, translate_ids
 from nmt.model.build import count_parameters
+from nmt.util import runtime, threads
+from nmt.util.errors import UserError
+from nmt.util.fileio import read_lines
 
 log = logging.getLogger("bench_decode")
 SCRIPT = "bench_decode.py"
@@ -48,8 +47,10 @@ def default_input(cfg: Config) -> Path:
     for name in (f"test2016.{src}", f"test.{src}"):
         if (folder / name).is_file():
             return folder / name
-    raise UserError(f"no test split in {folder} (looked for test2016.{src} and test.{src}); "
-                    f"prepare the corpus (nmt data prepare) or pass --input FILE")
+    raise UserError(
+        f"no test split in {folder} (looked for test2016.{src} and test.{src}); "
+        f"prepare the corpus (nmt data prepare) or pass --input FILE"
+    )
 
 
 def encode(loaded: Loaded, lines: list[str]) -> list[list[int]]:
@@ -57,32 +58,46 @@ def encode(loaded: Loaded, lines: list[str]) -> list[list[int]]:
     return encode_sources(loaded.src_tok, lines, loaded.config.decode.max_src_len)
 
 
-def bench_setting(loaded: Loaded, sentences: list[list[int]], beam: int, batch_size: int,
-                  device: torch.device) -> dict[str, Any]:
+def bench_setting(
+    loaded: Loaded, sentences: list[list[int]], beam: int, batch_size: int, device: torch.device
+) -> dict[str, Any]:
     """Translate every sentence once (after one untimed batch); returns the measurements."""
     decode = loaded.config.decode.model_copy(update={"batch_size": batch_size})
     translate_ids(loaded.model, sentences[:batch_size], decode, device, beam=beam)  # warm-up
     with common.Stopwatch(device) as clock:
         results = translate_ids(loaded.model, sentences, decode, device, beam=beam)
     out_tokens = sum(len(r.ids[0]) for r in results)
-    return {"beam": beam, "batch_size": batch_size, "sentences": len(sentences),
-            "sentences_per_s": round(len(sentences) / clock.seconds, 2),
-            "seconds": round(clock.seconds, 3), "output_tokens": out_tokens,
-            "output_tokens_per_s": round(out_tokens / clock.seconds, 1)}
+    return {
+        "beam": beam,
+        "batch_size": batch_size,
+        "sentences": len(sentences),
+        "sentences_per_s": round(len(sentences) / clock.seconds, 2),
+        "seconds": round(clock.seconds, 3),
+        "output_tokens": out_tokens,
+        "output_tokens_per_s": round(out_tokens / clock.seconds, 1),
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", type=Path, default=None,
-                        help=f"Trained checkpoint to decode with (required), e.g. {EXAMPLE}.")
-    parser.add_argument("--input", type=Path, default=None,
-                        help="Source text, one sentence per line (default: the test split of the "
-                             "checkpoint's corpus).")
-    parser.add_argument("--limit", type=int, default=None, metavar="N",
-                        help=f"Translate only the first N lines (default: all; --quick: {QUICK_LIMIT}).")
+    parser.add_argument(
+        "--checkpoint", type=Path, default=None, help=f"Trained checkpoint to decode with (required), e.g. {EXAMPLE}."
+    )
+    parser.add_argument(
+        "--input",
+        type=Path,
+        default=None,
+        help="Source text, one sentence per line (default: the test split of the checkpoint's corpus).",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"Translate only the first N lines (default: all; --quick: {QUICK_LIMIT}).",
+    )
     parser.add_argument("--beams", default="1,5", help="Comma-separated beam sizes; 1 = greedy (default: 1,5).")
-    parser.add_argument("--batch-sizes", default="1,64",
-                        help="Comma-separated sentences per batch (default: 1,64).")
+    parser.add_argument("--batch-sizes", default="1,64", help="Comma-separated sentences per batch (default: 1,64).")
     common.add_common_options(parser, f"the first {QUICK_LIMIT} lines; batch size 1 only for beam 1")
     return parser
 
@@ -95,8 +110,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     try:
         beams, sizes = common.parse_list(args.beams, int), common.parse_list(args.batch_sizes, int)
     except ValueError:
-        common.fail(SCRIPT, f"--beams and --batch-sizes take comma-separated integers "
-                            f"(got {args.beams!r}, {args.batch_sizes!r})")
+        common.fail(
+            SCRIPT,
+            f"--beams and --batch-sizes take comma-separated integers (got {args.beams!r}, {args.batch_sizes!r})",
+        )
     if not beams or not sizes or min(beams + sizes) < 1:
         common.fail(SCRIPT, "--beams and --batch-sizes need positive integers")
     limit = args.limit if args.limit is not None else (QUICK_LIMIT if args.quick else None)
@@ -114,10 +131,18 @@ def main(argv: Optional[list[str]] = None) -> None:
         common.fail(SCRIPT, f"{source}: no lines to translate")
     sentences = encode(loaded, lines)
     model = loaded.config.model
-    about = {"checkpoint": str(args.checkpoint), "input": str(source), "step": loaded.step,
-             "attention": model.attention.type, "style": model.attention.resolved_style, "cell": model.cell,
-             "params": count_parameters(loaded.model), "length_penalty": loaded.config.decode.length_penalty,
-             "quick": args.quick, **common.environment(device, keep_memory)}
+    about = {
+        "checkpoint": str(args.checkpoint),
+        "input": str(source),
+        "step": loaded.step,
+        "attention": model.attention.type,
+        "style": model.attention.resolved_style,
+        "cell": model.cell,
+        "params": count_parameters(loaded.model),
+        "length_penalty": loaded.config.decode.length_penalty,
+        "quick": args.quick,
+        **common.environment(device, keep_memory),
+    }
     for beam in beams:
         for batch_size in sizes:
             if args.quick and beam > 1 and batch_size == 1:

@@ -48,15 +48,16 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
 import _bench_common as common
-from nmt.util import runtime
 from nmt.data import synthetic
+from nmt.util import runtime
 
 log = logging.getLogger("bench_scale")
 SCRIPT = "bench_scale.py"
@@ -147,19 +148,38 @@ def write_corpus(work: Path, pairs: int, valid: int) -> tuple[Path, Path, float]
 def data_overrides(work: Path, pairs: int, train: Path, valid: Path, vocab_size: int) -> list[str]:
     """The ``data.*`` settings, the same for prepare and train (so train reuses the prepared folder)."""
     files = json.dumps({"train": [str(train)], "valid": [str(valid)]})
-    return ["data.corpus=local", "data.src=en", "data.tgt=de", f"data.root={work / f'data-{pairs}'}",
-            f"data.local_files={files}", f"data.vocab_size={vocab_size}"]
+    return [
+        "data.corpus=local",
+        "data.src=en",
+        "data.tgt=de",
+        f"data.root={work / f'data-{pairs}'}",
+        f"data.local_files={files}",
+        f"data.vocab_size={vocab_size}",
+    ]
 
 
 def train_overrides(work: Path, pairs: int, args: argparse.Namespace) -> list[str]:
     """A tiny one-layer GRU with Luong dot attention on its fast path, one epoch, one validation."""
     h = args.hidden
-    return [f"name=scale-{pairs}", f"runs_dir={work / 'runs'}", "model.cell=gru", f"model.emb_size={h}",
-            f"model.hidden_size={h}", "model.bidirectional=false", "model.dropout=0.0", "model.emb_dropout=0.0",
-            "model.attention.type=luong_dot", "model.attention.input_feeding=false",
-            "train.max_epochs=1", f"train.max_tokens={args.max_tokens}", "train.valid_every=0",
-            "train.tensorboard=false", "train.log_every=1000", f"train.threads={args.threads}",
-            f"train.device={args.device}"]
+    return [
+        f"name=scale-{pairs}",
+        f"runs_dir={work / 'runs'}",
+        "model.cell=gru",
+        f"model.emb_size={h}",
+        f"model.hidden_size={h}",
+        "model.bidirectional=false",
+        "model.dropout=0.0",
+        "model.emb_dropout=0.0",
+        "model.attention.type=luong_dot",
+        "model.attention.input_feeding=false",
+        "train.max_epochs=1",
+        f"train.max_tokens={args.max_tokens}",
+        "train.valid_every=0",
+        "train.tensorboard=false",
+        "train.log_every=1000",
+        f"train.threads={args.threads}",
+        f"train.device={args.device}",
+    ]
 
 
 def sets(overrides: Sequence[str]) -> list[str]:
@@ -177,20 +197,30 @@ def measure(work: Path, pairs: int, args: argparse.Namespace) -> dict[str, Any]:
     check_child("nmt data prepare", prepare, logs / f"prepare-{pairs}.log")
     manifest = json.loads((work / f"data-{pairs}" / "local" / "en-de" / "manifest.json").read_text(encoding="utf-8"))
     log.info("%d pairs: nmt train, one epoch", pairs)
-    trained = run_child(["train", "--overwrite", *sets([*data, *train_overrides(work, pairs, args)])],
-                        logs / f"train-{pairs}.log")
+    trained = run_child(
+        ["train", "--overwrite", *sets([*data, *train_overrides(work, pairs, args)])], logs / f"train-{pairs}.log"
+    )
     check_child("nmt train", trained, logs / f"train-{pairs}.log")
     loop_s = training_loop_seconds(work / "runs" / f"scale-{pairs}" / "metrics.jsonl")
-    record = {"bench": "scale", "pairs": pairs, "train_pairs": manifest["splits"]["train"]["pairs"],
-              "prepare_s": round(prepare.seconds, 2), "prepare_s_per_pair": prepare.seconds / pairs,
-              "prepare_peak_rss_mb": prepare.peak_rss_mb,
-              "train_s": round(trained.seconds, 2), "train_s_per_pair": trained.seconds / pairs,
-              "train_peak_rss_mb": trained.peak_rss_mb,
-              "train_loop_s": round(loop_s, 2), "train_loop_s_per_pair": loop_s / pairs,
-              "generate_s": round(generate_s, 2),
-              "vocab_size": args.vocab_size, "hidden": args.hidden, "max_tokens": args.max_tokens,
-              "spm_input_sentence_size": manifest["spm"]["input_sentence_size"],
-              "load_avg_1m_after": round(os.getloadavg()[0], 2)}
+    record = {
+        "bench": "scale",
+        "pairs": pairs,
+        "train_pairs": manifest["splits"]["train"]["pairs"],
+        "prepare_s": round(prepare.seconds, 2),
+        "prepare_s_per_pair": prepare.seconds / pairs,
+        "prepare_peak_rss_mb": prepare.peak_rss_mb,
+        "train_s": round(trained.seconds, 2),
+        "train_s_per_pair": trained.seconds / pairs,
+        "train_peak_rss_mb": trained.peak_rss_mb,
+        "train_loop_s": round(loop_s, 2),
+        "train_loop_s_per_pair": loop_s / pairs,
+        "generate_s": round(generate_s, 2),
+        "vocab_size": args.vocab_size,
+        "hidden": args.hidden,
+        "max_tokens": args.max_tokens,
+        "spm_input_sentence_size": manifest["spm"]["input_sentence_size"],
+        "load_avg_1m_after": round(os.getloadavg()[0], 2),
+    }
     if not args.keep:
         for path in (train.parent, work / f"data-{pairs}", work / "runs" / f"scale-{pairs}"):
             shutil.rmtree(path, ignore_errors=True)
@@ -217,25 +247,35 @@ def machine(args: argparse.Namespace) -> dict[str, Any]:
     """Where the figures were taken: CPU or GPU model, cores, load when the run began, the date."""
     info = runtime.hardware(runtime.select_device(args.device))
     info["threads"] = args.threads  # the children's train.threads, not this process's
-    return {**info, "load_avg_1m": round(os.getloadavg()[0], 2), "nice": os.nice(0),
-            "date": time.strftime("%Y-%m-%d")}
+    return {**info, "load_avg_1m": round(os.getloadavg()[0], 2), "nice": os.nice(0), "date": time.strftime("%Y-%m-%d")}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=SCRIPT, description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), metavar="N,N,...",
-                        help="Training pairs per measurement (default: 30000,300000,3000000).")
+    parser.add_argument(
+        "--sizes",
+        default=",".join(map(str, DEFAULT_SIZES)),
+        metavar="N,N,...",
+        help="Training pairs per measurement (default: 30000,300000,3000000).",
+    )
     parser.add_argument("--quick", action="store_true", help=f"One tiny size ({QUICK_SIZES[0]} pairs): does it run?")
     parser.add_argument("--valid", type=int, default=200, metavar="N", help="Validation pairs (default: 200).")
     parser.add_argument("--vocab-size", type=int, default=1000, help="data.vocab_size (default: 1000).")
     parser.add_argument("--hidden", type=int, default=16, help="Embedding and GRU size (default: 16).")
-    parser.add_argument("--max-tokens", type=int, default=32000,
-                        help="train.max_tokens: large, so per-update overheads weigh little (default: 32000).")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=32000,
+        help="train.max_tokens: large, so per-update overheads weigh little (default: 32000).",
+    )
     parser.add_argument("--threads", type=int, default=1, help="train.threads of the child (default: 1).")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu", help="train.device (default: cpu).")
-    parser.add_argument("--work-dir", type=Path, default=REPO / "build" / "bench_scale",
-                        help="Where the generated text (kept, reused), the prepared data and the runs go "
-                             "(default: build/bench_scale).")
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=REPO / "build" / "bench_scale",
+        help="Where the generated text (kept, reused), the prepared data and the runs go (default: build/bench_scale).",
+    )
     parser.add_argument("--keep", action="store_true", help="Keep each size's prepared folder and run.")
     args = parser.parse_args(argv)
     try:

@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
+from bench_decode import default_input
+
 import _bench_common as common
 from _serve_process import server_process
-from bench_decode import default_input
+from nmt.config import fill_saved_defaults, from_dict
 from nmt.run import checkpoint as ckpt
 from nmt.util import runtime
-from nmt.config import fill_saved_defaults, from_dict
 from nmt.util.errors import UserError
 from nmt.util.fileio import read_lines
 
@@ -74,9 +75,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered) + 0.5) - 1))]
 
 
-def load(url: str, lines: list[str], size: int, *, requests: int, seconds: float, concurrency: int,
-         beam: Optional[int]) -> dict[str, Any]:
+def load(
+    url: str, lines: list[str], size: int, *, requests: int, seconds: float, concurrency: int, beam: Optional[int]
+) -> dict[str, Any]:
     """Send up to ``requests`` requests of ``size`` sentences from ``concurrency`` threads."""
+
     def payload(i: int) -> dict[str, Any]:
         start = (i * size) % len(lines)
         text = [lines[(start + k) % len(lines)] for k in range(size)]
@@ -100,7 +103,7 @@ def load(url: str, lines: list[str], size: int, *, requests: int, seconds: float
             began = time.perf_counter()
             try:
                 client.post("/translate", payload(i))
-            except Exception as exc:  # noqa: BLE001 - reported in the JSON line, not hidden
+            except Exception as exc:
                 errors.append(str(exc))
                 return
             with lock:
@@ -116,29 +119,54 @@ def load(url: str, lines: list[str], size: int, *, requests: int, seconds: float
     after = warm.get("/health")["stats"]
     done = len(latencies)
     ms = [1000 * x for x in latencies] or [float("nan")]
-    return {"sentences_per_request": size, "concurrency": concurrency, "requests": done,
-            "seconds": round(wall, 2), "requests_per_s": round(done / wall, 2),
-            "sentences_per_s": round(done * size / wall, 1),
-            "latency_ms": {"mean": round(statistics.fmean(ms), 1),
-                           **{f"p{q}": round(percentile(ms, q), 1) for q in (50, 90, 99)}, "max": round(max(ms), 1)},
-            "searches": after["searches"] - before["searches"], "errors": errors[:3]}
+    return {
+        "sentences_per_request": size,
+        "concurrency": concurrency,
+        "requests": done,
+        "seconds": round(wall, 2),
+        "requests_per_s": round(done / wall, 2),
+        "sentences_per_s": round(done * size / wall, 1),
+        "latency_ms": {
+            "mean": round(statistics.fmean(ms), 1),
+            **{f"p{q}": round(percentile(ms, q), 1) for q in (50, 90, 99)},
+            "max": round(max(ms), 1),
+        },
+        "searches": after["searches"] - before["searches"],
+        "errors": errors[:3],
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", type=Path, default=Path(EXAMPLE),
-                        help=f"Checkpoint to serve (default: {EXAMPLE}, trained by `make demo`).")
-    parser.add_argument("--input", type=Path, default=None,
-                        help="Source sentences, one per line (default: the test split of the checkpoint's corpus).")
+    parser.add_argument(
+        "--checkpoint",
+        type=Path,
+        default=Path(EXAMPLE),
+        help=f"Checkpoint to serve (default: {EXAMPLE}, trained by `make demo`).",
+    )
+    parser.add_argument(
+        "--input",
+        type=Path,
+        default=None,
+        help="Source sentences, one per line (default: the test split of the checkpoint's corpus).",
+    )
     parser.add_argument("--batch-sizes", default="1,16", help="Comma-separated sentences per request (default: 1,16).")
     parser.add_argument("--concurrency", type=int, default=8, help="Client threads sending at once (default: 8).")
     parser.add_argument("--requests", type=int, default=300, help="Most requests per size (default: 300).")
     parser.add_argument("--seconds", type=float, default=60, help="Most seconds per size (default: 60).")
     parser.add_argument("--beam", type=int, default=None, help="Beam per request (default: the model's decode.beam).")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                        help="Where the server runs its model: auto = CUDA when present, else CPU (default: auto).")
-    parser.add_argument("--server-threads", type=int, default=0,
-                        help="Torch threads of the server (0 = follow the free cores) (default: 0).")
+    parser.add_argument(
+        "--device",
+        choices=("auto", "cpu", "cuda"),
+        default="auto",
+        help="Where the server runs its model: auto = CUDA when present, else CPU (default: auto).",
+    )
+    parser.add_argument(
+        "--server-threads",
+        type=int,
+        default=0,
+        help="Torch threads of the server (0 = follow the free cores) (default: 0).",
+    )
     return parser
 
 
@@ -160,14 +188,38 @@ def main(argv: Optional[list[str]] = None) -> None:
         common.fail(SCRIPT, str(exc))
     if not lines:
         common.fail(SCRIPT, "no sentences to send")
-    server_args = ["--checkpoint", str(args.checkpoint), "--host", "127.0.0.1",  # loopback only, always
-                   "--max-sentences", str(max(sizes)), "--threads", str(args.server_threads), "--device", args.device]
+    server_args = [
+        "--checkpoint",
+        str(args.checkpoint),
+        "--host",
+        "127.0.0.1",  # loopback only, always
+        "--max-sentences",
+        str(max(sizes)),
+        "--threads",
+        str(args.server_threads),
+        "--device",
+        args.device,
+    ]
     with tempfile.TemporaryDirectory() as tmp, server_process(server_args, Path(tmp) / "server.log") as url:
         for size in sizes:
-            record = load(url, lines, size, requests=args.requests, seconds=args.seconds,
-                          concurrency=args.concurrency, beam=args.beam)
-            common.emit({"bench": "serve", "checkpoint": str(args.checkpoint), "beam": args.beam or config.decode.beam,
-                         **record, **runtime.hardware(device)})
+            record = load(
+                url,
+                lines,
+                size,
+                requests=args.requests,
+                seconds=args.seconds,
+                concurrency=args.concurrency,
+                beam=args.beam,
+            )
+            common.emit(
+                {
+                    "bench": "serve",
+                    "checkpoint": str(args.checkpoint),
+                    "beam": args.beam or config.decode.beam,
+                    **record,
+                    **runtime.hardware(device),
+                }
+            )
 
 
 if __name__ == "__main__":

@@ -25,21 +25,23 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Optional
+from typing import Any, NoReturn, Optional
 
 import _bench_common as common
 from _run_files import read_events
 from nmt import config as config_mod
+from nmt.config import Config, DataConfig
 from nmt.run import events
 from nmt.run import folder as rundir
-from nmt.util import runtime
-from nmt.config import Config, DataConfig
-from nmt.util.errors import UserError
 from nmt.train.loop import Trainer
 from nmt.train.results import RunOutcome
 from nmt.train.run_start import open_run_dir
 from nmt.train.validate import Validation
+from nmt.util import runtime
+from nmt.util.errors import UserError
 
 SCRIPT = "bench_time_to_quality"
 DEFAULT_CONFIG = "configs/multi30k_de_en_best.yaml"
@@ -71,7 +73,7 @@ def check_levels(levels: list[float]) -> Optional[str]:
         return "--levels needs at least one BLEU level, e.g. --levels 20 25 30 35"
     if any(not 0 < level <= 100 for level in levels):
         return f"--levels must lie in (0, 100] (got {' '.join(f'{x:g}' for x in levels)})"
-    if any(b <= a for a, b in zip(levels, levels[1:])):
+    if any(b <= a for a, b in pairwise(levels)):
         return f"--levels must be strictly increasing (got {' '.join(f'{x:g}' for x in levels)})"
     return None
 
@@ -80,9 +82,13 @@ def script_overrides(args: argparse.Namespace, base: Config) -> list[str]:
     """The --set overrides this script adds after the user's own, so that its options win."""
     valid_every = args.valid_every or base.train.valid_every or DEFAULT_VALID_EVERY
     overrides = [f"name={args.name or base.name + '_ttq'}", f"train.valid_every={valid_every}"]
-    for key, value in (("runs_dir", args.runs_dir), ("train.max_steps", args.steps),
-                       ("train.time_budget_min", args.minutes), ("train.device", args.device),
-                       ("train.threads", args.threads)):
+    for key, value in (
+        ("runs_dir", args.runs_dir),
+        ("train.max_steps", args.steps),
+        ("train.time_budget_min", args.minutes),
+        ("train.device", args.device),
+        ("train.threads", args.threads),
+    ):
         if value is not None:
             overrides.append(f"{key}={value}")
     return overrides
@@ -102,8 +108,11 @@ def checked_config(args: argparse.Namespace) -> Config:
         base = config_mod.load(args.config, args.set)
         cfg = config_mod.load(args.config, [*args.set, *script_overrides(args, base)])
         if not has_valid_split(cfg.data):
-            common.fail(SCRIPT, f"{args.config}: data.corpus={cfg.data.corpus} has no 'valid' split to measure "
-                                f"BLEU on (see data.synthetic_sizes, data.local_files or data.hub_splits)")
+            common.fail(
+                SCRIPT,
+                f"{args.config}: data.corpus={cfg.data.corpus} has no 'valid' split to measure "
+                f"BLEU on (see data.synthetic_sizes, data.local_files or data.hub_splits)",
+            )
         runtime.select_device(cfg.train.device)  # cuda without a GPU: refused before the run folder exists
         run_dir = Path(cfg.runs_dir) / cfg.name
         if rundir.is_run(run_dir) and not args.overwrite:
@@ -134,13 +143,33 @@ def records(log: list[events.Event], levels: list[float], config: str, run_dir: 
     rows = []
     for level in levels:
         first = next((e for e in valid if e.bleu >= level), None)
-        rows.append({**head, "level": level, "reached": first is not None,
-                     **{k: getattr(first, k) if first else None for k in ("step", "elapsed_s", "bleu")}, **hardware})
+        rows.append(
+            {
+                **head,
+                "level": level,
+                "reached": first is not None,
+                **{k: getattr(first, k) if first else None for k in ("step", "elapsed_s", "bleu")},
+                **hardware,
+            }
+        )
     best = max(valid, key=lambda e: e.bleu, default=None)  # the first of equals
-    rows.append({**head, "event": "done", "run_dir": str(run_dir), "best_bleu": best.bleu if best else None,
-                 "best_step": best.step if best else None, "steps": stop.step, "epochs": stop.epoch,
-                 "elapsed_s": stop.elapsed_s, "stop_reason": stop.reason, "validations": len(valid),
-                 "levels_reached": sum(r["reached"] for r in rows), "params": start.params, **hardware})
+    rows.append(
+        {
+            **head,
+            "event": "done",
+            "run_dir": str(run_dir),
+            "best_bleu": best.bleu if best else None,
+            "best_step": best.step if best else None,
+            "steps": stop.step,
+            "epochs": stop.epoch,
+            "elapsed_s": stop.elapsed_s,
+            "stop_reason": stop.reason,
+            "validations": len(valid),
+            "levels_reached": sum(r["reached"] for r in rows),
+            "params": start.params,
+            **hardware,
+        }
+    )
     return rows
 
 
@@ -153,22 +182,55 @@ class OneLineParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default=DEFAULT_CONFIG, help=f"Experiment YAML to train (default: {DEFAULT_CONFIG}).")
-    parser.add_argument("--levels", type=float, nargs="*", default=list(DEFAULT_LEVELS), metavar="BLEU",
-                        help="Greedy validation BLEU levels, strictly increasing (default: 20 25 30 35).")
-    parser.add_argument("--steps", type=int, default=None, metavar="N",
-                        help="Stop after N updates (train.max_steps; default: the config's).")
-    parser.add_argument("--minutes", type=float, default=None, metavar="M",
-                        help="Stop after M minutes of wall clock (train.time_budget_min; default: the config's).")
-    parser.add_argument("--valid-every", type=int, default=None, metavar="N",
-                        help=f"Validate every N updates (train.valid_every; default: the config's if set, "
-                             f"else {DEFAULT_VALID_EVERY}).")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None,
-                        help="train.device (default: the config's).")
-    parser.add_argument("--threads", type=int, default=None, metavar="N",
-                        help="train.threads, torch CPU threads; 0 = one per core other processes leave free (default: the config's).")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="Config override, e.g. --set train.lr=0.001 (repeatable; the options above win).")
+    parser.add_argument(
+        "--config", default=DEFAULT_CONFIG, help=f"Experiment YAML to train (default: {DEFAULT_CONFIG})."
+    )
+    parser.add_argument(
+        "--levels",
+        type=float,
+        nargs="*",
+        default=list(DEFAULT_LEVELS),
+        metavar="BLEU",
+        help="Greedy validation BLEU levels, strictly increasing (default: 20 25 30 35).",
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Stop after N updates (train.max_steps; default: the config's).",
+    )
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=None,
+        metavar="M",
+        help="Stop after M minutes of wall clock (train.time_budget_min; default: the config's).",
+    )
+    parser.add_argument(
+        "--valid-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"Validate every N updates (train.valid_every; default: the config's if set, else {DEFAULT_VALID_EVERY}).",
+    )
+    parser.add_argument(
+        "--device", choices=("auto", "cpu", "cuda"), default=None, help="train.device (default: the config's)."
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="train.threads, torch CPU threads; 0 = one per core other processes leave free (default: the config's).",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Config override, e.g. --set train.lr=0.001 (repeatable; the options above win).",
+    )
     parser.add_argument("--runs-dir", default=None, help="Folder for the run (default: the config's runs_dir).")
     parser.add_argument("--name", default=None, help="Run name (default: the config's name + '_ttq').")
     parser.add_argument("--overwrite", action="store_true", help="Replace an earlier run of the same name.")

@@ -40,17 +40,16 @@ import torch
 
 import _bench_common as common
 from nmt import config as config_mod
-from nmt.util import runtime
-from nmt.util import threads
-from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_ENERGIES
 from nmt.config import Config
+from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_ENERGIES
 from nmt.config.sections import RNN_ONLY
 from nmt.data.batching import Batch, BatchSampler, collate
 from nmt.data.pipeline import load_corpus
-from nmt.util.errors import UserError
 from nmt.model.build import build_model, count_parameters
 from nmt.train.loss import batch_loss
 from nmt.train.optim import apply_gradients, build_optimizer, teacher_forcing_p
+from nmt.util import runtime, threads
+from nmt.util.errors import UserError
 
 log = logging.getLogger("bench_train")
 SCRIPT = "bench_train.py"
@@ -77,10 +76,14 @@ def parse_variant(name: str) -> Variant:
     base, *suffixes = re.split(r"(?=[+-])", name.strip())
     bad = [s for s in suffixes if s not in SUFFIXES]
     if base not in ATTENTION_TYPES or bad:
-        raise UserError(f"unknown variant '{name}': expected {TRANSFORMER} or one of {', '.join(ATTENTION_TYPES)}, "
-                        f"optionally followed by {', '.join(SUFFIXES)}")
-    overrides = [f"model.attention.type={base}",
-                 f"model.attention.input_feeding={'true' if '+feed' in suffixes else 'false'}"]
+        raise UserError(
+            f"unknown variant '{name}': expected {TRANSFORMER} or one of {', '.join(ATTENTION_TYPES)}, "
+            f"optionally followed by {', '.join(SUFFIXES)}"
+        )
+    overrides = [
+        f"model.attention.type={base}",
+        f"model.attention.input_feeding={'true' if '+feed' in suffixes else 'false'}",
+    ]
     if "+lstm" in suffixes:
         overrides.append("model.cell=lstm")
     point = ATTENTION_PRESETS[base]
@@ -106,13 +109,28 @@ def load_config(args: argparse.Namespace, variant: Optional[Variant] = None) -> 
     return config_mod.from_dict(raw)
 
 
-def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
-               batch: Batch, n_tokens: int, cfg: Config, variant: Variant, amp: Optional[torch.dtype],
-               device: torch.device) -> torch.Tensor:
+def train_step(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scaler: torch.amp.GradScaler,
+    batch: Batch,
+    n_tokens: int,
+    cfg: Config,
+    variant: Variant,
+    amp: Optional[torch.dtype],
+    device: torch.device,
+) -> torch.Tensor:
     """One update with the trainer's loss and gradient step; returns the summed loss (not synchronized)."""
     t = cfg.train
-    loss = batch_loss(model, batch, label_smoothing=t.label_smoothing, teacher_forcing=teacher_forcing_p(t, 0),
-                      device=device, amp=amp, fast=variant.fast)
+    loss = batch_loss(
+        model,
+        batch,
+        label_smoothing=t.label_smoothing,
+        teacher_forcing=teacher_forcing_p(t, 0),
+        device=device,
+        amp=amp,
+        fast=variant.fast,
+    )
     scaler.scale(loss / n_tokens).backward()
     apply_gradients(model, optimizer, scaler, t.clip_grad_norm)
     return loss.detach()
@@ -126,8 +144,15 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
     amp = runtime.amp_dtype(device, args.amp)
     corpus = load_corpus(cfg.data, splits=("train",), progress=True)
     split, t = corpus.splits["train"], cfg.train
-    sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=t.max_tokens,
-                           batch_size=t.batch_size, shuffle=True, seed=t.seed, max_len=t.max_len)
+    sampler = BatchSampler(
+        split.src_lengths,
+        split.tgt_lengths,
+        max_tokens=t.max_tokens,
+        batch_size=t.batch_size,
+        shuffle=True,
+        seed=t.seed,
+        max_len=t.max_len,
+    )
     order, wanted = sampler.batches(0), args.warmup + args.steps
     if len(order) < wanted:
         log.warning("the corpus has %d batches per epoch; reusing them to make %d", len(order), wanted)
@@ -143,34 +168,50 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
     optimizer = build_optimizer(t, model)
     scaler = runtime.grad_scaler(device, amp)
     step_args = (cfg, variant, amp, device)
-    losses = [train_step(model, optimizer, scaler, b, n, *step_args)
-              for b, n in zip(batches[:args.warmup], n_tokens[:args.warmup])]
+    losses = [
+        train_step(model, optimizer, scaler, b, n, *step_args)
+        for b, n in zip(batches[: args.warmup], n_tokens[: args.warmup])
+    ]
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     with common.Stopwatch(device) as clock:
-        for b, n in zip(batches[args.warmup:], n_tokens[args.warmup:]):
+        for b, n in zip(batches[args.warmup :], n_tokens[args.warmup :]):
             threads.tick()
             losses.append(train_step(model, optimizer, scaler, b, n, *step_args))
-    log.info("%s: loss per token %.3f -> %.3f", variant.name, losses[0].item() / n_tokens[0],
-             losses[-1].item() / n_tokens[-1])
+    log.info(
+        "%s: loss per token %.3f -> %.3f",
+        variant.name,
+        losses[0].item() / n_tokens[0],
+        losses[-1].item() / n_tokens[-1],
+    )
 
-    tokens = sum(n_tokens[args.warmup:])
+    tokens = sum(n_tokens[args.warmup :])
     m, rnn = cfg.model, cfg.model.arch == "rnn"
     record = {
-        "bench": "train", "variant": variant.name, "arch": m.arch,
+        "bench": "train",
+        "variant": variant.name,
+        "arch": m.arch,
         "attention": m.attention.type if rnn else "multi-head scaled dot",
-        "style": m.attention.resolved_style if rnn else None, "input_feeding": m.attention.input_feeding and rnn,
-        "fast_path": not rnn or (teacher_forcing_p(t, 0) >= 1.0 and model.decoder.can_run_fast
-                                 and variant.fast is not False),
-        "cell": m.cell if rnn else None, "bidirectional": m.bidirectional and rnn,
+        "style": m.attention.resolved_style if rnn else None,
+        "input_feeding": m.attention.input_feeding and rnn,
+        "fast_path": not rnn
+        or (teacher_forcing_p(t, 0) >= 1.0 and model.decoder.can_run_fast and variant.fast is not False),
+        "cell": m.cell if rnn else None,
+        "bidirectional": m.bidirectional and rnn,
         "overrides": list(variant.overrides),
         "params": count_parameters(model),
         "target_tokens_per_s": round(tokens / clock.seconds, 1),
         "ms_per_update": round(1000 * clock.seconds / args.steps, 2),
-        "updates": args.steps, "warmup": args.warmup, "tokens": tokens,
-        "config": args.config, "set": list(args.set), "max_tokens": t.max_tokens,
-        "amp": runtime.amp_name(amp), "compile": t.compile,
-        "peak_rss_mb": common.peak_rss_mb(), "isolated": args.one is not None,
+        "updates": args.steps,
+        "warmup": args.warmup,
+        "tokens": tokens,
+        "config": args.config,
+        "set": list(args.set),
+        "max_tokens": t.max_tokens,
+        "amp": runtime.amp_name(amp),
+        "compile": t.compile,
+        "peak_rss_mb": common.peak_rss_mb(),
+        "isolated": args.one is not None,
     }
     if device.type == "cuda":
         record["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated(device) / 2**20, 1)
@@ -179,25 +220,44 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", default="configs/demo.yaml",
-                        help="Experiment YAML whose data, model and train sections are used "
-                             "(default: configs/demo.yaml).")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="Config override, e.g. --set train.max_tokens=3000 (repeatable).")
-    parser.add_argument("--variants", default=None,
-                        help="Comma-separated variants (default: all 12; with --quick: "
-                             + ",".join(QUICK_VARIANTS) + ").")
-    parser.add_argument("--steps", type=int, default=None,
-                        help="Timed updates per variant (default: 50; --quick: 10).")
-    parser.add_argument("--warmup", type=int, default=None,
-                        help="Untimed updates before them (default: 5; --quick: 2).")
-    parser.add_argument("--amp", choices=("auto", "off", "bf16", "fp16"), default="auto",
-                        help="Mixed precision on CUDA (auto = bf16 where supported); always off on CPU "
-                             "(default: auto).")
-    parser.add_argument("--one", metavar="VARIANT", default=None,
-                        help="Run only this variant in this process (what the parent runs per subprocess).")
-    parser.add_argument("--in-process", action="store_true",
-                        help="Run all variants in this process (faster start; peak_rss_mb is then cumulative).")
+    parser.add_argument(
+        "--config",
+        default="configs/demo.yaml",
+        help="Experiment YAML whose data, model and train sections are used (default: configs/demo.yaml).",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="Config override, e.g. --set train.max_tokens=3000 (repeatable).",
+    )
+    parser.add_argument(
+        "--variants",
+        default=None,
+        help="Comma-separated variants (default: all 12; with --quick: " + ",".join(QUICK_VARIANTS) + ").",
+    )
+    parser.add_argument("--steps", type=int, default=None, help="Timed updates per variant (default: 50; --quick: 10).")
+    parser.add_argument(
+        "--warmup", type=int, default=None, help="Untimed updates before them (default: 5; --quick: 2)."
+    )
+    parser.add_argument(
+        "--amp",
+        choices=("auto", "off", "bf16", "fp16"),
+        default="auto",
+        help="Mixed precision on CUDA (auto = bf16 where supported); always off on CPU (default: auto).",
+    )
+    parser.add_argument(
+        "--one",
+        metavar="VARIANT",
+        default=None,
+        help="Run only this variant in this process (what the parent runs per subprocess).",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="Run all variants in this process (faster start; peak_rss_mb is then cumulative).",
+    )
     common.add_common_options(parser, f"variants {','.join(QUICK_VARIANTS)}, 2 warm-up and 10 timed updates")
     return parser
 

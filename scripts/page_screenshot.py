@@ -27,8 +27,12 @@ from _serve_process import server_process
 
 def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--checkpoint", action="append", required=True,
-                        help="PATH or NAME=PATH, as for nmt serve; repeat for side-by-side models.")
+    parser.add_argument(
+        "--checkpoint",
+        action="append",
+        required=True,
+        help="PATH or NAME=PATH, as for nmt serve; repeat for side-by-side models.",
+    )
     parser.add_argument("--text", required=True, help="The sentence to type.")
     parser.add_argument("--out", type=Path, required=True, help="Where to write the PNG.")
     parser.add_argument("--width", type=int, default=1500, help="Window width in pixels (default: 1500).")
@@ -38,8 +42,11 @@ def main(argv: Optional[list[str]] = None) -> None:
         print(f"page_screenshot.py: error: {why}", file=sys.stderr)
         sys.exit(2)
     server_args = [a for path in args.checkpoint for a in ("--checkpoint", path)]
-    with tempfile.TemporaryDirectory() as tmp, server_process(server_args, Path(tmp) / "server.log") as url, \
-            headless_chromium(args.width, args.height) as driver:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        server_process(server_args, Path(tmp) / "server.log") as url,
+        headless_chromium(args.width, args.height) as driver,
+    ):
         translate_on_page(driver, url, args.text)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(args.out))

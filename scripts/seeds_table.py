@@ -38,9 +38,11 @@ def seed_runs(prefix: Path) -> list[Path]:
 
 
 def summary(values: list[float]) -> dict[str, Any]:
-    return {"mean": round(statistics.fmean(values), 2),
-            "sd": round(statistics.stdev(values), 2) if len(values) > 1 else None,
-            "values": [round(v, 2) for v in values]}
+    return {
+        "mean": round(statistics.fmean(values), 2),
+        "sd": round(statistics.stdev(values), 2) if len(values) > 1 else None,
+        "values": [round(v, 2) for v in values],
+    }
 
 
 def rows(prefix: Path, splits: list[str]) -> list[dict[str, Any]]:
@@ -53,10 +55,18 @@ def rows(prefix: Path, splits: list[str]) -> list[dict[str, Any]]:
             scores: list[Optional[dict[str, Any]]] = [read_eval(f / f"eval-{folder_tag}-{split}") for f in folders]
             if any(s is None for s in scores):
                 continue
-            out.append({"bench": "seeds", "setting": prefix.name, "candidate": name, "split": split,
-                        "members": len(scores[0]["checkpoints"]),
-                        "bleu": summary([s["bleu"] for s in scores]), "chrf": summary([s["chrf"] for s in scores]),
-                        "bleu_signature": scores[0]["bleu_signature"]})
+            out.append(
+                {
+                    "bench": "seeds",
+                    "setting": prefix.name,
+                    "candidate": name,
+                    "split": split,
+                    "members": len(scores[0]["checkpoints"]),
+                    "bleu": summary([s["bleu"] for s in scores]),
+                    "chrf": summary([s["chrf"] for s in scores]),
+                    "bleu_signature": scores[0]["bleu_signature"],
+                }
+            )
     return out
 
 
@@ -69,8 +79,10 @@ def markdown(table: list[dict[str, Any]], splits: list[str]) -> str:
 
     index = {(r["setting"], r["candidate"], r["split"]): r for r in table}
     keys = list(dict.fromkeys((r["setting"], r["candidate"]) for r in table))
-    lines = ["| setting | candidate | " + " | ".join(f"{s} BLEU (beam 5)" for s in splits) + " |",
-             "| --- | --- | " + " | ".join("---" for _ in splits) + " |"]
+    lines = [
+        "| setting | candidate | " + " | ".join(f"{s} BLEU (beam 5)" for s in splits) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in splits) + " |",
+    ]
     for setting, candidate in keys:
         cells = [cell(index.get((setting, candidate, s))) for s in splits]
         lines.append(f"| {setting} | {candidate} | " + " | ".join(cells) + " |")

@@ -6,9 +6,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 import torch
@@ -44,8 +44,7 @@ PROC_TIMEOUT = 300
 about speed (generous, since the reference machine is shared and busy)."""
 
 
-def wait_until(condition: Callable[[], bool], proc: subprocess.Popen, what: str,
-               timeout: float = PROC_TIMEOUT) -> None:
+def wait_until(condition: Callable[[], bool], proc: subprocess.Popen, what: str, timeout: float = PROC_TIMEOUT) -> None:
     """Poll ``condition`` until it holds; fail, naming ``what``, if ``proc`` exits first or
     ``timeout`` seconds pass.  For waiting on something a process does, instead of sleeping."""
     deadline = time.monotonic() + timeout
@@ -124,8 +123,9 @@ def toy_prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     de, en = [p[0] for p in TOY_TRAIN], [p[1] for p in TOY_TRAIN]
     raw = {"train": (de, en), "valid": (["Ein Hund.", "", "Eine Katze."], ["A dog.", "Nothing.", "A cat."])}
     out = tmp_path_factory.mktemp("toy") / "de-en"
-    prepare("toy", raw, out, "de", "en", filters={}, spm={"vocab_size": 60, "num_threads": 1},
-            source_info={"kind": "test"})
+    prepare(
+        "toy", raw, out, "de", "en", filters={}, spm={"vocab_size": 60, "num_threads": 1}, source_info={"kind": "test"}
+    )
     return out
 
 
@@ -141,14 +141,39 @@ def multi30k_prepared(multi30k_dir: Path, tmp_path_factory: pytest.TempPathFacto
 
     out = tmp_path_factory.mktemp("multi30k") / "de-en"
     raw = load_multi30k("de", "en", mirror=multi30k_dir, download_dir=out.parent / "download")
-    prepare("multi30k", raw, out, "de", "en", filters={"max_ratio": 10.0},
-            spm={"vocab_size": 2000, "input_sentence_size": 30_000}, source_info={"mirror": str(multi30k_dir)})
+    prepare(
+        "multi30k",
+        raw,
+        out,
+        "de",
+        "en",
+        filters={"max_ratio": 10.0},
+        spm={"vocab_size": 2000, "input_sentence_size": 30_000},
+        source_info={"mirror": str(multi30k_dir)},
+    )
     return out
 
 
 # --- training: a toy task learned by a tiny model -------------------------------------------
 
-TOY_WORDS = "ant bee cat dog eel fox gnu hen ibis jay kiwi lark mole newt owl pig".split()
+TOY_WORDS = [
+    "ant",
+    "bee",
+    "cat",
+    "dog",
+    "eel",
+    "fox",
+    "gnu",
+    "hen",
+    "ibis",
+    "jay",
+    "kiwi",
+    "lark",
+    "mole",
+    "newt",
+    "owl",
+    "pig",
+]
 
 
 def toy_task_pairs(n: int, seed: int, min_len: int = 2, max_len: int = 9) -> list[tuple[str, str]]:
@@ -184,19 +209,39 @@ def toy_overrides(root: Path, files: dict[str, list[str]], **extra: object) -> l
     import json
 
     settings = {
-        "name": "toy", "runs_dir": str(root / "runs"), "data.corpus": "local", "data.src": "xx",
-        "data.tgt": "yy", "data.root": str(root / "data"), "data.local_files": json.dumps(files),
-        "data.vocab_size": 100, "model.emb_size": 32, "model.hidden_size": 64, "model.dropout": 0.0,
-        "model.emb_dropout": 0.0, "train.max_tokens": 600, "train.lr": 0.005, "train.log_every": 1,
-        "train.valid_max_sentences": 60, "train.threads": 1, "decode.batch_size": 32,
+        "name": "toy",
+        "runs_dir": str(root / "runs"),
+        "data.corpus": "local",
+        "data.src": "xx",
+        "data.tgt": "yy",
+        "data.root": str(root / "data"),
+        "data.local_files": json.dumps(files),
+        "data.vocab_size": 100,
+        "model.emb_size": 32,
+        "model.hidden_size": 64,
+        "model.dropout": 0.0,
+        "model.emb_dropout": 0.0,
+        "train.max_tokens": 600,
+        "train.lr": 0.005,
+        "train.log_every": 1,
+        "train.valid_max_sentences": 60,
+        "train.threads": 1,
+        "decode.batch_size": 32,
     }
     settings.update({k.replace("__", "."): v for k, v in extra.items()})
     return [f"{k}={v}" for k, v in settings.items()]
 
 
-TOY_TRANSFORMER = dict(model__arch="transformer", model__transformer__d_model=64, model__transformer__heads=4,
-                       model__transformer__ff_size=128, model__transformer__enc_layers=2,
-                       model__transformer__dec_layers=2, train__lr=0.002, train__warmup_steps=100)
+TOY_TRANSFORMER = dict(
+    model__arch="transformer",
+    model__transformer__d_model=64,
+    model__transformer__heads=4,
+    model__transformer__ff_size=128,
+    model__transformer__enc_layers=2,
+    model__transformer__dec_layers=2,
+    train__lr=0.002,
+    train__warmup_steps=100,
+)
 """A tiny Transformer for the toy task (2 layers, 4 heads)."""
 
 
@@ -226,7 +271,7 @@ def trained_toy(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
 
 def repeats_an_ngram(tokens: list, n: int) -> bool:
     """Whether some n-gram occurs twice in ``tokens`` (words or ids)."""
-    grams = [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
     return len(grams) != len(set(grams))
 
 
@@ -267,10 +312,13 @@ def serving(args: list[str], log: Path) -> Iterator[str]:
 
 # --- the serve page in a browser ------------------------------------------------------------
 
+
 def pytest_configure(config: pytest.Config) -> None:
     """Register the ``browser`` marker (pytest warns about unknown ones)."""
-    config.addinivalue_line("markers", "browser: needs headless Chromium, chromedriver and selenium "
-                                       "(skipped without them; under CI=true a failure)")
+    config.addinivalue_line(
+        "markers",
+        "browser: needs headless Chromium, chromedriver and selenium (skipped without them; under CI=true a failure)",
+    )
 
 
 def under_ci() -> bool:

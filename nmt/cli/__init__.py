@@ -17,15 +17,16 @@ from typing import Optional
 import typer
 
 from nmt import __version__
-
 from nmt.cli import evaluate as cli_evaluate
 from nmt.cli.options import ConfigOpt, SetOpt
-from nmt.util.errors import UserError
 from nmt.serve.limits import READ_TIMEOUT, Limits
+from nmt.util.errors import UserError
 
 app = typer.Typer(
     help="Train, compare and understand attention-based translation models (RNNs and the Transformer).",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
 )
 data_app = typer.Typer(help="Download, clean, split and tokenize parallel corpora.", no_args_is_help=True)
 app.add_typer(data_app, name="data")
@@ -43,12 +44,17 @@ def _version(value: bool) -> None:
 def root(
     debug: bool = typer.Option(False, "--debug", help="Show full tracebacks on errors."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only warnings and errors in the log."),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """nmt: RNN encoder-decoder translation with the whole attention family."""
     _STATE["debug"] = debug
-    logging.basicConfig(level=logging.WARNING if quiet else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    logging.basicConfig(
+        level=logging.WARNING if quiet else logging.INFO,
+        format="%(asctime)s %(levelname)s %(message)s",
+        datefmt="%H:%M:%S",
+    )
 
 
 def _load_config(config: Optional[Path], overrides: Optional[list[str]]):
@@ -120,8 +126,10 @@ def data_prepare(
     manifest = prepare_corpus(cfg.data, force=force, progress=progress)
     sizes = ", ".join(f"{name} {info['pairs']}" for name, info in manifest["splits"].items())
     removed = manifest["cleaning"]["removed"]
-    typer.echo(f"prepared {cfg.data.prepared_dir}: {sizes} pairs; training pairs removed by filter: "
-               f"{', '.join(f'{k} {v}' for k, v in removed.items()) or 'none'}")
+    typer.echo(
+        f"prepared {cfg.data.prepared_dir}: {sizes} pairs; training pairs removed by filter: "
+        f"{', '.join(f'{k} {v}' for k, v in removed.items()) or 'none'}"
+    )
 
 
 @app.command("train")
@@ -130,15 +138,21 @@ def train_cmd(
     config: Optional[Path] = ConfigOpt,
     set_: Optional[list[str]] = SetOpt,
     resume: Optional[Path] = typer.Option(
-        None, help="Continue the run in this run directory exactly where it stopped, with its own config "
-                   "(no --config; --set may change train.* and decode.*)."),
+        None,
+        help="Continue the run in this run directory exactly where it stopped, with its own config "
+        "(no --config; --set may change train.* and decode.*).",
+    ),
     overwrite: bool = typer.Option(
-        False, help="Replace an existing run of the same name (only a folder that nmt train wrote)."),
+        False, help="Replace an existing run of the same name (only a folder that nmt train wrote)."
+    ),
     progress: bool = typer.Option(True, help="Show a progress bar (--no-progress for logs)."),
     nproc: Optional[int] = typer.Option(
-        None, "--nproc", min=1,
+        None,
+        "--nproc",
+        min=1,
         help="Train in N processes (DistributedDataParallel, one per GPU, or Gloo on CPU) by running "
-             "torchrun --nproc_per_node N for you. An update then holds N x accumulate x max_tokens."),
+        "torchrun --nproc_per_node N for you. An update then holds N x accumulate x max_tokens.",
+    ),
 ) -> None:
     """Train a model; writes runs/<name>/ with config, checkpoints and metrics.jsonl.
 
@@ -164,8 +178,9 @@ def train_cmd(
     from nmt.train.loop import run_training
 
     try:
-        outcome = run_training(config=config, overrides=set_ or [], resume=resume,
-                               overwrite=overwrite, progress=progress)
+        outcome = run_training(
+            config=config, overrides=set_ or [], resume=resume, overwrite=overwrite, progress=progress
+        )
     except distributed.RankZeroFailed:
         raise typer.Exit(2) from None  # rank 0 reports the error; one message is enough
     if distributed.is_main_process():
@@ -177,41 +192,65 @@ def train_cmd(
 @app.command("translate")
 def translate_cmd(
     checkpoint: list[Path] = typer.Option(
-        ..., "--checkpoint", help="A checkpoint, e.g. runs/x/checkpoints/best.pt; give several to decode them as an "
-                                  "ensemble (they must share the SentencePiece models)."),
-    input: Optional[Path] = typer.Option(None, "--input", "-i", help="Source text, one sentence per line (default stdin)."),
+        ...,
+        "--checkpoint",
+        help="A checkpoint, e.g. runs/x/checkpoints/best.pt; give several to decode them as an "
+        "ensemble (they must share the SentencePiece models).",
+    ),
+    input: Optional[Path] = typer.Option(
+        None, "--input", "-i", help="Source text, one sentence per line (default stdin)."
+    ),
     output: Optional[Path] = typer.Option(
-        None, "--output", "-o", help="Where to write translations (default stdout); never the input file."),
+        None, "--output", "-o", help="Where to write translations (default stdout); never the input file."
+    ),
     beam: Optional[int] = typer.Option(None, help="Beam size (1 = greedy); default from the run's config."),
     n_best: Optional[int] = typer.Option(
-        None, "--n-best", help="Write this many scored hypotheses per line (TSV): at most the beam, or with "
-                               "--sample at most 4096 samples."),
+        None,
+        "--n-best",
+        help="Write this many scored hypotheses per line (TSV): at most the beam, or with "
+        "--sample at most 4096 samples.",
+    ),
     attention: Optional[Path] = typer.Option(None, help="Write a heat map PNG and JSON weights per sentence here."),
     set_: Optional[list[str]] = SetOpt,
     flush: bool = typer.Option(
-        False, "--flush", help="Translate and write out each line as soon as it is read (always on a "
-                               "terminal); for programs that wait for each answer. Slower on big files."),
+        False,
+        "--flush",
+        help="Translate and write out each line as soon as it is read (always on a "
+        "terminal); for programs that wait for each answer. Slower on big files.",
+    ),
     no_repeat_ngram: Optional[int] = typer.Option(
-        None, "--no-repeat-ngram", help="Never repeat an n-gram of this many tokens (decode.no_repeat_ngram)."),
+        None, "--no-repeat-ngram", help="Never repeat an n-gram of this many tokens (decode.no_repeat_ngram)."
+    ),
     coverage_penalty: Optional[float] = typer.Option(
-        None, "--coverage-penalty", help="GNMT coverage penalty beta for beam search (--beam 2 or more), e.g. 0.2 "
-                                         "(decode.coverage_penalty)."),
+        None,
+        "--coverage-penalty",
+        help="GNMT coverage penalty beta for beam search (--beam 2 or more), e.g. 0.2 (decode.coverage_penalty).",
+    ),
     sample: bool = typer.Option(
-        False, "--sample", help="Draw tokens instead of searching: --n-best samples per line (decode.sample)."),
+        False, "--sample", help="Draw tokens instead of searching: --n-best samples per line (decode.sample)."
+    ),
     top_k: Optional[int] = typer.Option(
-        None, "--top-k", help="Sampling (needs --sample): only the k most probable tokens (0 = all)."),
+        None, "--top-k", help="Sampling (needs --sample): only the k most probable tokens (0 = all)."
+    ),
     top_p: Optional[float] = typer.Option(
-        None, "--top-p", help="Sampling (needs --sample): only the most probable tokens holding this probability, "
-                              "in (0, 1]."),
-    temperature: Optional[float] = typer.Option(
-        None, help="Sampling (needs --sample): logits divided by this (> 0)."),
+        None,
+        "--top-p",
+        help="Sampling (needs --sample): only the most probable tokens holding this probability, in (0, 1].",
+    ),
+    temperature: Optional[float] = typer.Option(None, help="Sampling (needs --sample): logits divided by this (> 0)."),
     seed: Optional[int] = typer.Option(None, help="Sampling: random seed (decode.seed, default 1)."),
     max_len_a: Optional[float] = typer.Option(
-        None, "--max-len-a", help="Output length limit a * source tokens + b: a, at most 10 (decode.max_len_a). "
-                                  "No output exceeds 1024 tokens."),
+        None,
+        "--max-len-a",
+        help="Output length limit a * source tokens + b: a, at most 10 (decode.max_len_a). "
+        "No output exceeds 1024 tokens.",
+    ),
     max_len_b: Optional[int] = typer.Option(
-        None, "--max-len-b", help="Output length limit a * source tokens + b: b, at most 1024 (decode.max_len_b). "
-                                  "No output exceeds 1024 tokens."),
+        None,
+        "--max-len-b",
+        help="Output length limit a * source tokens + b: b, at most 1024 (decode.max_len_b). "
+        "No output exceeds 1024 tokens.",
+    ),
 ) -> None:
     """Translate text with greedy or beam search, or by sampling, one output line per input line.
 
@@ -226,14 +265,23 @@ def translate_cmd(
     """
     from nmt.decode.translate import translate_file
 
-    options = {"no_repeat_ngram": no_repeat_ngram, "coverage_penalty": coverage_penalty, "top_k": top_k,
-               "top_p": top_p, "temperature": temperature, "seed": seed, "max_len_a": max_len_a,
-               "max_len_b": max_len_b, "sample": sample or None}
+    options = {
+        "no_repeat_ngram": no_repeat_ngram,
+        "coverage_penalty": coverage_penalty,
+        "top_k": top_k,
+        "top_p": top_p,
+        "temperature": temperature,
+        "seed": seed,
+        "max_len_a": max_len_a,
+        "max_len_b": max_len_b,
+        "sample": sample or None,
+    }
     if sample:  # the beam a config names gives way; a --beam given beside --sample is refused later
         options["beam"] = 1
     overrides = (set_ or []) + [f"decode.{key}={value}" for key, value in options.items() if value is not None]
-    translate_file(checkpoint, input, output, beam=beam, n_best=n_best,
-                   attention_dir=attention, overrides=overrides, flush=flush)
+    translate_file(
+        checkpoint, input, output, beam=beam, n_best=n_best, attention_dir=attention, overrides=overrides, flush=flush
+    )
 
 
 SERVE_LIMITS = Limits()
@@ -243,27 +291,42 @@ SERVE_LIMITS = Limits()
 @app.command("serve")
 def serve_cmd(
     checkpoint: list[str] = typer.Option(
-        ..., "--checkpoint", help="A model to serve: PATH or NAME=PATH; repeat for several, side by side "
-                                  "(default name: the run folder of runs/<run>/checkpoints/x.pt, else the file stem)."),
-    host: str = typer.Option("127.0.0.1", help="Address to listen on (default loopback only; the API has no "
-                                               "authentication)."),
+        ...,
+        "--checkpoint",
+        help="A model to serve: PATH or NAME=PATH; repeat for several, side by side "
+        "(default name: the run folder of runs/<run>/checkpoints/x.pt, else the file stem).",
+    ),
+    host: str = typer.Option(
+        "127.0.0.1", help="Address to listen on (default loopback only; the API has no authentication)."
+    ),
     port: int = typer.Option(8000, help="Port to listen on (0 = any free port; the log names it)."),
     device: str = typer.Option("auto", help="auto (CUDA when present), cpu or cuda."),
     threads: int = typer.Option(0, help="CPU threads for torch (0 = one per core other processes leave free)."),
-    max_request_bytes: int = typer.Option(SERVE_LIMITS.max_request_bytes, help="Largest request body; larger gets 413."),
+    max_request_bytes: int = typer.Option(
+        SERVE_LIMITS.max_request_bytes, help="Largest request body; larger gets 413."
+    ),
     max_sentences: int = typer.Option(SERVE_LIMITS.max_sentences, help="Most sentences per request."),
     max_chars: int = typer.Option(SERVE_LIMITS.max_chars, help="Most characters per sentence."),
     max_src_tokens: int = typer.Option(SERVE_LIMITS.max_src_tokens, help="Most subword tokens per source sentence."),
     max_beam: int = typer.Option(SERVE_LIMITS.max_beam, help="Largest beam (and n-best) a request may ask for."),
-    max_output_tokens: int = typer.Option(SERVE_LIMITS.max_output_tokens, help="Largest max_len a request may ask for."),
+    max_output_tokens: int = typer.Option(
+        SERVE_LIMITS.max_output_tokens, help="Largest max_len a request may ask for."
+    ),
     max_attention_sentences: int = typer.Option(
-        SERVE_LIMITS.max_attention_sentences, help="Most sentences in a request that asks for attention weights."),
-    batch_sentences: int = typer.Option(SERVE_LIMITS.batch_sentences, help="Most sentences merged from concurrent requests into one search."),
-    batch_wait_ms: float = typer.Option(SERVE_LIMITS.batch_wait_ms, help="How long a search waits for more requests to merge (ms)."),
+        SERVE_LIMITS.max_attention_sentences, help="Most sentences in a request that asks for attention weights."
+    ),
+    batch_sentences: int = typer.Option(
+        SERVE_LIMITS.batch_sentences, help="Most sentences merged from concurrent requests into one search."
+    ),
+    batch_wait_ms: float = typer.Option(
+        SERVE_LIMITS.batch_wait_ms, help="How long a search waits for more requests to merge (ms)."
+    ),
     max_pending: int = typer.Option(SERVE_LIMITS.max_pending, help="Requests queued before the server answers 503."),
     read_timeout: float = typer.Option(
-        READ_TIMEOUT, help="Seconds a client has to send a whole request (from connecting or the previous "
-                           "response); slower gets 408 or a closed connection."),
+        READ_TIMEOUT,
+        help="Seconds a client has to send a whole request (from connecting or the previous "
+        "response); slower gets 408 or a closed connection.",
+    ),
 ) -> None:
     """Serve models over HTTP: POST /translate, GET /models, GET /health, and a page at / to explore attention.
 
@@ -276,9 +339,18 @@ def serve_cmd(
     """
     from nmt.serve.server import serve
 
-    limits = Limits(max_request_bytes=max_request_bytes, max_sentences=max_sentences, max_chars=max_chars,
-                    max_src_tokens=max_src_tokens, max_beam=max_beam, max_output_tokens=max_output_tokens,
-                    max_attention_sentences=max_attention_sentences, batch_sentences=batch_sentences, batch_wait_ms=batch_wait_ms, max_pending=max_pending)
+    limits = Limits(
+        max_request_bytes=max_request_bytes,
+        max_sentences=max_sentences,
+        max_chars=max_chars,
+        max_src_tokens=max_src_tokens,
+        max_beam=max_beam,
+        max_output_tokens=max_output_tokens,
+        max_attention_sentences=max_attention_sentences,
+        batch_sentences=batch_sentences,
+        batch_wait_ms=batch_wait_ms,
+        max_pending=max_pending,
+    )
     serve(checkpoint, host=host, port=port, limits=limits, device=device, threads=threads, read_timeout=read_timeout)
 
 
@@ -311,11 +383,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     except KeyboardInterrupt:
         print("nmt: interrupted", file=sys.stderr)
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - the last line of defence
+    except Exception as exc:
         if _STATE["debug"]:
             raise
-        print(f"nmt: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
-              file=sys.stderr)
+        print(f"nmt: internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", file=sys.stderr)
         sys.exit(1)
 
 

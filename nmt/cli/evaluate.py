@@ -18,18 +18,23 @@ from nmt.cli.options import ConfigOpt, SetOpt
 
 def eval_cmd(
     checkpoint: Optional[list[Path]] = typer.Option(
-        None, help="Translate a corpus split with this checkpoint, then score; several decode as an ensemble."),
+        None, help="Translate a corpus split with this checkpoint, then score; several decode as an ensemble."
+    ),
     split: str = typer.Option("test", help="Split of the run's corpus to translate (with --checkpoint)."),
     hyp: Optional[list[Path]] = typer.Option(
-        None, help="Hypothesis file(s) to score, one line per reference line; with several, each is compared "
-                   "with the first (the baseline)."),
+        None,
+        help="Hypothesis file(s) to score, one line per reference line; with several, each is compared "
+        "with the first (the baseline).",
+    ),
     ref: Optional[Path] = typer.Option(None, help="Reference file (with --hyp)."),
     src: Optional[Path] = typer.Option(None, help="Source file (with --hyp) for BLEU by source length."),
     out: Optional[Path] = typer.Option(None, help="Folder for report.json, report.md and plots."),
     beam: Optional[int] = typer.Option(None, help="Beam size when translating (default from the run's config)."),
     test: str = typer.Option(
-        "both", help="Significance test for several --hyp files: bootstrap (paired bootstrap resampling), "
-                     "ar (approximate randomization) or both."),
+        "both",
+        help="Significance test for several --hyp files: bootstrap (paired bootstrap resampling), "
+        "ar (approximate randomization) or both.",
+    ),
     bootstrap_samples: int = typer.Option(1000, help="Resamples of the paired bootstrap."),
     ar_trials: int = typer.Option(10000, help="Trials of approximate randomization."),
     seed: int = typer.Option(12345, help="Seed of both tests (a positive integer), so p-values repeat."),
@@ -43,23 +48,43 @@ def eval_cmd(
     """
     from nmt.evaluate.eval_command import run_eval
 
-    typer.echo(run_eval(checkpoints=checkpoint or [], split=split, hyps=hyp or [], ref=ref, src=src,
-                        out=out, beam=beam, overrides=set_ or [], test=test,
-                        bootstrap_samples=bootstrap_samples, ar_trials=ar_trials, seed=seed))
+    typer.echo(
+        run_eval(
+            checkpoints=checkpoint or [],
+            split=split,
+            hyps=hyp or [],
+            ref=ref,
+            src=src,
+            out=out,
+            beam=beam,
+            overrides=set_ or [],
+            test=test,
+            bootstrap_samples=bootstrap_samples,
+            ar_trials=ar_trials,
+            seed=seed,
+        )
+    )
 
 
 def average_cmd(
     inputs: list[Path] = typer.Argument(
-        ..., help="Checkpoint files and/or run folders (a run folder gives its step checkpoints).", show_default=False),
+        ..., help="Checkpoint files and/or run folders (a run folder gives its step checkpoints).", show_default=False
+    ),
     output: Path = typer.Option(..., "--output", "-o", help="Where to write the averaged checkpoint, e.g. avg.pt."),
     last: Optional[int] = typer.Option(
-        None, help="From each run folder, the N latest step checkpoints (default 5; kept by train.keep_last)."),
+        None, help="From each run folder, the N latest step checkpoints (default 5; kept by train.keep_last)."
+    ),
     best: Optional[int] = typer.Option(
-        None, help="From each run folder, the N best step checkpoints by the run's validation metric "
-                   "(kept by train.keep_best)."),
+        None,
+        help="From each run folder, the N best step checkpoints by the run's validation metric "
+        "(kept by train.keep_best).",
+    ),
     force: bool = typer.Option(
-        False, "--force", help="Replace an existing -o file, or write a name the trainer owns (best.pt, last.pt, "
-                               "a step file in a run's checkpoints folder); never one of the checkpoints averaged."),
+        False,
+        "--force",
+        help="Replace an existing -o file, or write a name the trainer owns (best.pt, last.pt, "
+        "a step file in a run's checkpoints folder); never one of the checkpoints averaged.",
+    ),
 ) -> None:
     """Average the parameters of several checkpoints into one, for translate and eval.
 
@@ -74,27 +99,36 @@ def average_cmd(
 def compare_cmd(
     config: Optional[Path] = ConfigOpt,
     variants: str = typer.Option(
-        "bahdanau,luong_general", help="Comma-separated variants (nmt variants lists them); the first is the "
-                                       "baseline unless --baseline says otherwise."),
+        "bahdanau,luong_general",
+        help="Comma-separated variants (nmt variants lists them); the first is the "
+        "baseline unless --baseline says otherwise.",
+    ),
     seeds: str = typer.Option("1,2", help="Comma-separated training seeds; every variant trains once per seed."),
     steps: Optional[int] = typer.Option(None, help="Updates per run (default: the config's train.max_steps)."),
     baseline: Optional[str] = typer.Option(None, help="Variant the others are tested against (default: the first)."),
     split: str = typer.Option("test", help="Split to translate and score with each run's best checkpoint."),
     beam: Optional[int] = typer.Option(None, help="Beam size for scoring (default: the config's decode.beam)."),
     runs_dir: Optional[Path] = typer.Option(
-        None, help="Folder for the runs, <variant>_s<seed> (default: runs/compare_<config name>)."),
+        None, help="Folder for the runs, <variant>_s<seed> (default: runs/compare_<config name>)."
+    ),
     out: Optional[Path] = typer.Option(None, help="Folder for report.json and report.md (default: RUNS_DIR/report)."),
     set_: Optional[list[str]] = SetOpt,
     progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
-    dry_run: bool = typer.Option(False, help="Only list each run as reuse, train, replace (an unfinished run, "
-                                             "which training overwrites), kept (a finished run of another config, "
-                                             "which only --force replaces) or refused (files nmt did not write); "
-                                             "train nothing."),
+    dry_run: bool = typer.Option(
+        False,
+        help="Only list each run as reuse, train, replace (an unfinished run, "
+        "which training overwrites), kept (a finished run of another config, "
+        "which only --force replaces) or refused (files nmt did not write); "
+        "train nothing.",
+    ),
     force: bool = typer.Option(
-        False, "--force", help="Train again, replacing them, finished runs whose config differs from the plan's "
-                               "in a way that changes the model (without it the comparison stops and lists them). "
-                               "Runs that differ only in speed options (train.threads, log_every, tensorboard) "
-                               "are reused either way."),
+        False,
+        "--force",
+        help="Train again, replacing them, finished runs whose config differs from the plan's "
+        "in a way that changes the model (without it the comparison stops and lists them). "
+        "Runs that differ only in speed options (train.threads, log_every, tensorboard) "
+        "are reused either way.",
+    ),
 ) -> None:
     """Train variants for the same number of updates over several seeds and compare their scores.
 
@@ -107,9 +141,18 @@ def compare_cmd(
     """
     from nmt.evaluate.compare import Plan, parse_list, planned_runs, run_compare
 
-    plan = Plan(config=config, variants=parse_list(variants, "variants"), seeds=parse_list(seeds, "seeds", int),
-                steps=steps, baseline=baseline, split=split, beam=beam, overrides=set_ or [],
-                runs_dir=runs_dir or Path("runs") / f"compare_{config.stem if config else 'defaults'}", force=force)
+    plan = Plan(
+        config=config,
+        variants=parse_list(variants, "variants"),
+        seeds=parse_list(seeds, "seeds", int),
+        steps=steps,
+        baseline=baseline,
+        split=split,
+        beam=beam,
+        overrides=set_ or [],
+        runs_dir=runs_dir or Path("runs") / f"compare_{config.stem if config else 'defaults'}",
+        force=force,
+    )
     typer.echo("\n".join(planned_runs(plan)) if dry_run else run_compare(plan, out=out, progress=progress))
 
 
@@ -127,12 +170,18 @@ def variants_cmd() -> None:
 
 def report_cmd(
     runs: list[Path] = typer.Argument(
-        ..., help="Run folders holding metrics.jsonl (runs/<name>); their eval-greedy and eval-beam5 "
-                  "folders (nmt eval --out RUN/eval-greedy, --beam 5 --out RUN/eval-beam5) give the test "
-                  "scores.", show_default=False, metavar="RUN"),
+        ...,
+        help="Run folders holding metrics.jsonl (runs/<name>); their eval-greedy and eval-beam5 "
+        "folders (nmt eval --out RUN/eval-greedy, --beam 5 --out RUN/eval-beam5) give the test "
+        "scores.",
+        show_default=False,
+        metavar="RUN",
+    ),
     out: Optional[Path] = typer.Option(
-        None, help="Folder for report.md and the two learning-curve PNGs (default: report/ beside the first "
-                   "run, e.g. runs/report)."),
+        None,
+        help="Folder for report.md and the two learning-curve PNGs (default: report/ beside the first "
+        "run, e.g. runs/report).",
+    ),
 ) -> None:
     """Report on finished or running runs: learning curves, final scores, parameters, throughput.
 
@@ -152,6 +201,11 @@ def report_cmd(
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``, in the order ``nmt --help`` lists them."""
-    for name, command in (("eval", eval_cmd), ("average", average_cmd), ("compare", compare_cmd),
-                          ("variants", variants_cmd), ("report", report_cmd)):
+    for name, command in (
+        ("eval", eval_cmd),
+        ("average", average_cmd),
+        ("compare", compare_cmd),
+        ("variants", variants_cmd),
+        ("report", report_cmd),
+    ):
         app.command(name)(command)

@@ -13,24 +13,60 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from nmt.config.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
-from nmt.config.sections import (NORMALIZATIONS, RNN_ONLY, SPM_MODEL_TYPES, AttentionConfig, DataConfig,
-                                 DecodeConfig, DecoderSelfAttentionConfig, EncoderSelfAttentionConfig, ModelConfig, Section,
-                                 SelfAttentionConfig, TrainConfig, TransformerConfig)
+from nmt.config.sections import (
+    NORMALIZATIONS,
+    RNN_ONLY,
+    SPM_MODEL_TYPES,
+    AttentionConfig,
+    DataConfig,
+    DecodeConfig,
+    DecoderSelfAttentionConfig,
+    EncoderSelfAttentionConfig,
+    ModelConfig,
+    Section,
+    SelfAttentionConfig,
+    TrainConfig,
+    TransformerConfig,
+)
 from nmt.util.errors import SHOWN_VALUE_CHARS, ConfigError, UserError, short_repr
 
 __all__ = [
-    "ATTENTION_ENERGIES", "ATTENTION_TYPES", "NORMALIZATIONS", "RUN_NAME_PATTERN", "SAVED_RUN_DEFAULTS",
-    "SPM_MODEL_TYPES", "AttentionConfig", "Config", "ConfigError", "DataConfig", "DecodeConfig",
-    "DecoderSelfAttentionConfig", "EncoderSelfAttentionConfig", "ModelConfig", "Section", "SelfAttentionConfig",
-    "TrainConfig", "TransformerConfig", "apply_override", "describe_options", "dump", "fill_saved_defaults", "from_dict", "load",
-    "read_yaml", "short_repr", "with_decode_overrides",
+    "ATTENTION_ENERGIES",
+    "ATTENTION_TYPES",
+    "NORMALIZATIONS",
+    "RUN_NAME_PATTERN",
+    "SAVED_RUN_DEFAULTS",
+    "SPM_MODEL_TYPES",
+    "AttentionConfig",
+    "Config",
+    "ConfigError",
+    "DataConfig",
+    "DecodeConfig",
+    "DecoderSelfAttentionConfig",
+    "EncoderSelfAttentionConfig",
+    "ModelConfig",
+    "Section",
+    "SelfAttentionConfig",
+    "TrainConfig",
+    "TransformerConfig",
+    "apply_override",
+    "describe_options",
+    "dump",
+    "fill_saved_defaults",
+    "from_dict",
+    "load",
+    "read_yaml",
+    "short_repr",
+    "with_decode_overrides",
 ]
 
 TRANSFORMER_WARMUP = 4000
@@ -79,11 +115,15 @@ class Config(Section):
     @classmethod
     def _plain_name(cls, name: str) -> str:
         if not RUN_NAME_PATTERN.fullmatch(name) or name in (".", ".."):
-            raise ValueError(f"name={short_repr(name)}: a run name is one folder name of letters, digits, '.', "
-                             f"'_' and '-' (not '.' or '..'); put folders in runs_dir")
+            raise ValueError(
+                f"name={short_repr(name)}: a run name is one folder name of letters, digits, '.', "
+                f"'_' and '-' (not '.' or '..'); put folders in runs_dir"
+            )
         if len(name.encode("utf-8")) > RUN_NAME_MAX_BYTES:
-            raise ValueError(f"name={short_repr(name)}: a run name of {len(name.encode('utf-8'))} characters is too "
-                             f"long for a folder name (at most {RUN_NAME_MAX_BYTES})")
+            raise ValueError(
+                f"name={short_repr(name)}: a run name of {len(name.encode('utf-8'))} characters is too "
+                f"long for a folder name (at most {RUN_NAME_MAX_BYTES})"
+            )
         return name
 
     @field_validator("runs_dir")
@@ -92,8 +132,10 @@ class Config(Section):
         for part in Path(runs_dir).parts:
             size = len(part.encode("utf-8", errors="surrogateescape"))
             if size > NAME_MAX_BYTES:
-                raise ValueError(f"runs_dir: the folder name {short_repr(part)} is {size} bytes long; "
-                                 f"file systems take at most {NAME_MAX_BYTES}")
+                raise ValueError(
+                    f"runs_dir: the folder name {short_repr(part)} is {size} bytes long; "
+                    f"file systems take at most {NAME_MAX_BYTES}"
+                )
         return runs_dir
 
     @model_validator(mode="before")
@@ -109,7 +151,7 @@ class Config(Section):
         return raw
 
     @model_validator(mode="after")
-    def _check_combinations(self) -> "Config":
+    def _check_combinations(self) -> Config:
         m, t, d = self.model, self.train, self.decode
         att = m.attention
         if m.arch == "transformer":
@@ -117,16 +159,20 @@ class Config(Section):
         if m.arch == "rnn" and m.tie_embeddings and m.emb_size != m.hidden_size:
             raise ValueError(
                 f"model.tie_embeddings=true needs model.emb_size == model.hidden_size "
-                f"(got {m.emb_size} and {m.hidden_size})")
+                f"(got {m.emb_size} and {m.hidden_size})"
+            )
         longest = max(t.max_len, d.max_src_len)  # the longest source a model may see
         enc_sa = m.enc_self_attention
-        for key, energy, limit in (("attention.max_src_len", att.axes()["energy"], att.max_src_len),
-                                   ("enc_self_attention.max_len", enc_sa.energy if enc_sa.layers else None, enc_sa.max_len)):
+        for key, energy, limit in (
+            ("attention.max_src_len", att.axes()["energy"], att.max_src_len),
+            ("enc_self_attention.max_len", enc_sa.energy if enc_sa.layers else None, enc_sa.max_len),
+        ):
             if energy == "location" and limit < longest:
                 raise ValueError(
                     f"model.{key.split('.')[0]}.energy=location scores {limit} source positions (model.{key}), "
                     f"but train.max_len={t.max_len} and decode.max_src_len={d.max_src_len} let {longest} through; "
-                    f"raise model.{key} or lower those")
+                    f"raise model.{key} or lower those"
+                )
         if (t.max_tokens is None) == (t.batch_size is None):
             raise ValueError("set exactly one of train.max_tokens and train.batch_size (the other null)")
         if t.min_lr > t.lr:
@@ -136,8 +182,10 @@ class Config(Section):
         if self.data.min_len > self.data.max_len:
             raise ValueError(f"data.min_len={self.data.min_len} exceeds data.max_len={self.data.max_len}")
         if self.data.synthetic_min_words > self.data.synthetic_max_words:
-            raise ValueError(f"data.synthetic_min_words={self.data.synthetic_min_words} exceeds "
-                             f"data.synthetic_max_words={self.data.synthetic_max_words}")
+            raise ValueError(
+                f"data.synthetic_min_words={self.data.synthetic_min_words} exceeds "
+                f"data.synthetic_max_words={self.data.synthetic_max_words}"
+            )
         if self.data.src == self.data.tgt:
             raise ValueError(f"data.src and data.tgt are both {short_repr(self.data.src)}")
         return self
@@ -145,14 +193,20 @@ class Config(Section):
     def _check_transformer(self) -> None:
         m, t = self.model, self.train
         if m.transformer.share_embeddings and not self.data.joint_vocab:
-            raise ValueError("model.transformer.share_embeddings=true needs data.joint_vocab=true "
-                             "(one vocabulary for both languages)")
+            raise ValueError(
+                "model.transformer.share_embeddings=true needs data.joint_vocab=true "
+                "(one vocabulary for both languages)"
+            )
         if t.teacher_forcing < 1.0:
-            raise ValueError(f"train.teacher_forcing={t.teacher_forcing}: the Transformer decodes a whole "
-                             "reference in parallel, so it trains with teacher forcing 1 only")
+            raise ValueError(
+                f"train.teacher_forcing={t.teacher_forcing}: the Transformer decodes a whole "
+                "reference in parallel, so it trains with teacher forcing 1 only"
+            )
         if t.compile != "off":
-            raise ValueError(f"train.compile={t.compile} compiles the RNN decoder step; model.arch=transformer "
-                             "has none (leave it off)")
+            raise ValueError(
+                f"train.compile={t.compile} compiles the RNN decoder step; model.arch=transformer "
+                "has none (leave it off)"
+            )
 
 
 # ---------------------------------------------------------------- loading
@@ -175,7 +229,7 @@ def _shorten(phrase: str, limit: int = MAX_PHRASE_CHARS) -> str:
     return phrase if len(phrase) <= limit else phrase[: limit - 3] + "..."
 
 
-def _describe(err: dict[str, Any]) -> str:
+def _describe(err: ErrorDetails) -> str:
     """One readable phrase for one pydantic error, naming the full key path (values shortened)."""
     loc = tuple(p for p in err["loc"] if not str(p).startswith("function-"))
     path = ".".join(str(p) if isinstance(p, int) else _shorten(str(p), SHOWN_VALUE_CHARS) for p in loc)
@@ -195,7 +249,7 @@ def _describe(err: dict[str, Any]) -> str:
     return _shorten(f"{path or 'config'}: {err['msg']}") + shown
 
 
-def _one_line(errors: Sequence[dict[str, Any]]) -> str:
+def _one_line(errors: Sequence[ErrorDetails]) -> str:
     """The first :data:`MAX_PROBLEMS_SHOWN` problems of a validation, joined into one line."""
     phrases = [_describe(e) for e in errors[:MAX_PROBLEMS_SHOWN]]
     if len(errors) > MAX_PROBLEMS_SHOWN:
@@ -208,10 +262,11 @@ def _parse_value(key: str, text: str) -> Any:
     if text == "":
         return ""
     if len(text) > MAX_CONFIG_BYTES:  # characters, not bytes: argv may hold undecodable ones
-        raise ConfigError(f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: the value is longer than "
-                          f"{MAX_CONFIG_BYTES:,} characters")
+        raise ConfigError(
+            f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: the value is longer than {MAX_CONFIG_BYTES:,} characters"
+        )
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_StrictLoader)
     except _TooLarge as exc:
         raise ConfigError(f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: {exc}") from None
     except yaml.YAMLError:
@@ -222,15 +277,16 @@ def apply_override(raw: dict[str, Any], assignment: str) -> None:
     """Apply one ``a.b.c=value`` override to the raw dict (value parsed as YAML)."""
     key, sep, value = assignment.partition("=")
     if not sep or not key.strip():
-        raise ConfigError(f"--set {short_repr(assignment)}: expected KEY=VALUE, "
-                          f"e.g. model.attention.type=luong_dot")
+        raise ConfigError(f"--set {short_repr(assignment)}: expected KEY=VALUE, e.g. model.attention.type=luong_dot")
     parts = key.strip().split(".")
     node = raw
     for i, part in enumerate(parts[:-1]):
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise ConfigError(f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: "
-                              f"{_shorten('.'.join(parts[: i + 1]), SHOWN_VALUE_CHARS)} is a value, not a section")
+            raise ConfigError(
+                f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: "
+                f"{_shorten('.'.join(parts[: i + 1]), SHOWN_VALUE_CHARS)} is a value, not a section"
+            )
         node = child
     node[parts[-1]] = _parse_value(key.strip(), value)
 
@@ -240,8 +296,9 @@ def with_decode_overrides(config: Config, overrides: Sequence[str]) -> Config:
     raw = config.model_dump(mode="json")
     for assignment in overrides:
         if not assignment.startswith("decode."):
-            raise UserError(f"--set {_shorten(assignment, SHOWN_VALUE_CHARS)}: only decode.* options can change "
-                            f"at translation time")
+            raise UserError(
+                f"--set {_shorten(assignment, SHOWN_VALUE_CHARS)}: only decode.* options can change at translation time"
+            )
         apply_override(raw, assignment)
     return from_dict(raw)
 
@@ -276,8 +333,10 @@ def _check_expansion(root: yaml.Node, limit: int = MAX_YAML_NODES) -> None:
             on_path.discard(key)
             sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
             if sizes[key] > limit:
-                raise _TooLarge(f"expands to more than {limit:,} YAML nodes (each use of an alias counts "
-                                f"its anchor's nodes again); a config is far smaller")
+                raise _TooLarge(
+                    f"expands to more than {limit:,} YAML nodes (each use of an alias counts "
+                    f"its anchor's nodes again); a config is far smaller"
+                )
         elif key in on_path:
             raise _TooLarge(f"line {node.start_mark.line + 1}: an alias refers to a collection that holds it")
         elif key not in sizes:
@@ -297,8 +356,9 @@ class _StrictLoader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_YAML_DEPTH:
-                raise _TooLarge(f"line {self.peek_event().start_mark.line + 1}: nested more than "
-                                f"{MAX_YAML_DEPTH} levels deep")
+                raise _TooLarge(
+                    f"line {self.peek_event().start_mark.line + 1}: nested more than {MAX_YAML_DEPTH} levels deep"
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -316,11 +376,16 @@ class _StrictLoader(yaml.SafeLoader):
                 hash(key)
             except TypeError:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"a {type(key).__name__} cannot be a key", key_node.start_mark) from None
+                    None, None, f"a {type(key).__name__} cannot be a key", key_node.start_mark
+                ) from None
             if key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"key {short_repr(key)} appears twice (lines {seen[key].line + 1} and "
-                    f"{key_node.start_mark.line + 1})", key_node.start_mark)
+                    None,
+                    None,
+                    f"key {short_repr(key)} appears twice (lines {seen[key].line + 1} and "
+                    f"{key_node.start_mark.line + 1})",
+                    key_node.start_mark,
+                )
             seen[key] = key_node.start_mark
         return super().construct_mapping(node, deep=deep)
 
@@ -329,7 +394,8 @@ class _StrictLoader(yaml.SafeLoader):
             return super().construct_yaml_int(node)
         except ValueError:  # Python refuses to convert integers of more than 4,300 digits
             raise yaml.constructor.ConstructorError(
-                None, None, f"an integer of {len(node.value):,} characters is too long", node.start_mark) from None
+                None, None, f"an integer of {len(node.value):,} characters is too long", node.start_mark
+            ) from None
 
 
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
@@ -352,7 +418,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path}: a config file is at most {MAX_CONFIG_BYTES:,} bytes; this one is longer")
     try:
-        raw = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        raw = yaml.load(text, Loader=_StrictLoader)
     except _TooLarge as exc:
         raise ConfigError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
@@ -451,6 +517,11 @@ def describe_options(model: type[BaseModel] = Config, prefix: str = "") -> list[
             rows.extend(describe_options(ann, f"{prefix}{name}."))
             continue
         default = field.get_default(call_default_factory=True)
-        rows.append((prefix + name, yaml.safe_dump(default, default_flow_style=True).strip().removesuffix("..."
-                     ).strip(), field.description or ""))
+        rows.append(
+            (
+                prefix + name,
+                yaml.safe_dump(default, default_flow_style=True).strip().removesuffix("...").strip(),
+                field.description or "",
+            )
+        )
     return rows

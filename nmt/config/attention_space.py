@@ -9,11 +9,18 @@ no torch: the config imports it.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 ATTENTION_TYPES = (
-    "none", "bahdanau", "luong_dot", "luong_general", "luong_concat",
-    "scaled_dot", "qkv", "gaussian",
+    "none",
+    "bahdanau",
+    "luong_dot",
+    "luong_general",
+    "luong_concat",
+    "scaled_dot",
+    "qkv",
+    "gaussian",
 )
 
 ATTENTION_ENERGIES = ("uniform", "dot", "scaled_dot", "bilinear", "mlp", "gaussian", "location")
@@ -46,8 +53,9 @@ def scores_unscalable(energy: str, query_map: str, key_map: str) -> bool:
     return energy in ("dot", "scaled_dot") and query_map == key_map == "identity"
 
 
-def attention_sizes(query_size: int, key_size: int, query_map: str, key_map: str, value_map: str,
-                    dim: Optional[int]) -> tuple[int, int, int]:
+def attention_sizes(
+    query_size: int, key_size: int, query_map: str, key_map: str, value_map: str, dim: Optional[int]
+) -> tuple[int, int, int]:
     """Sizes of mapped (queries, keys, values); values come in with the key size.
 
     A linear map projects to ``dim``; with dim null, to the query size, except that a lone
@@ -62,9 +70,16 @@ def attention_sizes(query_size: int, key_size: int, query_map: str, key_map: str
     return a_q, a_k, a_v
 
 
-def attention_problem(axes: dict[str, Any], query_size: int, key_size: int, dim: Optional[int],
-                      opt: Callable[[str], str] = str, sides: tuple[str, str] = ("query", "key"),
-                      note: str = "", residual: bool = False) -> Optional[str]:
+def attention_problem(
+    axes: dict[str, Any],
+    query_size: int,
+    key_size: int,
+    dim: Optional[int],
+    opt: Callable[[str], str] = str,
+    sides: tuple[str, str] = ("query", "key"),
+    note: str = "",
+    residual: bool = False,
+) -> Optional[str]:
     """What is wrong with one point of the attention space, or None; ``opt`` renders option names.
 
     Shared by the config checks (full YAML paths) and the model's leaf modules (bare names).
@@ -72,22 +87,32 @@ def attention_problem(axes: dict[str, Any], query_size: int, key_size: int, dim:
     """
     e, qm, km, vm, heads = (axes[k] for k in ("energy", "query_map", "key_map", "value_map", "heads"))
     if e == "uniform" and "linear" in (qm, km):
-        return (f"{opt('energy')}=uniform scores neither query nor key, so {opt('query_map')}={qm} and "
-                f"key_map={km} would be unused parameters; set both to identity")
+        return (
+            f"{opt('energy')}=uniform scores neither query nor key, so {opt('query_map')}={qm} and "
+            f"key_map={km} would be unused parameters; set both to identity"
+        )
     if e == "location" and km == "linear":
-        return (f"{opt('energy')}=location scores positions from the query alone, so {opt('key_map')}=linear "
-                f"would be an unused parameter; set key_map=identity")
+        return (
+            f"{opt('energy')}=location scores positions from the query alone, so {opt('key_map')}=linear "
+            f"would be an unused parameter; set key_map=identity"
+        )
     a_q, a_k, a_v = attention_sizes(query_size, key_size, qm, km, vm, dim)
     if e in SAME_SIZE_ENERGIES and a_q != a_k:
         fix = "key_map=linear" if km == "identity" else f"{opt('dim')}=null"
-        return (f"{opt('energy')}={e} with {opt('query_map')}={qm} and key_map={km} needs equal query and key "
-                f"sizes: {sides[0]} {a_q} vs {sides[1]} {a_k}{note}; use {fix} or energy=bilinear")
+        return (
+            f"{opt('energy')}={e} with {opt('query_map')}={qm} and key_map={km} needs equal query and key "
+            f"sizes: {sides[0]} {a_q} vs {sides[1]} {a_k}{note}; use {fix} or energy=bilinear"
+        )
     split = [("query/key", a_q)] if e not in ("uniform", "location") else []
     for what, size in split + [("value", a_v)]:
         if size % heads:
-            return (f"{opt('heads')}={heads} must divide the {what} size {size} "
-                    f"({opt('dim')} or the state size); change heads or dim")
+            return (
+                f"{opt('heads')}={heads} must divide the {what} size {size} "
+                f"({opt('dim')} or the state size); change heads or dim"
+            )
     if residual and not axes["out_proj"] and a_v != query_size:
-        return (f"{opt('value_map')}=linear with {opt('dim')}={dim} and out_proj=false gives contexts of size "
-                f"{a_v}, but the residual connection needs {query_size}; set out_proj=true or dim=null")
+        return (
+            f"{opt('value_map')}=linear with {opt('dim')}={dim} and out_proj=false gives contexts of size "
+            f"{a_v}, but the residual connection needs {query_size}; set out_proj=true or dim=null"
+        )
     return None

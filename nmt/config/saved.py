@@ -23,8 +23,16 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from nmt.config import (AttentionConfig, Config, DecoderSelfAttentionConfig, EncoderSelfAttentionConfig,
-                        ModelConfig, TrainConfig, fill_saved_defaults, from_dict)
+from nmt.config import (
+    AttentionConfig,
+    Config,
+    DecoderSelfAttentionConfig,
+    EncoderSelfAttentionConfig,
+    ModelConfig,
+    TrainConfig,
+    fill_saved_defaults,
+    from_dict,
+)
 from nmt.config.attention_space import scores_unscalable
 
 
@@ -81,7 +89,8 @@ def without_inert_options(config: Config) -> Config:
     model = config.model
     sections: dict[str, Any] = {
         "attention": model.attention.model_copy(update=_inert_attention(model.attention)),
-        "enc_hidden_size": None if model.enc_size == model.hidden_size else model.enc_size}
+        "enc_hidden_size": None if model.enc_size == model.hidden_size else model.enc_size,
+    }
     if model.tie_embeddings:
         sections["output_init"] = ModelConfig().output_init
     if not model.enc_self_attention.layers:
@@ -152,6 +161,8 @@ def changes(saved: Config, new: Config, fit: Fit = Fit()) -> list[Change]:
     if fit.up_to_inert:
         saved, new = without_inert_options(saved), without_inert_options(new)
     old, now = flat_options(saved.model_dump(mode="json")), flat_options(new.model_dump(mode="json"))
-    return [Change(key, old.get(key), now.get(key)) for key in sorted(old.keys() | now.keys())
-            if old.get(key) != now.get(key) and (not fit.within or _under(key, fit.within))
-            and not _under(key, fit.free)]
+    return [
+        Change(key, old.get(key), now.get(key))
+        for key in sorted(old.keys() | now.keys())
+        if old.get(key) != now.get(key) and (not fit.within or _under(key, fit.within)) and not _under(key, fit.free)
+    ]

@@ -22,8 +22,11 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "scaled_dot": ("model.attention.type=scaled_dot", "model.enc_hidden_size=half"),
     "qkv": ("model.attention.type=qkv", "model.attention.heads=4"),
     "gaussian": ("model.attention.type=gaussian",),
-    "bahdanau+enc_self": ("model.attention.type=bahdanau", "model.enc_self_attention.layers=1",
-                          "model.enc_self_attention.heads=4"),
+    "bahdanau+enc_self": (
+        "model.attention.type=bahdanau",
+        "model.enc_self_attention.layers=1",
+        "model.enc_self_attention.heads=4",
+    ),
     "bahdanau+dec_self": ("model.attention.type=bahdanau", "model.dec_self_attention.enabled=true"),
 }
 

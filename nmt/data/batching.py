@@ -17,8 +17,8 @@ Conventions (``n`` = subword tokens of a sentence, after optional truncation to 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -42,7 +42,7 @@ class Batch:
     def __len__(self) -> int:
         return self.src.size(0)
 
-    def to(self, device: torch.device | str, non_blocking: bool = False) -> "Batch":
+    def to(self, device: torch.device | str, non_blocking: bool = False) -> Batch:
         """A copy with every tensor on ``device``."""
         moved = {f.name: getattr(self, f.name).to(device, non_blocking=non_blocking) for f in dataclasses.fields(self)}
         return Batch(**moved)
@@ -68,11 +68,11 @@ class Batch:
         return 1.0 - (self.n_src_tokens + self.n_tgt_tokens) / cells
 
 
-def pad_sources(srcs: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+def pad_sources(srcs: Sequence[Sequence[int] | np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
     """Source rows as ``(src (B, S) PAD-padded with S >= 1, src_len (B,))``, in the given order."""
     src = np.full((len(srcs), max(1, max(len(x) for x in srcs))), PAD, dtype=np.int64)
     for b, x in enumerate(srcs):
-        src[b, :len(x)] = x
+        src[b, : len(x)] = x
     return torch.from_numpy(src), torch.tensor([len(x) for x in srcs], dtype=torch.long)
 
 
@@ -90,8 +90,8 @@ def collate(split: EncodedSplit, indices: Sequence[int], max_len: int | None = N
     tgt_in = np.full((B, T), PAD, dtype=np.int64)
     tgt_out = np.full((B, T), PAD, dtype=np.int64)
     for b, y in enumerate(tgts):
-        tgt_in[b, 0], tgt_in[b, 1:len(y) + 1] = BOS, y
-        tgt_out[b, :len(y)], tgt_out[b, len(y)] = y, EOS
+        tgt_in[b, 0], tgt_in[b, 1 : len(y) + 1] = BOS, y
+        tgt_out[b, : len(y)], tgt_out[b, len(y)] = y, EOS
     src, src_len = pad_sources(srcs)
     return Batch(
         src=src,
@@ -119,20 +119,30 @@ class BatchSampler:
     model learns to align on short sentences before it meets long ones.
     """
 
-    def __init__(self, src_lengths: np.ndarray, tgt_lengths: np.ndarray, *, max_tokens: int | None,
-                 batch_size: int | None, shuffle: bool, seed: int, max_len: int | None = None,
-                 curriculum_epochs: int = 0) -> None:
-        if (max_tokens is None) == (batch_size is None):
+    def __init__(
+        self,
+        src_lengths: np.ndarray,
+        tgt_lengths: np.ndarray,
+        *,
+        max_tokens: int | None,
+        batch_size: int | None,
+        shuffle: bool,
+        seed: int,
+        max_len: int | None = None,
+        curriculum_epochs: int = 0,
+    ) -> None:
+        given = [n for n in (max_tokens, batch_size) if n is not None]
+        if len(given) != 1:
             raise ConfigError("set exactly one of max_tokens and batch_size")
-        limit = max_tokens if max_tokens is not None else batch_size
-        if limit < 1:
-            raise ConfigError(f"max_tokens/batch_size must be at least 1, got {limit}")
+        if given[0] < 1:
+            raise ConfigError(f"max_tokens/batch_size must be at least 1, got {given[0]}")
         if len(src_lengths) != len(tgt_lengths):
             raise ValueError(f"{len(src_lengths)} source but {len(tgt_lengths)} target lengths")
         # Clip as collate(max_len=...) truncates, so budgets count what the batch really holds.
         self.src_lengths = np.minimum(np.asarray(src_lengths, dtype=np.int64), max_len or np.iinfo(np.int64).max)
         self.tgt_lengths = np.minimum(np.asarray(tgt_lengths, dtype=np.int64), max_len or np.iinfo(np.int64).max)
         self.max_tokens, self.batch_size = max_tokens, batch_size
+        self._limit = given[0]  # tokens per batch, or sentences per batch: whichever was set
         self.shuffle, self.seed = shuffle, seed
         self.curriculum_epochs = curriculum_epochs
         self._memo: tuple[int, list[list[int]]] | None = None  # the last epoch's batches
@@ -144,7 +154,7 @@ class BatchSampler:
         width = 0
         for i, w in zip(order.tolist(), widths):
             new_width = max(width, w)
-            if current and (len(current) + 1) * new_width > self.max_tokens:
+            if current and (len(current) + 1) * new_width > self._limit:
                 batches.append(current)
                 current, new_width = [], w
             current.append(i)
@@ -167,7 +177,7 @@ class BatchSampler:
         if self.max_tokens is not None:
             batches = self._cut_by_tokens(order)
         else:
-            batches = [order[i:i + self.batch_size].tolist() for i in range(0, len(order), self.batch_size)]
+            batches = [order[i : i + self._limit].tolist() for i in range(0, len(order), self._limit)]
         if self.shuffle:
             batches = [batches[j] for j in rng.permutation(len(batches))]
         self._memo = (epoch, batches)

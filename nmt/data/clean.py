@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 import unicodedata
-from typing import Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from tqdm import tqdm
 
@@ -29,6 +30,9 @@ logger = logging.getLogger(__name__)
 
 FILTERS = ("empty", "too_short", "too_long", "ratio")
 """Names of the training filters, in the order they are applied and reported."""
+
+_UNICODE_FORMS: dict[str, Literal["NFC", "NFKC"]] = {"nfc": "NFC", "nfkc": "NFKC"}
+"""The Unicode normal form of each ``data.normalization`` but ``none``."""
 
 
 def normalize(line: str, normalization: str) -> str:
@@ -43,8 +47,9 @@ def normalize(line: str, normalization: str) -> str:
     """
     if normalization not in NORMALIZATIONS:
         raise ConfigError(f"unknown normalization '{normalization}'; choose one of {', '.join(NORMALIZATIONS)}")
-    if normalization != "none":
-        line = unicodedata.normalize(normalization.upper(), line)
+    form = _UNICODE_FORMS.get(normalization)
+    if form is not None:
+        line = unicodedata.normalize(form, line)
     return " ".join(line.split())
 
 
@@ -97,8 +102,9 @@ def clean_pairs(
     removed = dict.fromkeys(FILTERS, 0)
     kept_src: list[str] = []
     kept_tgt: list[str] = []
-    for s, t in tqdm(zip(src, tgt), total=len(src), desc="cleaning", unit=" pairs",
-                    disable=None if progress else True, leave=False):
+    for s, t in tqdm(
+        zip(src, tgt), total=len(src), desc="cleaning", unit=" pairs", disable=None if progress else True, leave=False
+    ):
         s, t = normalize(s, normalization), normalize(t, normalization)
         reason = _rejection(len(s.split()), len(t.split()), min_len, max_len, max_ratio)
         if reason is None:
@@ -110,6 +116,7 @@ def clean_pairs(
     if not kept_src:
         raise DataError(
             f"the filters removed all {len(src)} training pairs ({counts}); "
-            f"check min_len={min_len}, max_len={max_len}, max_ratio={max_ratio} and the input files")
+            f"check min_len={min_len}, max_len={max_len}, max_ratio={max_ratio} and the input files"
+        )
     logger.info("kept %d of %d training pairs (removed: %s)", len(kept_src), len(src), counts)
     return kept_src, kept_tgt, removed

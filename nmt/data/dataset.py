@@ -15,15 +15,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from tqdm import tqdm
 
+from nmt.data.lines import line_chunks
 from nmt.data.tokenizer import Tokenizer
 from nmt.util.errors import DataError
-from nmt.data.lines import line_chunks
 from nmt.util.fileio import atomic_write, sha256_file
 
 logger = logging.getLogger(__name__)
@@ -44,8 +44,9 @@ def _flatten(seqs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
 class EncodedSplit:
     """Source and target ids of one split; sentence ``i`` of both sides form pair ``i``."""
 
-    def __init__(self, src_ids: np.ndarray, src_offsets: np.ndarray,
-                 tgt_ids: np.ndarray, tgt_offsets: np.ndarray) -> None:
+    def __init__(
+        self, src_ids: np.ndarray, src_offsets: np.ndarray, tgt_ids: np.ndarray, tgt_offsets: np.ndarray
+    ) -> None:
         if len(src_offsets) != len(tgt_offsets):
             raise ValueError(f"{len(src_offsets) - 1} source but {len(tgt_offsets) - 1} target sentences")
         self.src_ids, self.src_offsets = src_ids, src_offsets  # (N_src_tokens,) int32, (N + 1,) int64
@@ -54,7 +55,7 @@ class EncodedSplit:
         self.tgt_lengths = np.diff(tgt_offsets)
 
     @classmethod
-    def from_sequences(cls, src: Sequence[Sequence[int]], tgt: Sequence[Sequence[int]]) -> "EncodedSplit":
+    def from_sequences(cls, src: Sequence[Sequence[int]], tgt: Sequence[Sequence[int]]) -> EncodedSplit:
         """Build from in-memory id lists (tests, or sentences typed at translation time)."""
         return cls(*_flatten(src), *_flatten(tgt))
 
@@ -63,11 +64,11 @@ class EncodedSplit:
 
     def src(self, i: int) -> np.ndarray:
         """Source ids of sentence ``i``, shape (S_i,), a view into the flat array."""
-        return self.src_ids[self.src_offsets[i]:self.src_offsets[i + 1]]
+        return self.src_ids[self.src_offsets[i] : self.src_offsets[i + 1]]
 
     def tgt(self, i: int) -> np.ndarray:
         """Target ids of sentence ``i``, shape (T_i,), without BOS/EOS."""
-        return self.tgt_ids[self.tgt_offsets[i]:self.tgt_offsets[i + 1]]
+        return self.tgt_ids[self.tgt_offsets[i] : self.tgt_offsets[i + 1]]
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
@@ -107,8 +108,14 @@ def _encode_stream(text_path: Path, tok: Tokenizer, progress: bool) -> tuple[np.
     """
     id_parts: list[np.ndarray] = []
     length_parts: list[np.ndarray] = []
-    with tqdm(total=text_path.stat().st_size, desc=f"encoding {text_path.name}", unit="B", unit_scale=True,
-              disable=None if progress else True, leave=False) as bar:
+    with tqdm(
+        total=text_path.stat().st_size,
+        desc=f"encoding {text_path.name}",
+        unit="B",
+        unit_scale=True,
+        disable=None if progress else True,
+        leave=False,
+    ) as bar:
         for lines, n_bytes in line_chunks(text_path, ENCODE_CHUNK):
             chunk_ids, chunk_offsets = _flatten(tok.encode(lines))
             id_parts.append(chunk_ids)
@@ -121,8 +128,9 @@ def _encode_stream(text_path: Path, tok: Tokenizer, progress: bool) -> tuple[np.
     return ids, offsets
 
 
-def _encode_file(text_path: Path, tok: Tokenizer, cache_dir: Path,
-                 progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _encode_file(
+    text_path: Path, tok: Tokenizer, cache_dir: Path, progress: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Ids and offsets of one text file, from the cache or freshly encoded (then cached)."""
     if not text_path.is_file():
         raise DataError(f"prepared file {text_path} is missing; prepare the corpus again with --force")
@@ -146,8 +154,16 @@ def _encode_file(text_path: Path, tok: Tokenizer, cache_dir: Path,
     return _read_cached(ids_path, offsets_path) or (ids, offsets)
 
 
-def load_split(data_dir: Path, split: str, src_lang: str, tgt_lang: str, src_tok: Tokenizer,
-               tgt_tok: Tokenizer, cache_dir: Path | None = None, progress: bool = False) -> EncodedSplit:
+def load_split(
+    data_dir: Path,
+    split: str,
+    src_lang: str,
+    tgt_lang: str,
+    src_tok: Tokenizer,
+    tgt_tok: Tokenizer,
+    cache_dir: Path | None = None,
+    progress: bool = False,
+) -> EncodedSplit:
     """Encoded ids of ``data_dir/{split}.{src_lang}`` and ``.{tgt_lang}``, cached on disk.
 
     The first call encodes both files and writes the arrays to ``cache_dir`` (default
@@ -160,6 +176,8 @@ def load_split(data_dir: Path, split: str, src_lang: str, tgt_lang: str, src_tok
     src_ids, src_offsets = _encode_file(src_path, src_tok, cache_dir, progress)
     tgt_ids, tgt_offsets = _encode_file(tgt_path, tgt_tok, cache_dir, progress)
     if len(src_offsets) != len(tgt_offsets):
-        raise DataError(f"{src_path} has {len(src_offsets) - 1} lines but {tgt_path} has {len(tgt_offsets) - 1}; "
-                        "prepare the corpus again with --force")
+        raise DataError(
+            f"{src_path} has {len(src_offsets) - 1} lines but {tgt_path} has {len(tgt_offsets) - 1}; "
+            "prepare the corpus again with --force"
+        )
     return EncodedSplit(src_ids, src_offsets, tgt_ids, tgt_offsets)

@@ -10,19 +10,62 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
+
 # g: 0 masculine, 1 feminine, 2 neuter (3 stands for any plural in the tables below)
-_Noun = NamedTuple("_Noun", [("en", str), ("en_pl", str), ("de", str), ("de_pl", str), ("de_gen", str),
-                             ("de_dat_pl", str), ("g", int)])
-_Word = NamedTuple("_Word", [("en", str), ("de", str), ("n", int)])  # n: English word count
+class _Noun(NamedTuple):
+    en: str
+    en_pl: str
+    de: str
+    de_pl: str
+    de_gen: str
+    de_dat_pl: str
+    g: int
+
+
+class _Word(NamedTuple):
+    en: str
+    de: str
+    n: int  # English word count
+
+
 # en / en3 / en_pl: look at / looks at / look at; de_inf joins the particle (anrufen), de3, de_pl leave it off
 # (ruft, rufen). frame: i, m (motion), a (accusative), d (dative), ad (both), s (says that ...), c (is + adjective)
-_Verb = NamedTuple("_Verb", [("en", str), ("en3", str), ("en_pl", str), ("de_inf", str), ("de3", str),
-                             ("de_pl", str), ("part", str), ("frame", str), ("n", int)])
+class _Verb(NamedTuple):
+    en: str
+    en3: str
+    en_pl: str
+    de_inf: str
+    de3: str
+    de_pl: str
+    part: str
+    frame: str
+    n: int
+
+
 # (singular, plural) forms; neg None where German would not mean the same ("muss nicht").
-_Modal = NamedTuple("_Modal", [("en", tuple), ("neg", Optional[tuple]), ("de", tuple), ("n", int), ("n_neg", int)])
-_Det = NamedTuple("_Det", [("key", str), ("en_sg", str), ("en_pl", str), ("kind", str), ("stem", str)])
+class _Modal(NamedTuple):
+    en: tuple
+    neg: Optional[tuple]
+    de: tuple
+    n: int
+    n_neg: int
+
+
+class _Det(NamedTuple):
+    key: str
+    en_sg: str
+    en_pl: str
+    kind: str
+    stem: str
+
+
 # case: 1 accusative, 2 dative, 3 genitive ("of"); de_city: German word before a city, "" if none
-_Prep = NamedTuple("_Prep", [("en", str), ("de", str), ("case", int), ("de_city", str), ("n", int)])
+class _Prep(NamedTuple):
+    en: str
+    de: str
+    case: int
+    de_city: str
+    n: int
 
 
 def _en_s(word: str, verb: bool = False) -> str:
@@ -52,8 +95,8 @@ def _nouns(src: str) -> tuple[_Noun, ...]:
         en, _, en_pl = en.partition("|")
         if pl.startswith("¨"):
             i = max(de.rfind(v) for v in "aouAOU")
-            i -= i > 0 and de[i - 1: i + 1] == "au"  # Haus -> Häuser
-            pl = de[:i] + "äöüÄÖÜ"["aouAOU".index(de[i])] + de[i + 1:] + pl[1:]
+            i -= i > 0 and de[i - 1 : i + 1] == "au"  # Haus -> Häuser
+            pl = de[:i] + "äöüÄÖÜ"["aouAOU".index(de[i])] + de[i + 1 :] + pl[1:]
         elif not pl[:1].isupper():
             pl = de + pl
         gi = "mfn".index(g)
@@ -72,14 +115,25 @@ def _verbs(frame: str, src: str) -> tuple[_Verb, ...]:
     person singular is given only where it is not the stem + t (et after t, d, chn, ffn)."""
     out = []
     for item in src.split():
-        en, inf, *de3 = item.split(":")
+        en, inf, *given = item.split(":")
         en = en.replace("_", " ")
         head, _, rest = en.partition(" ")
         part, _, stem = inf.rpartition("|")
         base = stem[:-2] if stem.endswith("en") else stem[:-1]
-        de3 = de3[0] if de3 else base + ("et" if base.endswith(("t", "d", "chn", "ffn")) else "t")
-        out.append(_Verb(en, " ".join([_en_s(head, True)] + [rest] * bool(rest)), en, part + stem, de3, stem,
-                         part, frame, en.count(" ") + 1))
+        de3 = given[0] if given else base + ("et" if base.endswith(("t", "d", "chn", "ffn")) else "t")
+        out.append(
+            _Verb(
+                en,
+                " ".join([_en_s(head, True)] + [rest] * bool(rest)),
+                en,
+                part + stem,
+                de3,
+                stem,
+                part,
+                frame,
+                en.count(" ") + 1,
+            )
+        )
     return tuple(out)
 
 
@@ -141,55 +195,92 @@ Copenhagen:Kopenhagen""")
 _PRONOUNS = tuple(zip(_words("he:er she:sie we:wir they:sie"), (False, False, True, True)))  # (word, plural)
 _SUB_CONJ = _words("because:weil although:obwohl if:wenn while:während before:bevor as_soon_as:sobald")
 _THAT = _Word("that", "dass", 1)  # after "says"; in a relative clause the German is a relative pronoun
-_VERBS = {"i": _verbs("i", """sleep:schlafen:schläft laugh:lachen work:arbeiten sing:singen dance:tanzen
+_VERBS = {
+    "i": _verbs(
+        "i",
+        """sleep:schlafen:schläft laugh:lachen work:arbeiten sing:singen dance:tanzen
 play:spielen cry:weinen bark:bellen smile:lächeln dream:träumen wait:warten sit:sitzen live:wohnen get_up:auf|stehen
-fall_asleep:ein|schlafen:schläft wake_up:auf|wachen join_in:mit|machen"""),
-          "m": _verbs("m", """go:gehen come:kommen run:laufen:läuft swim:schwimmen travel:reisen fly:fliegen
-drive:fahren:fährt arrive:an|kommen depart:ab|fahren:fährt come_back:zurück|kommen go_out:aus|gehen"""),
-          "a": _verbs("a", """see:sehen:sieht like:mögen:mag read:lesen:liest buy:kaufen find:finden cook:kochen
+fall_asleep:ein|schlafen:schläft wake_up:auf|wachen join_in:mit|machen""",
+    ),
+    "m": _verbs(
+        "m",
+        """go:gehen come:kommen run:laufen:läuft swim:schwimmen travel:reisen fly:fliegen
+drive:fahren:fährt arrive:an|kommen depart:ab|fahren:fährt come_back:zurück|kommen go_out:aus|gehen""",
+    ),
+    "a": _verbs(
+        "a",
+        """see:sehen:sieht like:mögen:mag read:lesen:liest buy:kaufen find:finden cook:kochen
 eat:essen:isst drink:trinken write:schreiben know:kennen love:lieben paint:malen draw:zeichnen visit:besuchen
 hear:hören need:brauchen sell:verkaufen carry:tragen:trägt wash:waschen:wäscht catch:fangen:fängt open:öffnen
 build:bauen hold:halten:hält forget:vergessen:vergisst take:nehmen:nimmt count:zählen understand:verstehen
 ask:fragen feed:füttern repair:reparieren order:bestellen describe:beschreiben look_for:suchen call:an|rufen
 invite:ein|laden:lädt look_at:an|schauen close:zu|machen collect:ab|holen bring:mit|bringen prepare:vor|bereiten
-switch_on:ein|schalten switch_off:aus|schalten tidy_up:auf|räumen"""),
-          "d": _verbs("d", """help:helfen:hilft thank:danken follow:folgen answer:antworten trust:vertrauen
-congratulate:gratulieren listen_to:zu|hören belong_to:gehören"""),
-          "ad": _verbs("ad", "give:geben:gibt show:zeigen send:schicken tell:erzählen lend:leihen offer:an|bieten"),
-          "s": _verbs("s", "say:sagen think:denken believe:glauben hope:hoffen notice:bemerken"),
-          "c": (_Verb("be", "is", "are", "sein", "ist", "sind", "", "c", 1),)}
+switch_on:ein|schalten switch_off:aus|schalten tidy_up:auf|räumen""",
+    ),
+    "d": _verbs(
+        "d",
+        """help:helfen:hilft thank:danken follow:folgen answer:antworten trust:vertrauen
+congratulate:gratulieren listen_to:zu|hören belong_to:gehören""",
+    ),
+    "ad": _verbs("ad", "give:geben:gibt show:zeigen send:schicken tell:erzählen lend:leihen offer:an|bieten"),
+    "s": _verbs("s", "say:sagen think:denken believe:glauben hope:hoffen notice:bemerken"),
+    "c": (_Verb("be", "is", "are", "sein", "ist", "sind", "", "c", 1),),
+}
 _CASES = {"a": (1,), "d": (2,), "ad": (2, 1)}  # German case of each object, in English (= German) order
 # frames for a new clause, repeated by weight: with and without "says that", relative by gap (-1 subject, 0 object)
 _FRAMES_NOSAY = ("i",) * 4 + ("m",) * 4 + ("a",) * 10 + ("d",) * 3 + ("ad",) * 2 + ("c",) * 3
 _FRAMES = _FRAMES_NOSAY + ("s",) * 2
 _FRAMES_REL = {-1: ("i",) * 4 + ("m",) * 2 + ("a",) * 6 + ("d",) * 2 + ("c",) * 3, 0: ("a",) * 3 + ("d",)}
-_MODALS = (_Modal(("can", "can"), ("cannot", "cannot"), ("kann", "können"), 1, 1),
-           _Modal(("must", "must"), None, ("muss", "müssen"), 1, 1),
-           _Modal(("should", "should"), ("should not", "should not"), ("soll", "sollen"), 1, 2),
-           _Modal(("wants to", "want to"), ("does not want to", "do not want to"), ("will", "wollen"), 2, 4),
-           _Modal(("would like to", "would like to"), None, ("möchte", "möchten"), 3, 3))
-_POSS = tuple(_Det(w.en, w.en, w.en, "ein", w.de)
-              for w in _words("my:mein your:dein his:sein her:ihr our:unser their:ihr"))
+_MODALS = (
+    _Modal(("can", "can"), ("cannot", "cannot"), ("kann", "können"), 1, 1),
+    _Modal(("must", "must"), None, ("muss", "müssen"), 1, 1),
+    _Modal(("should", "should"), ("should not", "should not"), ("soll", "sollen"), 1, 2),
+    _Modal(("wants to", "want to"), ("does not want to", "do not want to"), ("will", "wollen"), 2, 4),
+    _Modal(("would like to", "would like to"), None, ("möchte", "möchten"), 3, 3),
+)
+_POSS = tuple(
+    _Det(w.en, w.en, w.en, "ein", w.de) for w in _words("my:mein your:dein his:sein her:ihr our:unser their:ihr")
+)
 _THE, _A = _Det("the", "the", "the", "def", ""), _Det("a", "a", "", "ein", "ein")
 _THIS, _BARE = _Det("this", "this", "these", "dies", "dies"), _Det("bare", "", "", "bare", "")
-_NUMS = tuple(_Det(w.en, "", w.en, "num", w.de) for w in _words(
-    "two:zwei three:drei four:vier five:fünf six:sechs seven:sieben eight:acht nine:neun ten:zehn eleven:elf "
-    "twelve:zwölf")) + (_Det("many", "", "many", "strong", "viel"), _Det("some", "", "some", "strong", "einig"))
+_NUMS = tuple(
+    _Det(w.en, "", w.en, "num", w.de)
+    for w in _words(
+        "two:zwei three:drei four:vier five:fünf six:sechs seven:sieben eight:acht nine:neun ten:zehn eleven:elf "
+        "twelve:zwölf"
+    )
+) + (_Det("many", "", "many", "strong", "viel"), _Det("some", "", "some", "strong", "einig"))
 _SG_DETS = (_THE,) * 4 + (_A,) * 3 + _POSS + (_THIS,)
 _PL_DETS = (_THE,) * 3 + (_BARE,) * 3 + _POSS[:3] + (_THIS,)
 _PL_DETS_NUM = _PL_DETS * 3 + _NUMS  # subjects and prepositional objects; "not two dogs" has no kein
 _GEN_PL_DETS = (_THE, _THE) + _POSS[:3] + (_THIS,)  # "of dogs" would need "von", not a genitive
-_PLACE_PREPS = (_Prep("in", "in", 2, "in", 1), _Prep("on", "auf", 2, "", 1), _Prep("under", "unter", 2, "", 1),
-                _Prep("behind", "hinter", 2, "", 1), _Prep("next to", "neben", 2, "", 2),
-                _Prep("in front of", "vor", 2, "", 3), _Prep("at", "an", 2, "", 1))
+_PLACE_PREPS = (
+    _Prep("in", "in", 2, "in", 1),
+    _Prep("on", "auf", 2, "", 1),
+    _Prep("under", "unter", 2, "", 1),
+    _Prep("behind", "hinter", 2, "", 1),
+    _Prep("next to", "neben", 2, "", 2),
+    _Prep("in front of", "vor", 2, "", 3),
+    _Prep("at", "an", 2, "", 1),
+)
 _TO = _Prep("to", "zu", 2, "nach", 1)  # direction, only after a motion verb
-_MOD_PREPS = (_Prep("of", "", 3, "", 1), _Prep("of", "", 3, "", 1), _Prep("with", "mit", 2, "", 1),
-              _Prep("without", "ohne", 1, "", 1), _Prep("from", "aus", 2, "aus", 1), _Prep("for", "für", 1, "", 1))
+_MOD_PREPS = (
+    _Prep("of", "", 3, "", 1),
+    _Prep("of", "", 3, "", 1),
+    _Prep("with", "mit", 2, "", 1),
+    _Prep("without", "ohne", 1, "", 1),
+    _Prep("from", "aus", 2, "aus", 1),
+    _Prep("for", "für", 1, "", 1),
+)
 _CONTRACT = {("in", "dem"): "im", ("an", "dem"): "am", ("zu", "dem"): "zum", ("zu", "der"): "zur"}
 
 # German inflection, indexed [case][gender]: case 0 nom, 1 acc, 2 dat, 3 gen; gender 3 = plural.
-_DEF = (("der", "die", "das", "die"), ("den", "die", "das", "die"), ("dem", "der", "dem", "den"),
-        ("des", "der", "des", "der"))
+_DEF = (
+    ("der", "die", "das", "die"),
+    ("den", "die", "das", "die"),
+    ("dem", "der", "dem", "den"),
+    ("des", "der", "des", "der"),
+)
 _EIN = (("", "e", "", "e"), ("en", "e", "", "e"), ("em", "er", "em", "en"), ("es", "er", "es", "er"))
 _DIES = (("er", "e", "es", "e"), ("en", "e", "es", "e"), ("em", "er", "em", "en"), ("es", "er", "es", "er"))
 _WEAK = (("e", "e", "e", "en"), ("en", "e", "e", "en"), ("en",) * 4, ("en",) * 4)  # after der, dieser

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import gzip
 import itertools
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from nmt.util.errors import DataError
 from nmt.util.fileio import decode_lines

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from nmt.config import DataConfig
 from nmt.data import sources
@@ -25,21 +26,33 @@ log = logging.getLogger(__name__)
 
 
 def _filters(cfg: DataConfig) -> dict[str, Any]:
-    return {"min_len": cfg.min_len, "max_len": cfg.max_len, "max_ratio": cfg.max_ratio,
-            "normalization": cfg.normalization}
+    return {
+        "min_len": cfg.min_len,
+        "max_len": cfg.max_len,
+        "max_ratio": cfg.max_ratio,
+        "normalization": cfg.normalization,
+    }
 
 
 def _spm(cfg: DataConfig) -> dict[str, Any]:
-    return {"vocab_size": cfg.vocab_size, "model_type": cfg.spm_type, "joint": cfg.joint_vocab,
-            "character_coverage": cfg.character_coverage,
-            "input_sentence_size": cfg.input_sentence_size}
+    return {
+        "vocab_size": cfg.vocab_size,
+        "model_type": cfg.spm_type,
+        "joint": cfg.joint_vocab,
+        "character_coverage": cfg.character_coverage,
+        "input_sentence_size": cfg.input_sentence_size,
+    }
 
 
 def source_info(cfg: DataConfig) -> dict[str, Any]:
     """Where the text comes from, as recorded in manifest.json (cheap: reads nothing)."""
     if cfg.corpus == "synthetic":
-        return {"generator": "nmt.data.synthetic", "seed": cfg.synthetic_seed, "sizes": cfg.synthetic_sizes,
-                "words": [cfg.synthetic_min_words, cfg.synthetic_max_words]}
+        return {
+            "generator": "nmt.data.synthetic",
+            "seed": cfg.synthetic_seed,
+            "sizes": cfg.synthetic_sizes,
+            "words": [cfg.synthetic_min_words, cfg.synthetic_max_words],
+        }
     if cfg.corpus == "multi30k":  # a mirror holds the same files, so it is not part of the identity
         return {"multi30k": "task1 raw"}
     if cfg.corpus == "hub":
@@ -50,8 +63,9 @@ def source_info(cfg: DataConfig) -> dict[str, Any]:
 def load_raw(cfg: DataConfig, progress: bool = False) -> sources.Raw:
     """Raw parallel text of every split; ``progress`` lets ``datasets`` show its bars (on a terminal)."""
     if cfg.corpus == "synthetic":
-        return sources.load_synthetic(cfg.src, cfg.tgt, cfg.synthetic_sizes, cfg.synthetic_seed,
-                                      cfg.synthetic_min_words, cfg.synthetic_max_words)
+        return sources.load_synthetic(
+            cfg.src, cfg.tgt, cfg.synthetic_sizes, cfg.synthetic_seed, cfg.synthetic_min_words, cfg.synthetic_max_words
+        )
     if cfg.corpus == "multi30k":
         return sources.load_multi30k(cfg.src, cfg.tgt, cfg.mirror, Path(cfg.root) / "downloads" / "multi30k")
     if cfg.corpus == "hub":
@@ -70,8 +84,18 @@ def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False)
     Returns the manifest (split sizes, filter counts, file hashes); ``progress`` shows bars
     on a terminal.
     """
-    return prepare(cfg.corpus, load_raw(cfg, progress), cfg.prepared_dir, cfg.src, cfg.tgt, filters=_filters(cfg),
-                   spm=_spm(cfg), source_info=source_info(cfg), force=force, progress=progress)
+    return prepare(
+        cfg.corpus,
+        load_raw(cfg, progress),
+        cfg.prepared_dir,
+        cfg.src,
+        cfg.tgt,
+        filters=_filters(cfg),
+        spm=_spm(cfg),
+        source_info=source_info(cfg),
+        force=force,
+        progress=progress,
+    )
 
 
 def _settings_match(manifest: dict[str, Any], cfg: DataConfig) -> bool:
@@ -103,8 +127,10 @@ def _check_not_empty(folder: Path, manifest: dict[str, Any], splits: Sequence[st
     starts, rather than at the first validation, after the training time is spent."""
     for split in splits:
         if manifest["splits"][split].get("pairs") == 0:
-            raise DataError(f"split '{split}' in {folder} has no sentence pairs; give it at least one "
-                            "and prepare the corpus again with --force")
+            raise DataError(
+                f"split '{split}' in {folder} has no sentence pairs; give it at least one "
+                "and prepare the corpus again with --force"
+            )
 
 
 def load_corpus(cfg: DataConfig, splits: Sequence[str] = ("train", "valid"), progress: bool = False) -> Corpus:

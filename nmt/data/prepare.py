@@ -19,8 +19,9 @@ import datetime
 import hashlib
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import nmt
 from nmt.config import DataConfig
@@ -39,16 +40,26 @@ TRAIN_SPLIT = "train"  # the only split that is filtered and that SentencePiece 
 
 def filter_settings(cfg: DataConfig) -> dict[str, Any]:
     """The cleaning settings of ``cfg``, named as :func:`prepare` takes and the manifest records them."""
-    return {"min_len": cfg.min_len, "max_len": cfg.max_len, "max_ratio": cfg.max_ratio,
-            "normalization": cfg.normalization}
+    return {
+        "min_len": cfg.min_len,
+        "max_len": cfg.max_len,
+        "max_ratio": cfg.max_ratio,
+        "normalization": cfg.normalization,
+    }
 
 
 def spm_settings(cfg: DataConfig) -> dict[str, Any]:
     """The SentencePiece settings of ``cfg`` (plus the fixed seed and thread count), named as
     :func:`prepare` takes and the manifest records them."""
-    return {"vocab_size": cfg.vocab_size, "model_type": cfg.spm_type, "joint": cfg.joint_vocab,
-            "character_coverage": cfg.character_coverage, "input_sentence_size": cfg.input_sentence_size,
-            "seed": SPM_SEED, "num_threads": SPM_THREADS}
+    return {
+        "vocab_size": cfg.vocab_size,
+        "model_type": cfg.spm_type,
+        "joint": cfg.joint_vocab,
+        "character_coverage": cfg.character_coverage,
+        "input_sentence_size": cfg.input_sentence_size,
+        "seed": SPM_SEED,
+        "num_threads": SPM_THREADS,
+    }
 
 
 # A setting left out of ``prepare(filters=..., spm=...)`` takes the config's default, the value
@@ -70,8 +81,9 @@ def _check_not_empty(corpus: str, raw: Raw) -> None:
     set cannot be scored. (Only train is filtered; the filters emptying it is caught there.)"""
     for split, (src_lines, tgt_lines) in raw.items():
         if not src_lines and not tgt_lines:
-            raise DataError(f"split '{split}' of corpus '{corpus}' has no sentence pairs; "
-                            "every split needs at least one")
+            raise DataError(
+                f"split '{split}' of corpus '{corpus}' has no sentence pairs; every split needs at least one"
+            )
 
 
 def _fingerprint(settings: dict[str, Any], raw: Raw) -> str:
@@ -79,7 +91,7 @@ def _fingerprint(settings: dict[str, Any], raw: Raw) -> str:
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode("utf-8"))
     for split in sorted(raw):
         for side in raw[split]:
-            digest.update(f"\0{split}\0{len(side)}\0".encode("utf-8"))
+            digest.update(f"\0{split}\0{len(side)}\0".encode())
             digest.update("\n".join(side).encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
@@ -93,8 +105,7 @@ def _intact(out_dir: Path, manifest: dict[str, Any]) -> bool:
     """Whether every file the manifest lists is still there with the recorded hash."""
     entries = [f for s in manifest["splits"].values() for f in s["files"].values()]
     entries += list(manifest["tokenizers"].values())
-    return all((out_dir / e["path"]).is_file() and sha256_file(out_dir / e["path"]) == e["sha256"]
-               for e in entries)
+    return all((out_dir / e["path"]).is_file() and sha256_file(out_dir / e["path"]) == e["sha256"] for e in entries)
 
 
 def read_manifest(out_dir: Path) -> dict[str, Any]:
@@ -109,14 +120,26 @@ def read_manifest(out_dir: Path) -> dict[str, Any]:
     except (OSError, ValueError) as e:
         raise DataError(f"cannot read {path} ({e}); prepare the corpus again with --force") from None
     if manifest.get("format") != FORMAT:
-        raise DataError(f"{path} has format {manifest.get('format')}, this version reads {FORMAT}; "
-                        "prepare the corpus again with --force")
+        raise DataError(
+            f"{path} has format {manifest.get('format')}, this version reads {FORMAT}; "
+            "prepare the corpus again with --force"
+        )
     return manifest
 
 
-def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters: Mapping[str, Any],
-            spm: Mapping[str, Any], source_info: Mapping[str, Any], force: bool = False,
-            progress: bool = False) -> dict[str, Any]:
+def prepare(
+    corpus: str,
+    raw: Raw,
+    out_dir: Path,
+    src: str,
+    tgt: str,
+    *,
+    filters: Mapping[str, Any],
+    spm: Mapping[str, Any],
+    source_info: Mapping[str, Any],
+    force: bool = False,
+    progress: bool = False,
+) -> dict[str, Any]:
     """Clean, write and tokenize-train one corpus; return its manifest (also in manifest.json).
 
     Args:
@@ -141,8 +164,15 @@ def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters
     if TRAIN_SPLIT not in raw:
         raise DataError(f"corpus '{corpus}' has no '{TRAIN_SPLIT}' split (it has {', '.join(raw) or 'none'})")
     _check_not_empty(corpus, raw)
-    settings = {"format": FORMAT, "corpus": corpus, "src": src, "tgt": tgt, "filters": filters,
-                "spm": spm, "source": dict(source_info)}
+    settings = {
+        "format": FORMAT,
+        "corpus": corpus,
+        "src": src,
+        "tgt": tgt,
+        "filters": filters,
+        "spm": spm,
+        "source": dict(source_info),
+    }
     fingerprint = _fingerprint(settings, raw)
 
     if (out_dir / MANIFEST).is_file() and not force:
@@ -169,8 +199,11 @@ def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters
             kept_tgt = normalize_lines(tgt_lines, filters["normalization"])
         write_lines(out_dir / f"{split}.{src}", kept_src)
         write_lines(out_dir / f"{split}.{tgt}", kept_tgt)
-        splits[split] = {"pairs": len(kept_src), "raw_pairs": len(src_lines),
-                         "files": {lang: _file_entry(out_dir, f"{split}.{lang}") for lang in (src, tgt)}}
+        splits[split] = {
+            "pairs": len(kept_src),
+            "raw_pairs": len(src_lines),
+            "files": {lang: _file_entry(out_dir, f"{split}.{lang}") for lang in (src, tgt)},
+        }
         logger.info("%s: %d pairs written", split, len(kept_src))
 
     spm_args = {k: v for k, v in spm.items() if k != "joint"}
@@ -179,10 +212,14 @@ def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters
         model = train_sentencepiece(list(train_files.values()), out_dir / "spm", **spm_args)
         models = {"src": model, "tgt": model}
     else:
-        models = {role: train_sentencepiece([train_files[lang]], out_dir / f"spm.{lang}", **spm_args)
-                  for role, lang in (("src", src), ("tgt", tgt))}
-    tokenizers = {role: {**_file_entry(out_dir, path.name), "vocab_size": Tokenizer.load(path).vocab_size}
-                  for role, path in models.items()}
+        models = {
+            role: train_sentencepiece([train_files[lang]], out_dir / f"spm.{lang}", **spm_args)
+            for role, lang in (("src", src), ("tgt", tgt))
+        }
+    tokenizers = {
+        role: {**_file_entry(out_dir, path.name), "vocab_size": Tokenizer.load(path).vocab_size}
+        for role, path in models.items()
+    }
 
     manifest = {
         "format": FORMAT,
@@ -190,16 +227,21 @@ def prepare(corpus: str, raw: Raw, out_dir: Path, src: str, tgt: str, *, filters
         "source": json.loads(json.dumps(dict(source_info), default=str)),
         "pair": {"src": src, "tgt": tgt},
         "splits": splits,
-        "cleaning": {"normalization": filters["normalization"], "applied_to": [TRAIN_SPLIT],
-                     "filters": {k: filters[k] for k in ("min_len", "max_len", "max_ratio")},
-                     "removed": removed},
+        "cleaning": {
+            "normalization": filters["normalization"],
+            "applied_to": [TRAIN_SPLIT],
+            "filters": {k: filters[k] for k in ("min_len", "max_len", "max_ratio")},
+            "removed": removed,
+        },
         "spm": spm,
         "tokenizers": tokenizers,
         "inputs_sha256": fingerprint,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "nmt_version": nmt.__version__,
     }
-    atomic_write_bytes(out_dir / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8"))
+    atomic_write_bytes(
+        out_dir / MANIFEST, (json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    )
     logger.info("prepared %s %s-%s in %s", corpus, src, tgt, out_dir)
     return manifest
 
@@ -216,8 +258,8 @@ def load_prepared(out_dir: Path) -> tuple[dict[str, Any], Tokenizer, Tokenizer]:
         if entry["path"] not in loaded:
             tok = Tokenizer.load(out_dir / entry["path"])
             if tok.sha256 != entry["sha256"]:
-                raise DataError(f"{out_dir / entry['path']} changed since the corpus was prepared; "
-                                "prepare it again with --force")
+                raise DataError(
+                    f"{out_dir / entry['path']} changed since the corpus was prepared; prepare it again with --force"
+                )
             loaded[entry["path"]] = tok
-    return (manifest, loaded[manifest["tokenizers"]["src"]["path"]],
-            loaded[manifest["tokenizers"]["tgt"]["path"]])
+    return (manifest, loaded[manifest["tokenizers"]["src"]["path"]], loaded[manifest["tokenizers"]["tgt"]["path"]])

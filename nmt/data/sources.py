@@ -22,8 +22,8 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Iterator, Mapping
 
 from tqdm import tqdm
 
@@ -39,13 +39,19 @@ Raw = dict[str, tuple[list[str], list[str]]]
 MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{name}.{lang}.gz"
 MULTI30K_LANGS = ("en", "de", "fr", "cs")
 MULTI30K_SPLITS = {  # our split name -> upstream file stem
-    "train": "train", "valid": "val", "test2016": "test_2016_flickr",
-    "test2017": "test_2017_flickr", "test2018": "test_2018_flickr", "test2017_mscoco": "test_2017_mscoco"}
+    "train": "train",
+    "valid": "val",
+    "test2016": "test_2016_flickr",
+    "test2017": "test_2017_flickr",
+    "test2018": "test_2018_flickr",
+    "test2017_mscoco": "test_2017_mscoco",
+}
 MULTI30K_REQUIRED = ("train", "valid", "test2016")
 MIRROR_ENV = "NMT_DATA_MIRROR"
 
 
 # --- files -------------------------------------------------------------------------------
+
 
 def _nonempty(path: Path, lines: list[str]) -> list[str]:
     """``lines``, unless the file held none: an empty split otherwise fails much later, far
@@ -59,12 +65,14 @@ def _aligned(src_path: Path, tgt_path: Path) -> tuple[list[str], list[str]]:
     src = _nonempty(src_path, read_text_lines(src_path))
     tgt = _nonempty(tgt_path, read_text_lines(tgt_path))
     if len(src) != len(tgt):
-        raise DataError(f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}; "
-                        "parallel files must be line-aligned")
+        raise DataError(
+            f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}; parallel files must be line-aligned"
+        )
     return src, tgt
 
 
 # --- Multi30k ----------------------------------------------------------------------------
+
 
 def _download(url: str, dest: Path) -> bool:
     """Fetch ``url`` into ``dest`` atomically; False when the server says 404 (no such file)."""
@@ -75,12 +83,14 @@ def _download(url: str, dest: Path) -> bool:
     except urllib.error.HTTPError as e:
         if e.code == 404:
             return False
-        raise DataError(f"cannot download {url} (HTTP {e.code}); "
-                        f"use --mirror DIR or set {MIRROR_ENV} to a folder with the files") from None
+        raise DataError(
+            f"cannot download {url} (HTTP {e.code}); use --mirror DIR or set {MIRROR_ENV} to a folder with the files"
+        ) from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
-        raise DataError(f"cannot download {url} ({reason}); "
-                        f"use --mirror DIR or set {MIRROR_ENV} to a folder with the files") from None
+        raise DataError(
+            f"cannot download {url} ({reason}); use --mirror DIR or set {MIRROR_ENV} to a folder with the files"
+        ) from None
     atomic_write_bytes(dest, data)
     return True
 
@@ -128,18 +138,19 @@ def load_multi30k(src: str, tgt: str, mirror: str | Path | None, download_dir: P
 
     raw: Raw = {}
     for split, stem in MULTI30K_SPLITS.items():
-        paths = [_multi30k_file(stem, lang, mirror, download_dir) for lang in (src, tgt)]
-        if None in paths:
-            missing = [f"{stem}.{lang}.gz" for lang, p in zip((src, tgt), paths) if p is None]
+        src_path, tgt_path = (_multi30k_file(stem, lang, mirror, download_dir) for lang in (src, tgt))
+        if src_path is None or tgt_path is None:
+            missing = [f"{stem}.{lang}.gz" for lang, p in ((src, src_path), (tgt, tgt_path)) if p is None]
             if split in MULTI30K_REQUIRED:
                 raise DataError(f"Multi30k {split} split not found: {where} has no {', '.join(missing)}")
             logger.info("Multi30k %s: no %s in %s; skipping this test set", split, ", ".join(missing), where)
             continue
-        raw[split] = _aligned(paths[0], paths[1])
+        raw[split] = _aligned(src_path, tgt_path)
     return raw
 
 
 # --- Hugging Face hub --------------------------------------------------------------------
+
 
 @contextlib.contextmanager
 def _offline_mode_from_env() -> Iterator[None]:
@@ -243,8 +254,9 @@ def _hub_hint() -> str:
     return f"set HF_HUB_OFFLINE=1 to use a copy already in the datasets cache, {local}"
 
 
-def load_hub(name: str, config: str | None, src: str, tgt: str, splits: Mapping[str, str],
-             progress: bool = False) -> Raw:
+def load_hub(
+    name: str, config: str | None, src: str, tgt: str, splits: Mapping[str, str], progress: bool = False
+) -> Raw:
     """A translation dataset from the Hugging Face hub, e.g. ``load_hub("wmt14", "de-en", ...)``.
 
     ``splits`` maps our split names to the hub's (``{"valid": "validation", ...}``). Network,
@@ -264,8 +276,9 @@ def load_hub(name: str, config: str | None, src: str, tgt: str, splits: Mapping[
             with _offline_mode_from_env(), _quiet_datasets(progress):
                 table = datasets.load_dataset(name, config, split=theirs)
         except ConnectionError as e:
-            raise DataError(f"cannot reach the Hugging Face hub for '{label}' ({str(e).splitlines()[0]}); "
-                            f"{_hub_hint()}") from None
+            raise DataError(
+                f"cannot reach the Hugging Face hub for '{label}' ({str(e).splitlines()[0]}); {_hub_hint()}"
+            ) from None
         except Exception as e:  # unknown names, configs and splits arrive with many exception types
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise DataError(f"cannot load split '{theirs}' of '{label}' from the Hugging Face hub: {first}") from None
@@ -275,6 +288,7 @@ def load_hub(name: str, config: str | None, src: str, tgt: str, splits: Mapping[
 
 
 # --- local files -------------------------------------------------------------------------
+
 
 def _load_tsv(path: Path, progress: bool = False) -> tuple[list[str], list[str]]:
     """One TSV file: ``source<TAB>target`` on every line, no header, no quoting.
@@ -289,8 +303,14 @@ def _load_tsv(path: Path, progress: bool = False) -> tuple[list[str], list[str]]
     tgt: list[str] = []
     number = 0
     size = path.stat().st_size if path.is_file() else None  # a missing file: line_chunks says so
-    with tqdm(total=size, desc=f"reading {path.name}", unit="B", unit_scale=True,
-              disable=None if progress else True, leave=False) as bar:
+    with tqdm(
+        total=size,
+        desc=f"reading {path.name}",
+        unit="B",
+        unit_scale=True,
+        disable=None if progress else True,
+        leave=False,
+    ) as bar:
         for lines, n_bytes in line_chunks(path):
             bar.update(n_bytes)
             for line in lines:
@@ -305,8 +325,7 @@ def _load_tsv(path: Path, progress: bool = False) -> tuple[list[str], list[str]]
     return _nonempty(path, src), tgt
 
 
-def _load_jsonl(path: Path, src: str, tgt: str, cache_dir: Path | None,
-                progress: bool) -> tuple[list[str], list[str]]:
+def _load_jsonl(path: Path, src: str, tgt: str, cache_dir: Path | None, progress: bool) -> tuple[list[str], list[str]]:
     """One JSON Lines file (layouts as in :func:`_columns`), read through ``datasets``.
 
     The text is decoded here first: Arrow's reader accepts bad UTF-8 and fails only when a
@@ -343,8 +362,13 @@ def _check_json_lines(path: Path, lines: list[str]) -> None:
             raise DataError(f"{path}: line {number} holds a JSON {type(value).__name__}, not an object")
 
 
-def load_local(files: Mapping[str, tuple[Path, Path] | Path], src: str, tgt: str,
-               hf_cache_dir: Path | None = None, progress: bool = False) -> Raw:
+def load_local(
+    files: Mapping[str, Path | str | Sequence[Path | str]],
+    src: str,
+    tgt: str,
+    hf_cache_dir: Path | None = None,
+    progress: bool = False,
+) -> Raw:
     """Parallel text from local files, per split either two aligned text files or one table.
 
     ``files[split]`` is ``(source_file, target_file)`` (plain UTF-8, ``.gz`` allowed) or one
@@ -357,22 +381,30 @@ def load_local(files: Mapping[str, tuple[Path, Path] | Path], src: str, tgt: str
         if isinstance(spec, (str, Path)):
             path = Path(spec)
             if path.suffix not in (".tsv", ".jsonl", ".json"):
-                raise DataError(f"{path}: a single file per split must be .tsv or .jsonl "
-                                "(or give a source and a target text file)")
-            raw[split] = (_load_tsv(path, progress) if path.suffix == ".tsv"
-                          else _load_jsonl(path, src, tgt, hf_cache_dir, progress))
+                raise DataError(
+                    f"{path}: a single file per split must be .tsv or .jsonl (or give a source and a target text file)"
+                )
+            raw[split] = (
+                _load_tsv(path, progress)
+                if path.suffix == ".tsv"
+                else _load_jsonl(path, src, tgt, hf_cache_dir, progress)
+            )
         elif len(spec) == 2:
             raw[split] = _aligned(Path(spec[0]), Path(spec[1]))
         else:
-            raise DataError(f"split '{split}': give [source_file, target_file] or one .tsv/.jsonl file, not {len(spec)} files")
+            raise DataError(
+                f"split '{split}': give [source_file, target_file] or one .tsv/.jsonl file, not {len(spec)} files"
+            )
         logger.info("local %s: %d pairs", split, len(raw[split][0]))
     return raw
 
 
 # --- synthetic ---------------------------------------------------------------------------
 
-def load_synthetic(src: str, tgt: str, sizes: Mapping[str, int], seed: int,
-                   min_words: int = 3, max_words: int = 40) -> Raw:
+
+def load_synthetic(
+    src: str, tgt: str, sizes: Mapping[str, int], seed: int, min_words: int = 3, max_words: int = 40
+) -> Raw:
     """The embedded English-German generator, in either direction.
 
     Each split draws from its own seed derived from ``seed`` and the split's name, exactly as

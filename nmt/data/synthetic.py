@@ -20,12 +20,40 @@ from random import Random
 from typing import Optional
 
 from nmt.data.lexicon import (
-    _ADJS, _ANIMATE, _CASES, _CITIES, _CONTRACT, _DEF, _DIES,
-    _EIN, _FRAMES, _FRAMES_NOSAY, _FRAMES_REL, _GEN_PL_DETS, _MANNER,
-    _MIXED, _MODALS, _MOD_PREPS, _NAMES, _NOUN_ALL, _PLACE_PREPS,
-    _PL_DETS, _PL_DETS_NUM, _PRONOUNS, _Prep, _REL, _SG_DETS,
-    _STRONG, _SUB_CONJ, _THAT, _TIME, _TO, _VERBS,
-    _WEAK, _WHERE, _Word,
+    _ADJS,
+    _ANIMATE,
+    _CASES,
+    _CITIES,
+    _CONTRACT,
+    _DEF,
+    _DIES,
+    _EIN,
+    _FRAMES,
+    _FRAMES_NOSAY,
+    _FRAMES_REL,
+    _GEN_PL_DETS,
+    _MANNER,
+    _MIXED,
+    _MOD_PREPS,
+    _MODALS,
+    _NAMES,
+    _NOUN_ALL,
+    _PL_DETS,
+    _PL_DETS_NUM,
+    _PLACE_PREPS,
+    _PRONOUNS,
+    _REL,
+    _SG_DETS,
+    _STRONG,
+    _SUB_CONJ,
+    _THAT,
+    _TIME,
+    _TO,
+    _VERBS,
+    _WEAK,
+    _WHERE,
+    _Prep,
+    _Word,
 )
 
 
@@ -42,8 +70,17 @@ class _Gen:
     def pick(self, seq):
         return seq[int(self.rng.random() * len(seq))]
 
-    def np(self, room: int, case: int, depth: int, kein: bool = False, pool=_NOUN_ALL, dets=_PL_DETS,
-           plural_p: float = 0.35, names: bool = True) -> tuple[list[str], list[str], int, bool]:
+    def np(
+        self,
+        room: int,
+        case: int,
+        depth: int,
+        kein: bool = False,
+        pool=_NOUN_ALL,
+        dets=_PL_DETS,
+        plural_p: float = 0.35,
+        names: bool = True,
+    ) -> tuple[list[str], list[str], int, bool]:
         """A noun phrase of 1..room English words, German in `case` -> (english, german, g, kein used).
 
         g is the gender, 3 for a plural. Pronouns only as subjects (case 0), names neither in the
@@ -52,7 +89,7 @@ class _Gen:
         """
         rng = self.rng
         r = rng.random()
-        if case == 0 and (r < 0.1 or room == 1 and r < 0.5):
+        if case == 0 and (r < 0.1 or (room == 1 and r < 0.5)):
             w, plural = self.pick(_PRONOUNS)
             return [w.en], [w.de], 3 if plural else 0, False
         if case != 3 and names and (0.1 <= r < 0.14 or room == 1):
@@ -94,13 +131,27 @@ class _Gen:
             w = self.pick(_CITIES)
             return prep.en.split() + [w.en], [prep.de_city, w.de]
         dets = _GEN_PL_DETS if prep.case == 3 else _PL_DETS if place else _PL_DETS_NUM
-        en, de, _, _ = self.np(room - prep.n, prep.case, 1, pool=_WHERE if place else _NOUN_ALL, dets=dets,
-                               plural_p=0.1 if place else 0.3, names=not place)
+        en, de, _, _ = self.np(
+            room - prep.n,
+            prep.case,
+            1,
+            pool=_WHERE if place else _NOUN_ALL,
+            dets=dets,
+            plural_p=0.1 if place else 0.3,
+            names=not place,
+        )
         short = _CONTRACT.get((prep.de, de[0]))
         return prep.en.split() + en, [short] + de[1:] if short else [prep.de] * bool(prep.de) + de
 
-    def clause(self, room: int, mode: int, conj: Optional[_Word] = None, gap: Optional[int] = None,
-               ante_g: int = 0, say: bool = True) -> Optional[tuple[list[str], list[str]]]:
+    def clause(
+        self,
+        room: int,
+        mode: int,
+        conj: Optional[_Word] = None,
+        gap: Optional[int] = None,
+        ante_g: int = 0,
+        say: bool = True,
+    ) -> Optional[tuple[list[str], list[str]]]:
         """A clause of at most `room` English words -> (english, german), None if nothing fits.
 
         mode 0: main clause, 1: inverted (after a fronted clause), 2: verb-final. A relative clause
@@ -124,15 +175,28 @@ class _Gen:
         else:
             return None
         extra, g, pending = room - fixed - np_min * n_np, ante_g, neg  # pending: "not" not yet turned kein
-        subj_en, subj_de, objs_en, objs_de = [], [], [], []
+        subj_en: list[str] = []
+        subj_de: list[str] = []
+        objs_en: list[str] = []
+        objs_de: list[str] = []
         if gap != -1:
-            subj_en, subj_de, g, _ = self.np(np_min + int(rng.random() * (extra + 1)), 0, gap is not None,
-                                             pool=_ANIMATE if rng.random() < 0.85 else _NOUN_ALL, dets=_PL_DETS_NUM)
+            subj_en, subj_de, g, _ = self.np(
+                np_min + int(rng.random() * (extra + 1)),
+                0,
+                gap is not None,
+                pool=_ANIMATE if rng.random() < 0.85 else _NOUN_ALL,
+                dets=_PL_DETS_NUM,
+            )
             extra -= len(subj_en) - np_min
         for i, case in enumerate(cases):
             if i != gap:
-                oe, od, _, used = self.np(np_min + int(rng.random() * (extra + 1)), case, gap is not None, pending,
-                                          pool=_ANIMATE if case == 2 else _NOUN_ALL)
+                oe, od, _, used = self.np(
+                    np_min + int(rng.random() * (extra + 1)),
+                    case,
+                    gap is not None,
+                    pending,
+                    pool=_ANIMATE if case == 2 else _NOUN_ALL,
+                )
                 objs_en, objs_de, pending = objs_en + oe, objs_de + od, pending and not used
                 extra -= len(oe) - np_min
         pred = self.pick(_ADJS) if frame == "c" else None
@@ -153,8 +217,15 @@ class _Gen:
             verb_en = (modal.neg if neg else modal.en)[pl].split() + verb.en.split()
             fin, tail = modal.de[pl], verb.de_inf
         else:
-            verb_en = ([verb.en_pl if pl else verb.en3, "not"] if frame == "c" else ["do" if pl else "does", "not"]
-                       + verb.en.split()) if neg else (verb.en_pl if pl else verb.en3).split()
+            verb_en = (
+                (
+                    [verb.en_pl if pl else verb.en3, "not"]
+                    if frame == "c"
+                    else ["do" if pl else "does", "not"] + verb.en.split()
+                )
+                if neg
+                else (verb.en_pl if pl else verb.en3).split()
+            )
             fin, tail = (verb.part if mode == 2 else "") + (verb.de_pl if pl else verb.de3), verb.part
         en = (conj.en.split() if conj else []) + subj_en + verb_en + objs_en + [w.en for w in (pred, manner) if w]
         en += (place[0] if place else []) + (time.en.split() if time else []) + (comp[0] if comp else [])
@@ -163,7 +234,12 @@ class _Gen:
         mid += ["nicht"] * pending + ([manner.de] if manner else []) + ([] if frame == "c" else place_de)
         mid += [pred.de] if pred else []
         if mode == 2:
-            first = conj.de if gap is None else _REL[cases[0] if gap == 0 else 0][ante_g]  # den, dem, die, ...
+            if gap is not None:
+                first = _REL[cases[0] if gap == 0 else 0][ante_g]  # den, dem, die, ...
+            elif conj is not None:
+                first = conj.de
+            else:
+                raise ValueError("a verb-final clause starts with a conjunction or a relative pronoun")
             de = [first] + subj_de + mid + ([tail, fin] if modal else [fin])
         else:
             de = (subj_de + [fin] if mode == 0 else [fin] + subj_de) + mid + [tail] * bool(tail)
@@ -216,7 +292,8 @@ def generate_pairs(n: int, seed: int, min_words: int = 3, max_words: int = 40) -
     """
     if n < 0 or min_words < 3 or max_words < min_words:
         raise ValueError(f"need n >= 0 and 3 <= min_words <= max_words, got {n=}, {min_words=}, {max_words=}")
-    gen, pairs = _Gen(Random(seed)), []
+    gen = _Gen(Random(seed))
+    pairs: list[tuple[str, str]] = []
     while len(pairs) < n:
         target = min_words + int(gen.rng.random() * (max_words - min_words + 1))
         en, de = gen.sentence(target)
@@ -230,8 +307,9 @@ def split_seed(seed: int, split: str) -> int:
     return seed * 2**32 + zlib.crc32(split.encode("utf-8"))
 
 
-def write_corpus(out_dir: pathlib.Path, sizes: dict[str, int], seed: int, min_words: int = 3,
-                 max_words: int = 40) -> dict[str, int]:
+def write_corpus(
+    out_dir: pathlib.Path, sizes: dict[str, int], seed: int, min_words: int = 3, max_words: int = 40
+) -> dict[str, int]:
     """Write {split}.en and {split}.de (UTF-8, one sentence per line, '\\n' endings) for each split.
 
     Each split draws from its own seed, ``seed * 2**32 + crc32(split name)`` (not the salted

@@ -21,8 +21,8 @@ import hashlib
 import io
 import logging
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 import sentencepiece as spm
@@ -80,23 +80,37 @@ def train_sentencepiece(
     with ``seed``, are used. The same inputs and arguments give byte-identical models.
     """
     if model_type not in SPM_MODEL_TYPES:
-        raise ConfigError(f"unknown SentencePiece model type '{model_type}'; "
-                          f"choose one of {', '.join(SPM_MODEL_TYPES)}")
+        raise ConfigError(
+            f"unknown SentencePiece model type '{model_type}'; choose one of {', '.join(SPM_MODEL_TYPES)}"
+        )
     files = [Path(f) for f in texts_files]
     total = sum(_count_lines(f) for f in files)
     if total == 0:
         raise DataError(f"cannot train SentencePiece: {', '.join(map(str, files))} hold no lines")
     size = min(input_sentence_size, total)
-    keep = np.arange(total) if size == total else np.sort(np.random.default_rng(seed).choice(total, size, replace=False))
+    keep = (
+        np.arange(total) if size == total else np.sort(np.random.default_rng(seed).choice(total, size, replace=False))
+    )
     logger.info("training a %s SentencePiece model (vocab %d) on %d of %d lines", model_type, vocab_size, size, total)
 
     proto = io.BytesIO()
     try:
         spm.SentencePieceTrainer.train(
-            sentence_iterator=_sampled_lines(files, keep.tolist()), model_writer=proto,
-            vocab_size=vocab_size, model_type=model_type, character_coverage=character_coverage,
-            input_sentence_size=0, shuffle_input_sentence=False, hard_vocab_limit=False,
-            pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS, num_threads=num_threads, minloglevel=2)
+            sentence_iterator=_sampled_lines(files, keep.tolist()),
+            model_writer=proto,
+            vocab_size=vocab_size,
+            model_type=model_type,
+            character_coverage=character_coverage,
+            input_sentence_size=0,
+            shuffle_input_sentence=False,
+            hard_vocab_limit=False,
+            pad_id=PAD,
+            unk_id=UNK,
+            bos_id=BOS,
+            eos_id=EOS,
+            num_threads=num_threads,
+            minloglevel=2,
+        )
     except RuntimeError as e:  # SentencePiece reports bad settings/corpora this way
         reason = re.sub(r"^.*\.cc\(\d+\) \[.*?\] ", "", str(e).strip().splitlines()[-1])  # drop C++ location
         raise DataError(f"SentencePiece training failed: {reason}") from None
@@ -121,13 +135,15 @@ class Tokenizer:
             raise DataError(f"{source} is not a SentencePiece model ({e})") from e
         ids = (self.sp.pad_id(), self.sp.unk_id(), self.sp.bos_id(), self.sp.eos_id())
         if ids != (PAD, UNK, BOS, EOS):
-            raise DataError(f"{source} reserves ids pad/unk/bos/eos={ids}, expected {(PAD, UNK, BOS, EOS)}; "
-                            "retrain it with `nmt data prepare --force`")
+            raise DataError(
+                f"{source} reserves ids pad/unk/bos/eos={ids}, expected {(PAD, UNK, BOS, EOS)}; "
+                "retrain it with `nmt data prepare --force`"
+            )
         self._bytes = model_bytes
         self._sha256 = hashlib.sha256(model_bytes).hexdigest()
 
     @classmethod
-    def load(cls, path: Path | str) -> "Tokenizer":
+    def load(cls, path: Path | str) -> Tokenizer:
         """Read a ``.model`` file; a missing or foreign file is a :class:`DataError`."""
         path = Path(path)
         try:
@@ -163,8 +179,9 @@ class Tokenizer:
         one thread encodes (its multi-threaded sampling differs between calls).
         """
         spm.set_random_generator_seed(seed % 2**32)
-        return self.sp.encode(list(lines), out_type=int, enable_sampling=True, alpha=alpha, nbest_size=-1,
-                              num_threads=1)
+        return self.sp.encode(
+            list(lines), out_type=int, enable_sampling=True, alpha=alpha, nbest_size=-1, num_threads=1
+        )
 
     def decode(self, ids: Iterable[int]) -> str:
         """Text of an id sequence: stops at the first EOS and skips PAD and BOS.

@@ -22,12 +22,22 @@ import torch
 from torch import Tensor
 
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.decode.rules import coverage_penalty
 from nmt.decode.common import Hypotheses, StepModel, length_penalty, max_lengths, next_token_scores
+from nmt.decode.rules import coverage_penalty
 
 # Shapes: n sentences still searching, K beam size, C candidates per sentence (2K),
 # P = min(2K, V) tokens kept per hypothesis, L output budget of the longest sentence,
 # S source length.  The decoder state and ``enc`` hold K rows per sentence, n*K in all.
+
+
+def _cat_present(tensors: list[Optional[Tensor]], dim: int) -> Optional[Tensor]:
+    """An optional field of beams joined: None where the beams do not keep it, as all or none do."""
+    present = [t for t in tensors if t is not None]
+    if not present:
+        return None
+    if len(present) != len(tensors):
+        raise ValueError("cannot join beams that keep this field with beams that do not")
+    return torch.cat(present, dim)
 
 
 @dataclass
@@ -38,13 +48,13 @@ class Beams:
     this form; an empty slot has score and log-probability -inf.
     """
 
-    scores: Tensor              # (n, k) ranking score: log_probs, or log_probs / length penalty once finished
-    log_probs: Tensor           # (n, k) sum of token log-probabilities
-    tokens: Tensor              # (n, k, L) ids so far, PAD after them
+    scores: Tensor  # (n, k) ranking score: log_probs, or log_probs / length penalty once finished
+    log_probs: Tensor  # (n, k) sum of token log-probabilities
+    tokens: Tensor  # (n, k, L) ids so far, PAD after them
     attention: Optional[Tensor] = None  # (n, k, L, S) weights so far, when requested
-    coverage: Optional[Tensor] = None   # (n, k, S) attention summed over the output, for the coverage penalty
+    coverage: Optional[Tensor] = None  # (n, k, S) attention summed over the output, for the coverage penalty
 
-    def take(self, idx: Tensor) -> "Beams":
+    def take(self, idx: Tensor) -> Beams:
         """Hypotheses ``idx`` (n, j) of each sentence, in that order."""
         n, j = idx.shape
         L = self.tokens.size(2)
@@ -53,49 +63,63 @@ class Beams:
             attention = self.attention.gather(1, idx.view(n, j, 1, 1).expand(-1, -1, L, self.attention.size(3)))
         if self.coverage is not None:
             coverage = self.coverage.gather(1, idx.unsqueeze(-1).expand(-1, -1, self.coverage.size(2)))
-        return Beams(self.scores.gather(1, idx), self.log_probs.gather(1, idx),
-                     self.tokens.gather(1, idx.unsqueeze(-1).expand(-1, -1, L)), attention, coverage)
+        return Beams(
+            self.scores.gather(1, idx),
+            self.log_probs.gather(1, idx),
+            self.tokens.gather(1, idx.unsqueeze(-1).expand(-1, -1, L)),
+            attention,
+            coverage,
+        )
 
-    def rows(self, idx: Tensor) -> "Beams":
+    def rows(self, idx: Tensor) -> Beams:
         """Sentences ``idx`` (m,), in that order."""
         attention = None if self.attention is None else self.attention.index_select(0, idx)
         coverage = None if self.coverage is None else self.coverage.index_select(0, idx)
-        return Beams(self.scores.index_select(0, idx), self.log_probs.index_select(0, idx),
-                     self.tokens.index_select(0, idx), attention, coverage)
+        return Beams(
+            self.scores.index_select(0, idx),
+            self.log_probs.index_select(0, idx),
+            self.tokens.index_select(0, idx),
+            attention,
+            coverage,
+        )
 
     @staticmethod
-    def cat(parts: list["Beams"], dim: int) -> "Beams":
+    def cat(parts: list[Beams], dim: int) -> Beams:
         """Parts joined along sentences (``dim=0``) or hypotheses (``dim=1``)."""
-        attention = None if parts[0].attention is None else torch.cat([b.attention for b in parts], dim)
-        coverage = None if parts[0].coverage is None else torch.cat([b.coverage for b in parts], dim)
-        return Beams(torch.cat([b.scores for b in parts], dim), torch.cat([b.log_probs for b in parts], dim),
-                     torch.cat([b.tokens for b in parts], dim), attention, coverage)
+        attention = _cat_present([b.attention for b in parts], dim)
+        coverage = _cat_present([b.coverage for b in parts], dim)
+        return Beams(
+            torch.cat([b.scores for b in parts], dim),
+            torch.cat([b.log_probs for b in parts], dim),
+            torch.cat([b.tokens for b in parts], dim),
+            attention,
+            coverage,
+        )
 
 
 class Candidates(NamedTuple):
     """The best continuations of each sentence at one step, best first."""
 
-    log_probs: Tensor           # (n, C) log p(y_<t) + log p(y_t | y_<t, x)
-    tokens: Tensor              # (n, C) the new token y_t
-    rows: Tensor                # (n, C) the decoder-state row (of n*K) of the hypothesis it extends
+    log_probs: Tensor  # (n, C) log p(y_<t) + log p(y_t | y_<t, x)
+    tokens: Tensor  # (n, C) the new token y_t
+    rows: Tensor  # (n, C) the decoder-state row (of n*K) of the hypothesis it extends
 
 
 @dataclass
 class BeamState:
     """The search over the n sentences still searching, as of the end of one step."""
 
-    ids: Tensor                 # (n,) each sentence's position in the batch
-    limit: Tensor               # (n,) output budget in tokens, EOS included
-    lp_max: Tensor              # (n,) length penalty at the budget
-    alive: Beams                # (n, K) hypotheses still growing
-    finished: Beams             # (n, K) the best finished hypotheses (scores length-normalized)
-    prev: Tensor                # (n, K) last token of each alive hypothesis, the next step's input
-    parents: Tensor             # (n, K) the row of the last step's decoder state each alive one continues
-    enc: Any                    # n*K rows: each sentence's encoding (the model's type), once per beam
+    ids: Tensor  # (n,) each sentence's position in the batch
+    limit: Tensor  # (n,) output budget in tokens, EOS included
+    lp_max: Tensor  # (n,) length penalty at the budget
+    alive: Beams  # (n, K) hypotheses still growing
+    finished: Beams  # (n, K) the best finished hypotheses (scores length-normalized)
+    prev: Tensor  # (n, K) last token of each alive hypothesis, the next step's input
+    parents: Tensor  # (n, K) the row of the last step's decoder state each alive one continues
+    enc: Any  # n*K rows: each sentence's encoding (the model's type), once per beam
 
 
-def _empty(B: int, K: int, L: int, S: Optional[int], device: torch.device,
-           coverage: Optional[Tensor] = None) -> Beams:
+def _empty(B: int, K: int, L: int, S: Optional[int], device: torch.device, coverage: Optional[Tensor] = None) -> Beams:
     """K empty slots per sentence: -inf scores, PAD tokens, zero attention (when S is given),
     and ``coverage`` (B, S) in every slot when given."""
     scores = torch.full((B, K), -float("inf"), device=device)
@@ -105,8 +129,9 @@ def _empty(B: int, K: int, L: int, S: Optional[int], device: torch.device,
     return Beams(scores, scores.clone(), tokens, attention, cov)
 
 
-def start(enc: Any, limit: Tensor, K: int, alpha: float, src_size: Optional[int],
-          coverage: Optional[Tensor] = None) -> BeamState:
+def start(
+    enc: Any, limit: Tensor, K: int, alpha: float, src_size: Optional[int], coverage: Optional[Tensor] = None
+) -> BeamState:
     """One live empty hypothesis (log-probability 0) and an empty pool per sentence.
 
     ``enc`` holds K rows per sentence; ``limit`` (B,) the output budgets, whose largest sets L;
@@ -116,11 +141,17 @@ def start(enc: Any, limit: Tensor, K: int, alpha: float, src_size: Optional[int]
     (B,), L, dev = limit.shape, int(limit.max()), limit.device
     alive = _empty(B, K, L, src_size, dev, coverage)
     alive.log_probs[:, 0] = 0.0
-    alive = replace(alive, scores=alive.log_probs)               # alive ones rank by log-probability
-    return BeamState(ids=torch.arange(B, device=dev), limit=limit, lp_max=length_penalty(limit, alpha),
-                     alive=alive, finished=_empty(B, K, L, src_size, dev, coverage),
-                     prev=torch.full((B, K), BOS, dtype=torch.long, device=dev),
-                     parents=torch.arange(B * K, device=dev).view(B, K), enc=enc)
+    alive = replace(alive, scores=alive.log_probs)  # alive ones rank by log-probability
+    return BeamState(
+        ids=torch.arange(B, device=dev),
+        limit=limit,
+        lp_max=length_penalty(limit, alpha),
+        alive=alive,
+        finished=_empty(B, K, L, src_size, dev, coverage),
+        prev=torch.full((B, K), BOS, dtype=torch.long, device=dev),
+        parents=torch.arange(B * K, device=dev).view(B, K),
+        enc=enc,
+    )
 
 
 def expand(scores: Tensor, log_z: Tensor, alive: Tensor) -> tuple[Tensor, Tensor]:
@@ -134,7 +165,7 @@ def expand(scores: Tensor, log_z: Tensor, alive: Tensor) -> tuple[Tensor, Tensor
     """
     n, K = alive.shape
     P = min(2 * K, scores.size(1))
-    tok_score, tok_id = scores.topk(P, dim=1)                    # (n*K, P)
+    tok_score, tok_id = scores.topk(P, dim=1)  # (n*K, P)
     cand = alive.view(-1, 1) + (tok_score - log_z)
     return cand.view(n, K, P), tok_id.view(n, K, P)
 
@@ -142,7 +173,7 @@ def expand(scores: Tensor, log_z: Tensor, alive: Tensor) -> tuple[Tensor, Tensor
 def prune(log_probs: Tensor, tokens: Tensor, width: int) -> Candidates:
     """The ``width`` best of each sentence's continuations (n, K, P), best first."""
     n, K, P = log_probs.shape
-    top, idx = log_probs.view(n, K * P).topk(width, dim=1)       # (n, C)
+    top, idx = log_probs.view(n, K * P).topk(width, dim=1)  # (n, C)
     rows = torch.arange(n, device=idx.device).unsqueeze(1) * K + idx // P
     return Candidates(top, tokens.view(n, K * P).gather(1, idx), rows)
 
@@ -154,7 +185,7 @@ def extend(alive: Beams, cand: Candidates, attn: Tensor, t: int) -> Beams:
     ``alive`` keeps attention.
     """
     n, K, L = alive.tokens.shape
-    tokens = alive.tokens.view(n * K, L)[cand.rows]              # (n, C, L)
+    tokens = alive.tokens.view(n * K, L)[cand.rows]  # (n, C, L)
     tokens[:, :, t] = cand.tokens
     attention = coverage = None
     if alive.attention is not None:
@@ -182,9 +213,14 @@ def finish(pool: Beams, cand: Beams, t: int, alpha: float, beta: float = 0.0) ->
     if cand.coverage is not None:
         norm = norm + coverage_penalty(cand.coverage, beta)
     neg_inf = torch.full_like(norm, -float("inf"))
-    new = Beams(torch.where(is_eos, norm, neg_inf), top.masked_fill(~is_eos, -float("inf")),
-                cand.tokens, cand.attention, cand.coverage)
-    both = Beams.cat([pool, new], dim=1)                         # (n, K + C)
+    new = Beams(
+        torch.where(is_eos, norm, neg_inf),
+        top.masked_fill(~is_eos, -float("inf")),
+        cand.tokens,
+        cand.attention,
+        cand.coverage,
+    )
+    both = Beams.cat([pool, new], dim=1)  # (n, K + C)
     _, keep = both.scores.topk(K, dim=1)
     return both.take(keep)
 
@@ -200,16 +236,25 @@ def survive(cand: Beams, t: int, K: int) -> tuple[Beams, Tensor]:
     return Beams(masked, masked, cand.tokens, cand.attention, cand.coverage).take(pick), pick
 
 
-def advance(beams: BeamState, scores: Tensor, log_z: Tensor, attn: Tensor, t: int,
-            alpha: float, beta: float = 0.0) -> BeamState:
+def advance(
+    beams: BeamState, scores: Tensor, log_z: Tensor, attn: Tensor, t: int, alpha: float, beta: float = 0.0
+) -> BeamState:
     """One search step from the decoder's restricted ``scores`` (n*K, V), their log-normalizer
     ``log_z`` (n*K, 1) and attention ``attn`` (n*K, S): expand, prune, finish, survive."""
     K = beams.alive.scores.size(1)
     cand = prune(*expand(scores, log_z, beams.alive.log_probs), 2 * K)
     grown = extend(beams.alive, cand, attn, t)
     alive, pick = survive(grown, t, K)
-    return BeamState(beams.ids, beams.limit, beams.lp_max, alive, finish(beams.finished, grown, t, alpha, beta),
-                     prev=alive.tokens[:, :, t], parents=cand.rows.gather(1, pick), enc=beams.enc)
+    return BeamState(
+        beams.ids,
+        beams.limit,
+        beams.lp_max,
+        alive,
+        finish(beams.finished, grown, t, alpha, beta),
+        prev=alive.tokens[:, :, t],
+        parents=cand.rows.gather(1, pick),
+        enc=beams.enc,
+    )
 
 
 def is_done(finished: Tensor, alive: Tensor, lp_max: Tensor) -> Tensor:
@@ -229,16 +274,33 @@ def compact(beams: BeamState, stay: Tensor) -> BeamState:
     K = beams.alive.scores.size(1)
     rows = (stay.unsqueeze(1) * K + torch.arange(K, device=stay.device)).view(-1)  # (n'*K,)
     return BeamState(
-        ids=beams.ids[stay], limit=beams.limit[stay], lp_max=beams.lp_max[stay],
-        alive=beams.alive.rows(stay), finished=beams.finished.rows(stay),
-        prev=beams.prev[stay], parents=beams.parents[stay], enc=beams.enc.index_select(rows))
+        ids=beams.ids[stay],
+        limit=beams.limit[stay],
+        lp_max=beams.lp_max[stay],
+        alive=beams.alive.rows(stay),
+        finished=beams.finished.rows(stay),
+        prev=beams.prev[stay],
+        parents=beams.parents[stay],
+        enc=beams.enc.index_select(rows),
+    )
 
 
 @torch.inference_mode()
-def beam_search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int = 5, alpha: float = 1.0,
-                max_len_a: float = 1.5, max_len_b: int = 10, min_len: int = 1, n_best: int = 1,
-                no_repeat_ngram: Optional[int] = None, coverage: float = 0.0,
-                return_attention: bool = False) -> Hypotheses:
+def beam_search(
+    model: StepModel,
+    src: Tensor,
+    src_len: Tensor,
+    *,
+    beam: int = 5,
+    alpha: float = 1.0,
+    max_len_a: float = 1.5,
+    max_len_b: int = 10,
+    min_len: int = 1,
+    n_best: int = 1,
+    no_repeat_ngram: Optional[int] = None,
+    coverage: float = 0.0,
+    return_attention: bool = False,
+) -> Hypotheses:
     """Beam search over all sentences and beams at once (active sentences x K rows per step).
 
     Each step extends the K alive hypotheses of every sentence still searching, takes
@@ -257,25 +319,25 @@ def beam_search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int = 5
         raise ValueError(f"n_best={n_best} exceeds beam={K}")
     enc = model.encode(src, src_len).index_select(torch.arange(B, device=dev).repeat_interleave(K))
     state = model.init_state(enc)
-    limit = max_lengths(src_len, max_len_a, max_len_b)           # (B,)
+    limit = max_lengths(src_len, max_len_a, max_len_b)  # (B,)
     padding = (torch.arange(src.size(1), device=dev) >= src_len.unsqueeze(1)).float()  # (B, S) 1 = padding
-    beams = start(enc, limit, K, alpha, src.size(1) if return_attention else None,
-                  padding if coverage > 0 else None)
-    done_ids: list[Tensor] = []                                  # sentences done, in the order they finished
-    done_pools: list[Beams] = []                                 # and their finished hypotheses
+    beams = start(enc, limit, K, alpha, src.size(1) if return_attention else None, padding if coverage > 0 else None)
+    done_ids: list[Tensor] = []  # sentences done, in the order they finished
+    done_pools: list[Beams] = []  # and their finished hypotheses
     for t in range(beams.alive.tokens.size(2)):
-        row_limit = beams.limit.repeat_interleave(K)             # (n*K,)
+        row_limit = beams.limit.repeat_interleave(K)  # (n*K,)
         n = beams.alive.tokens.size(0)
         prefix = beams.alive.tokens[:, :, :t].reshape(n * K, t)  # (n*K, t) each row's output so far
         scores, log_z, state, attn = next_token_scores(
-            model, beams.prev.reshape(-1), state, beams.enc, t, min_len, row_limit, prefix, no_repeat_ngram)
+            model, beams.prev.reshape(-1), state, beams.enc, t, min_len, row_limit, prefix, no_repeat_ngram
+        )
         beams = advance(beams, scores, log_z, attn, t, alpha, coverage)
         done = is_done(beams.finished.scores, beams.alive.log_probs, beams.lp_max)
         if bool(done.any()):
             finished = done.nonzero().squeeze(1)
             done_ids.append(beams.ids[finished])
             done_pools.append(beams.finished.rows(finished))
-            stay = (~done).nonzero().squeeze(1)                  # (n',) rows still searching
+            stay = (~done).nonzero().squeeze(1)  # (n',) rows still searching
             if stay.numel() == 0:
                 break
             beams = compact(beams, stay)
@@ -286,5 +348,4 @@ def beam_search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int = 5
     out = Beams.cat(done_pools, dim=0).rows(torch.cat(done_ids).argsort())  # (B, K, ...) in batch order
     tokens = out.tokens[:, :n_best]
     attention = out.attention[:, :n_best] if out.attention is not None else None
-    return Hypotheses(tokens, (tokens != PAD).sum(-1), out.log_probs[:, :n_best], out.scores[:, :n_best],
-                      attention)
+    return Hypotheses(tokens, (tokens != PAD).sum(-1), out.log_probs[:, :n_best], out.scores[:, :n_best], attention)

@@ -39,10 +39,10 @@ class StepModel(Protocol):
 class Hypotheses:
     """Search output for a batch: ``n`` hypotheses per sentence, best first."""
 
-    tokens: Tensor              # (B, n, L) ids ending in EOS, PAD after it
-    lengths: Tensor             # (B, n) tokens including EOS
-    log_probs: Tensor           # (B, n) sum of token log-probabilities (model score)
-    scores: Tensor              # (B, n) ranking score (length-normalized for beam search)
+    tokens: Tensor  # (B, n, L) ids ending in EOS, PAD after it
+    lengths: Tensor  # (B, n) tokens including EOS
+    log_probs: Tensor  # (B, n) sum of token log-probabilities (model score)
+    scores: Tensor  # (B, n) ranking score (length-normalized for beam search)
     attention: Optional[Tensor] = None  # (B, n, L, S) weights when requested
 
 
@@ -69,7 +69,7 @@ def _restrict(scores: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
     scores[:, BOS] = -float("inf")
     if t < min_len:  # t tokens precede a token chosen at step t
         scores[:, EOS] = -float("inf")
-    last = (t + 1 >= max_len).nonzero().squeeze(1)             # rows out of room (a sync on GPU,
+    last = (t + 1 >= max_len).nonzero().squeeze(1)  # rows out of room (a sync on GPU,
     #                                                            as the searches sync per step anyway)
     if last.numel():
         eos = scores[last, EOS].clamp_min(torch.finfo(scores.dtype).min)
@@ -78,9 +78,17 @@ def _restrict(scores: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
     return scores
 
 
-def next_token_scores(model: StepModel, prev: Tensor, state: Any, enc: Any, t: int, min_len: int,
-                       max_len: Tensor, prefix: Tensor, no_repeat_ngram: Optional[int]
-                       ) -> tuple[Tensor, Tensor, Any, Tensor]:
+def next_token_scores(
+    model: StepModel,
+    prev: Tensor,
+    state: Any,
+    enc: Any,
+    t: int,
+    min_len: int,
+    max_len: Tensor,
+    prefix: Tensor,
+    no_repeat_ngram: Optional[int],
+) -> tuple[Tensor, Tensor, Any, Tensor]:
     """One decoder step: restricted logits (N, V), their log-normalizer (N, 1), state, attention.
 
     ``logits - log_z`` is log p(y_t | y_<t, x) for every allowed token; ranking raw logits
@@ -89,7 +97,7 @@ def next_token_scores(model: StepModel, prev: Tensor, state: Any, enc: Any, t: i
     """
     logits, state, attn = model.step(prev, state, enc)
     logits = logits.float()
-    log_z = torch.logsumexp(logits, dim=-1, keepdim=True)      # before any token is forbidden
+    log_z = torch.logsumexp(logits, dim=-1, keepdim=True)  # before any token is forbidden
     if no_repeat_ngram:
         block_repeated_ngrams(logits, prefix, no_repeat_ngram)
     return _restrict(logits, t, min_len, max_len), log_z, state, attn

@@ -14,30 +14,33 @@ mean of the members' weights.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
 
+from nmt.decode.common import StepModel
 from nmt.model.build import TranslationModel
 from nmt.model.state import DecoderState, EncoderOutput
+from nmt.model.transformer import TransformerEncoding, TransformerState
 
 
 class EnsembleEncoding(NamedTuple):
     """Every member's encoder output, with their rows in the same order."""
 
-    members: tuple[EncoderOutput, ...]
+    members: tuple[EncoderOutput | TransformerEncoding, ...]
 
-    def index_select(self, idx: Tensor) -> "EnsembleEncoding":
+    def index_select(self, idx: Tensor) -> EnsembleEncoding:
         return EnsembleEncoding(tuple(enc.index_select(idx) for enc in self.members))
 
 
 class EnsembleState(NamedTuple):
     """Every member's decoder state, with their rows in the same order."""
 
-    members: tuple[DecoderState, ...]
+    members: tuple[DecoderState | TransformerState, ...]
 
-    def index_select(self, idx: Tensor) -> "EnsembleState":
+    def index_select(self, idx: Tensor) -> EnsembleState:
         return EnsembleState(tuple(state.index_select(idx) for state in self.members))
 
 
@@ -51,26 +54,30 @@ class Ensemble(nn.Module):
         sizes = {m.target_vocab_size for m in members}
         if len(sizes) > 1:
             raise ValueError(f"members have different target vocabulary sizes: {sorted(sizes)}")
-        self.members = nn.ModuleList(members)
+        self.members = nn.ModuleList(members)  # registers their parameters: .to() and .eval() reach them
+        # The same models as the searches call them: a ModuleList yields plain Modules, untyped, and a
+        # model's encoding and state are its own, passed back to it only.
+        self._models: tuple[StepModel, ...] = tuple(members)
+        self._vocab_size = members[0].target_vocab_size
 
     @property
     def target_vocab_size(self) -> int:
-        return self.members[0].target_vocab_size
+        return self._vocab_size
 
     def encode(self, src: Tensor, src_len: Tensor) -> EnsembleEncoding:
-        return EnsembleEncoding(tuple(m.encode(src, src_len) for m in self.members))
+        return EnsembleEncoding(tuple(m.encode(src, src_len) for m in self._models))
 
     def init_state(self, enc: EnsembleEncoding) -> EnsembleState:
-        return EnsembleState(tuple(m.init_state(e) for m, e in zip(self.members, enc.members)))
+        return EnsembleState(tuple(m.init_state(e) for m, e in zip(self._models, enc.members)))
 
-    def step(self, prev: Tensor, state: EnsembleState,
-             enc: EnsembleEncoding) -> tuple[Tensor, EnsembleState, Tensor]:
+    def step(self, prev: Tensor, state: EnsembleState, enc: EnsembleEncoding) -> tuple[Tensor, EnsembleState, Tensor]:
         """Previous tokens (B,) -> mean log-probabilities (B, V), the new states, mean attention (B, S)."""
-        log_probs, states, weights = [], [], []
-        for model, s, e in zip(self.members, state.members, enc.members):
+        log_probs: list[Tensor] = []
+        states: list[DecoderState | TransformerState] = []
+        weights: list[Tensor] = []
+        for model, s, e in zip(self._models, state.members, enc.members):
             logits, new, attn = model.step(prev, s, e)
             log_probs.append(torch.log_softmax(logits.float(), dim=-1))
             states.append(new)
             weights.append(attn.float())
-        return (torch.stack(log_probs).mean(0), EnsembleState(tuple(states)),
-                torch.stack(weights).mean(0))
+        return (torch.stack(log_probs).mean(0), EnsembleState(tuple(states)), torch.stack(weights).mean(0))

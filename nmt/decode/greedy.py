@@ -10,7 +10,8 @@ sampling (:func:`sample`) is the same loop drawing each token with a
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 import torch
 from torch import Tensor
@@ -26,24 +27,34 @@ def _best(scores: Tensor) -> Tensor:
 
 
 @torch.inference_mode()
-def greedy(model: StepModel, src: Tensor, src_len: Tensor, *, max_len_a: float = 1.5, max_len_b: int = 10,
-           min_len: int = 1, no_repeat_ngram: Optional[int] = None, return_attention: bool = False,
-           choose: Callable[[Tensor], Tensor] = _best) -> Hypotheses:
+def greedy(
+    model: StepModel,
+    src: Tensor,
+    src_len: Tensor,
+    *,
+    max_len_a: float = 1.5,
+    max_len_b: int = 10,
+    min_len: int = 1,
+    no_repeat_ngram: Optional[int] = None,
+    return_attention: bool = False,
+    choose: Callable[[Tensor], Tensor] = _best,
+) -> Hypotheses:
     """One token per step for all sentences at once: the most probable, or what ``choose``
     picks from the restricted scores (N, V) (:func:`sample` draws)."""
     enc = model.encode(src, src_len)
     state = model.init_state(enc)
     batch = src.size(0)
-    limit = max_lengths(src_len, max_len_a, max_len_b)          # (B,)
+    limit = max_lengths(src_len, max_len_a, max_len_b)  # (B,)
     prev = torch.full((batch,), BOS, dtype=torch.long, device=src.device)
     done = torch.zeros(batch, dtype=torch.bool, device=src.device)
     log_probs = torch.zeros(batch, device=src.device)
     out = torch.full((batch, int(limit.max())), PAD, dtype=torch.long, device=src.device)  # (B, L)
     weights = []
     for t in range(out.size(1)):
-        scores, log_z, state, attn = next_token_scores(model, prev, state, enc, t, min_len, limit,
-                                                        out[:, :t], no_repeat_ngram)
-        tok = choose(scores)                                     # (B,)
+        scores, log_z, state, attn = next_token_scores(
+            model, prev, state, enc, t, min_len, limit, out[:, :t], no_repeat_ngram
+        )
+        tok = choose(scores)  # (B,)
         chosen = scores.gather(1, tok.unsqueeze(1)).squeeze(1)
         tok = tok.masked_fill(done, PAD)
         log_probs += (chosen - log_z.squeeze(1)).masked_fill(done, 0.0)
@@ -57,13 +68,24 @@ def greedy(model: StepModel, src: Tensor, src_len: Tensor, *, max_len_a: float =
             break
     lengths = (out != PAD).sum(dim=1)
     attention = torch.stack(weights, dim=1).unsqueeze(1) if return_attention else None
-    return Hypotheses(out.unsqueeze(1), lengths.unsqueeze(1), log_probs.unsqueeze(1),
-                      log_probs.unsqueeze(1).clone(), attention)
+    return Hypotheses(
+        out.unsqueeze(1), lengths.unsqueeze(1), log_probs.unsqueeze(1), log_probs.unsqueeze(1).clone(), attention
+    )
 
 
-def sample(model: StepModel, src: Tensor, src_len: Tensor, sampling: Sampling, *, n: int = 1,
-           max_len_a: float = 1.5, max_len_b: int = 10, min_len: int = 1,
-           no_repeat_ngram: Optional[int] = None, return_attention: bool = False) -> Hypotheses:
+def sample(
+    model: StepModel,
+    src: Tensor,
+    src_len: Tensor,
+    sampling: Sampling,
+    *,
+    n: int = 1,
+    max_len_a: float = 1.5,
+    max_len_b: int = 10,
+    min_len: int = 1,
+    no_repeat_ngram: Optional[int] = None,
+    return_attention: bool = False,
+) -> Hypotheses:
     """``n`` outputs per sentence, each token drawn by ``sampling``; the most probable first.
 
     Scores are the model's own log-probabilities of each sample (before temperature and
@@ -71,10 +93,24 @@ def sample(model: StepModel, src: Tensor, src_len: Tensor, sampling: Sampling, *
     """
     B = src.size(0)
     rows = torch.arange(B, device=src.device).repeat_interleave(n)  # each sentence n times
-    hyp = greedy(model, src[rows], src_len[rows], max_len_a=max_len_a, max_len_b=max_len_b, min_len=min_len,
-                 no_repeat_ngram=no_repeat_ngram, return_attention=return_attention, choose=sampling.draw)
+    hyp = greedy(
+        model,
+        src[rows],
+        src_len[rows],
+        max_len_a=max_len_a,
+        max_len_b=max_len_b,
+        min_len=min_len,
+        no_repeat_ngram=no_repeat_ngram,
+        return_attention=return_attention,
+        choose=sampling.draw,
+    )
     order = hyp.log_probs.view(B, n).argsort(dim=1, descending=True)  # (B, n)
     pick = (order + torch.arange(B, device=src.device).unsqueeze(1) * n).view(-1)
     attention = None if hyp.attention is None else hyp.attention[pick, 0].view(B, n, *hyp.attention.shape[2:])
-    return Hypotheses(hyp.tokens[pick, 0].view(B, n, -1), hyp.lengths[pick, 0].view(B, n),
-                      hyp.log_probs[pick, 0].view(B, n), hyp.scores[pick, 0].view(B, n), attention)
+    return Hypotheses(
+        hyp.tokens[pick, 0].view(B, n, -1),
+        hyp.lengths[pick, 0].view(B, n),
+        hyp.log_probs[pick, 0].view(B, n),
+        hyp.scores[pick, 0].view(B, n),
+        attention,
+    )

@@ -14,26 +14,27 @@ are slower, never out of memory.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional, Sequence, Union
+from typing import Optional, TypedDict, Union
 
 import torch
 from torch import Tensor
 
-from nmt.run import checkpoint as ckpt
-from nmt.util import threads
 from nmt.config import Config, DecodeConfig
 from nmt.config.saved import saved_config
 from nmt.data.batching import pad_sources
 from nmt.data.tokenizer import Tokenizer
-from nmt.decode.ensemble import Ensemble
-from nmt.util.errors import CheckpointError, UserError
-from nmt.model.build import TranslationModel, build_model
-from nmt.decode.rules import Sampling
 from nmt.decode.beam import beam_search
 from nmt.decode.common import Hypotheses, StepModel
+from nmt.decode.ensemble import Ensemble
 from nmt.decode.greedy import greedy, sample
+from nmt.decode.rules import Sampling
+from nmt.model.build import TranslationModel, build_model
+from nmt.run import checkpoint as ckpt
+from nmt.util import threads
+from nmt.util.errors import CheckpointError, UserError
 
 Model = Union[TranslationModel, Ensemble]
 """What translates: one model, or several decoded together."""
@@ -53,10 +54,10 @@ defaults (64 sentences, beam 5: 320 rows) and beams up to 64 are never cut.
 class Translation:
     """One input sentence's n-best list, best first."""
 
-    ids: list[list[int]]          # hypotheses without EOS
+    ids: list[list[int]]  # hypotheses without EOS
     log_probs: list[float]
     scores: list[float]
-    attention: Optional[torch.Tensor] = None   # (len(ids[0]) + 1, S) weights of the best, EOS row included
+    attention: Optional[torch.Tensor] = None  # (len(ids[0]) + 1, S) weights of the best, EOS row included
 
 
 @dataclass
@@ -80,10 +81,18 @@ def load_checkpoint(path: Path, device: torch.device) -> Loaded:
         model = build_model(config.model, src_tok.vocab_size, tgt_tok.vocab_size)
         model.load_state_dict(saved.model)
     except (KeyError, RuntimeError) as exc:
-        raise CheckpointError(f"{path}: checkpoint does not match its model config: "
-                              f"{str(exc).splitlines()[0][:200]}") from None
+        raise CheckpointError(
+            f"{path}: checkpoint does not match its model config: {str(exc).splitlines()[0][:200]}"
+        ) from None
     model.to(device).eval()
     return Loaded(config, model, src_tok, tgt_tok, saved.state.step)
+
+
+def _single(model: Model) -> TranslationModel:
+    """One checkpoint's model, which is never an ensemble: :func:`load_checkpoint` builds one network."""
+    if isinstance(model, Ensemble):
+        raise TypeError("an ensemble cannot be a member of an ensemble")
+    return model
 
 
 def load_models(paths: Sequence[Path], device: torch.device) -> Loaded:
@@ -106,20 +115,22 @@ def load_models(paths: Sequence[Path], device: torch.device) -> Loaded:
     for path, other in zip(paths[1:], loaded[1:]):
         for side, a, b in (("source", first.src_tok, other.src_tok), ("target", first.tgt_tok, other.tgt_tok)):
             if a.sha256 != b.sha256:
-                raise UserError(f"{path}: its {side} vocabulary differs from {paths[0]}'s; an ensemble's "
-                                "models must share the SentencePiece models (train them on one prepared corpus)")
-    model = Ensemble([item.model for item in loaded]).eval()
+                raise UserError(
+                    f"{path}: its {side} vocabulary differs from {paths[0]}'s; an ensemble's "
+                    "models must share the SentencePiece models (train them on one prepared corpus)"
+                )
+    model = Ensemble([_single(item.model) for item in loaded]).eval()
     return Loaded(first.config, model, first.src_tok, first.tgt_tok, first.step)
 
 
-def encode_sources(tok: Tokenizer, lines: Sequence[str], max_len: int, name: str = "input",
-                   first_line: int = 1) -> list[list[int]]:
+def encode_sources(
+    tok: Tokenizer, lines: Sequence[str], max_len: int, name: str = "input", first_line: int = 1
+) -> list[list[int]]:
     """Subword ids of source lines (no BOS/EOS), each cut to ``max_len`` tokens with a warning."""
     ids = tok.encode(lines)
     for i, seq in enumerate(ids):
         if len(seq) > max_len:
-            log.warning("%s: line %d has %d tokens; translating its first %d",
-                        name, first_line + i, len(seq), max_len)
+            log.warning("%s: line %d has %d tokens; translating its first %d", name, first_line + i, len(seq), max_len)
             ids[i] = seq[:max_len]
     return ids
 
@@ -133,9 +144,11 @@ def check_beam(beam: int, model: Model) -> None:
     """Refuse a beam below 1 or above :func:`max_beam`, naming the limit, before any search."""
     limit = max_beam(model)
     if not 1 <= beam <= limit:
-        raise UserError(f"--beam {beam}: the beam size must be between 1 and {limit} (this model's target "
-                        f"vocabulary has {model.target_vocab_size} tokens; at most "
-                        f"{MAX_BEAM_ROWS} beam rows per search)")
+        raise UserError(
+            f"--beam {beam}: the beam size must be between 1 and {limit} (this model's target "
+            f"vocabulary has {model.target_vocab_size} tokens; at most "
+            f"{MAX_BEAM_ROWS} beam rows per search)"
+        )
 
 
 def check_n_best(n_best: int, beam: int, sample: bool) -> None:
@@ -146,8 +159,10 @@ def check_n_best(n_best: int, beam: int, sample: bool) -> None:
     :data:`MAX_BEAM_ROWS` (as a beam is).
     """
     if sample and not 1 <= n_best <= MAX_BEAM_ROWS:
-        raise UserError(f"--sample --n-best {n_best}: between 1 and {MAX_BEAM_ROWS} samples per line "
-                        f"(each sample is a search row, at most {MAX_BEAM_ROWS} per search)")
+        raise UserError(
+            f"--sample --n-best {n_best}: between 1 and {MAX_BEAM_ROWS} samples per line "
+            f"(each sample is a search row, at most {MAX_BEAM_ROWS} per search)"
+        )
     if not sample and not 1 <= n_best <= beam:
         raise UserError(f"--beam {beam} --n-best {n_best}: need 1 <= n-best <= beam")
 
@@ -162,16 +177,21 @@ def check_search(decode: DecodeConfig, beam: int, n_best: int, model: Model, ove
     """
     given = {assignment.partition("=")[0].strip() for assignment in overrides}
     if decode.sample and beam != 1:
-        raise UserError(f"--sample --beam {beam}: sampling draws n-best samples instead of a beam; "
-                        "leave out --beam or give --beam 1")
+        raise UserError(
+            f"--sample --beam {beam}: sampling draws n-best samples instead of a beam; "
+            "leave out --beam or give --beam 1"
+        )
     check_beam(beam, model)
     check_n_best(n_best, beam, decode.sample)
     if decode.coverage_penalty > 0 and beam == 1 and not decode.sample:
         if "decode.coverage_penalty" in given:
-            raise UserError(f"--coverage-penalty {decode.coverage_penalty} applies to beam search: "
-                            "give --beam 2 or more (--beam 1 is greedy search)")
-        log.info("greedy search (--beam 1) leaves out the checkpoint's decode.coverage_penalty %g",
-                 decode.coverage_penalty)
+            raise UserError(
+                f"--coverage-penalty {decode.coverage_penalty} applies to beam search: "
+                "give --beam 2 or more (--beam 1 is greedy search)"
+            )
+        log.info(
+            "greedy search (--beam 1) leaves out the checkpoint's decode.coverage_penalty %g", decode.coverage_penalty
+        )
 
 
 def sentences_per_search(batch_size: int, beam: int, max_rows: int) -> int:
@@ -182,12 +202,19 @@ def sentences_per_search(batch_size: int, beam: int, max_rows: int) -> int:
 def _batches(lengths: Sequence[int], batch_size: int) -> Iterator[list[int]]:
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     for start in range(0, len(order), batch_size):
-        yield order[start:start + batch_size]
+        yield order[start : start + batch_size]
 
 
-def translate_ids(model: Model, sentences: Sequence[Sequence[int]], decode: DecodeConfig,
-                  device: torch.device, *, beam: Optional[int] = None, n_best: int = 1,
-                  return_attention: bool = False) -> list[Translation]:
+def translate_ids(
+    model: Model,
+    sentences: Sequence[Sequence[int]],
+    decode: DecodeConfig,
+    device: torch.device,
+    *,
+    beam: Optional[int] = None,
+    n_best: int = 1,
+    return_attention: bool = False,
+) -> list[Translation]:
     """Translate id sequences (no BOS/EOS); results in input order.
 
     An empty source sentence gives an empty translation without running the model.
@@ -200,7 +227,7 @@ def translate_ids(model: Model, sentences: Sequence[Sequence[int]], decode: Deco
     check_beam(beam, model)
     check_n_best(n_best, beam, decode.sample)  # sampling: n_best rows per sentence, at most MAX_BEAM_ROWS
     members = len(model.members) if isinstance(model, Ensemble) else 1  # each row holds every member's state
-    rows_per_sentence = n_best if decode.sample else beam       # sampling draws n_best rows per sentence
+    rows_per_sentence = n_best if decode.sample else beam  # sampling draws n_best rows per sentence
     per_search = sentences_per_search(decode.batch_size, rows_per_sentence, MAX_BEAM_ROWS // members)
     results: list[Optional[Translation]] = [None] * len(sentences)
     todo = [i for i, s in enumerate(sentences) if len(s) > 0]
@@ -217,29 +244,67 @@ def translate_ids(model: Model, sentences: Sequence[Sequence[int]], decode: Deco
         threads.tick()
         rows = [todo[b] for b in batch]
         src, src_len = (t.to(device) for t in pad_sources([sentences[i] for i in rows]))  # no empty rows here
-        hyp = search(model, src, src_len, beam=beam, alpha=decode.length_penalty,
-                     max_len_a=decode.max_len_a, max_len_b=decode.max_len_b, min_len=decode.min_len,
-                     n_best=n_best, no_repeat_ngram=decode.no_repeat_ngram, coverage=decode.coverage_penalty,
-                     sampling=sampling, return_attention=return_attention)
+        hyp = search(
+            model,
+            src,
+            src_len,
+            beam=beam,
+            alpha=decode.length_penalty,
+            max_len_a=decode.max_len_a,
+            max_len_b=decode.max_len_b,
+            min_len=decode.min_len,
+            n_best=n_best,
+            no_repeat_ngram=decode.no_repeat_ngram,
+            coverage=decode.coverage_penalty,
+            sampling=sampling,
+            return_attention=return_attention,
+        )
         tokens, lengths = hyp.tokens.cpu(), hyp.lengths.cpu()
         for r, i in enumerate(rows):
             ids = [tokens[r, k, : max(int(lengths[r, k]) - 1, 0)].tolist() for k in range(tokens.size(1))]
             attn = None
-            if return_attention:
+            if hyp.attention is not None:  # return_attention
                 attn = hyp.attention[r, 0, : int(lengths[r, 0]), : int(src_len[r])].cpu()
             results[i] = Translation(ids, hyp.log_probs[r].tolist(), hyp.scores[r].tolist(), attn)
     model.train(was_training)
     return [r for r in results if r is not None]
 
 
-def search(model: StepModel, src: Tensor, src_len: Tensor, *, beam: int, alpha: float, max_len_a: float,
-           max_len_b: int, min_len: int, n_best: int = 1, no_repeat_ngram: Optional[int] = None,
-           coverage: float = 0.0, sampling: Optional[Sampling] = None,
-           return_attention: bool = False) -> Hypotheses:
+class _Limits(TypedDict):
+    """The options every search takes alike."""
+
+    max_len_a: float
+    max_len_b: int
+    min_len: int
+    no_repeat_ngram: Optional[int]
+    return_attention: bool
+
+
+def search(
+    model: StepModel,
+    src: Tensor,
+    src_len: Tensor,
+    *,
+    beam: int,
+    alpha: float,
+    max_len_a: float,
+    max_len_b: int,
+    min_len: int,
+    n_best: int = 1,
+    no_repeat_ngram: Optional[int] = None,
+    coverage: float = 0.0,
+    sampling: Optional[Sampling] = None,
+    return_attention: bool = False,
+) -> Hypotheses:
     """``n_best`` samples with ``sampling``; greedy search for ``beam == 1`` (it is what a beam
     of one computes); else beam search (:func:`nmt.decode.beam.beam_search`)."""
-    limits = dict(max_len_a=max_len_a, max_len_b=max_len_b, min_len=min_len, no_repeat_ngram=no_repeat_ngram,
-                  return_attention=return_attention)
+    limits = _Limits(
+        max_len_a=max_len_a,
+        max_len_b=max_len_b,
+        min_len=min_len,
+        no_repeat_ngram=no_repeat_ngram,
+        return_attention=return_attention,
+    )
     if sampling is not None:
         return sample(model, src, src_len, sampling, n=n_best, **limits)
     if beam == 1:

@@ -26,13 +26,13 @@ def block_repeated_ngrams(scores: Tensor, prefix: Tensor, n: int) -> Tensor:
     n-gram twice (n = 1: no token twice).  Only output tokens are compared; PAD in a
     finished row's prefix bans PAD, which is never allowed anyway.
     """
-    N, t = prefix.shape
+    t = prefix.size(1)
     if t < n:  # an n-gram needs n earlier tokens to be repeated
         return scores
-    windows = prefix.unfold(1, n, 1)                            # (N, t - n + 1, n): every n-gram so far
-    tail = prefix[:, t - n + 1:]                                # (N, n - 1): what the next token would follow
-    match = (windows[:, :, :-1] == tail.unsqueeze(1)).all(-1)   # (N, W): n-grams whose first n-1 tokens recur
-    banned = windows[:, :, -1].masked_fill(~match, PAD)         # their last tokens; the others point at PAD
+    windows = prefix.unfold(1, n, 1)  # (N, t - n + 1, n): every n-gram so far
+    tail = prefix[:, t - n + 1 :]  # (N, n - 1): what the next token would follow
+    match = (windows[:, :, :-1] == tail.unsqueeze(1)).all(-1)  # (N, W): n-grams whose first n-1 tokens recur
+    banned = windows[:, :, -1].masked_fill(~match, PAD)  # their last tokens; the others point at PAD
     return scores.scatter_(1, banned, NEG_INF)
 
 
@@ -60,8 +60,8 @@ class Sampling:
         if self.top_p < 1.0:
             sorted_logits, order = logits.sort(dim=1, descending=True)
             probs = sorted_logits.softmax(dim=1)
-            before = probs.cumsum(dim=1) - probs                 # mass of the better tokens
-            cut = before >= self.top_p                           # the best token always stays
+            before = probs.cumsum(dim=1) - probs  # mass of the better tokens
+            cut = before >= self.top_p  # the best token always stays
             logits = logits.scatter(1, order, sorted_logits.masked_fill(cut, NEG_INF))
         return logits
 

@@ -10,25 +10,25 @@ keeps its permission bits, and a read-only one is never replaced, nor is the inp
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import stat
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Callable, Iterator, Optional, Sequence
+from typing import IO, Optional
 
 import torch
 
-from nmt.util import runtime
-
-from nmt.util import threads
 from nmt.config import with_decode_overrides
 from nmt.data.tokenizer import BOS
-from nmt.util.errors import DataError, UserError
-from nmt.util.fileio import atomic_write, decode_lines
 from nmt.decode.inference import Translation, check_search, encode_sources, load_models, translate_ids
 from nmt.model.transformer import Transformer
+from nmt.util import runtime, threads
+from nmt.util.errors import DataError, UserError
+from nmt.util.fileio import atomic_write, decode_lines
 
 CHUNK_LINES = 2048
 
@@ -52,8 +52,9 @@ def read_chunks(stream: IO[bytes], name: str, size: int = CHUNK_LINES) -> Iterat
         yield decode_lines(b"".join(chunk), name, first_line=first)
 
 
-def format_lines(results: list[Translation], detok: Callable[[list[int]], str], n_best: int,
-                 first_index: int) -> list[str]:
+def format_lines(
+    results: list[Translation], detok: Callable[[list[int]], str], n_best: int, first_index: int
+) -> list[str]:
     """Plain translations, or ``index<TAB>score<TAB>text`` rows for n-best lists."""
     if n_best == 1:
         return [detok(r.ids[0]) for r in results]
@@ -64,8 +65,9 @@ def format_lines(results: list[Translation], detok: Callable[[list[int]], str], 
     return rows
 
 
-def write_attention(folder: Path, index: int, result: Translation, src_pieces: list[str],
-                    tgt_pieces: list[str]) -> None:
+def write_attention(
+    folder: Path, index: int, result: Translation, src_pieces: list[str], tgt_pieces: list[str]
+) -> None:
     """Heat map PNG and JSON weights of one sentence's best hypothesis (EOS row included)."""
     from nmt.util.plots import plot_attention
 
@@ -74,18 +76,28 @@ def write_attention(folder: Path, index: int, result: Translation, src_pieces: l
         return
     stem = folder / f"{index:06d}"
     with atomic_write(stem.with_suffix(".json")) as handle:
-        handle.write(json.dumps({"src": src_pieces, "tgt": tgt_pieces,
-                                 "weights": weights.tolist()}).encode("utf-8"))
+        handle.write(json.dumps({"src": src_pieces, "tgt": tgt_pieces, "weights": weights.tolist()}).encode("utf-8"))
     plot_attention(weights, src_pieces, tgt_pieces, stem.with_suffix(".png"), title=f"sentence {index}")
 
 
-ATTENTION_KINDS = {"encoder_self": "encoder self-attention", "decoder_self": "decoder self-attention",
-                   "cross": "cross-attention"}
+ATTENTION_KINDS = {
+    "encoder_self": "encoder self-attention",
+    "decoder_self": "decoder self-attention",
+    "cross": "cross-attention",
+}
 """The maps a Transformer adds per sentence (:meth:`~nmt.model.transformer.Transformer.attention_maps`)."""
 
 
-def write_layer_attention(folder: Path, index: int, model: Transformer, src_ids: list[int], out_ids: list[int],
-                          src_pieces: list[str], tgt_pieces: list[str], device: torch.device) -> None:
+def write_layer_attention(
+    folder: Path,
+    index: int,
+    model: Transformer,
+    src_ids: list[int],
+    out_ids: list[int],
+    src_pieces: list[str],
+    tgt_pieces: list[str],
+    device: torch.device,
+) -> None:
     """Every layer's and head's maps of one sentence's best hypothesis: one grid PNG per kind, one JSON.
 
     The decoder reads [BOS] + the output, so its rows are the output tokens and EOS (``tgt_pieces``).
@@ -96,23 +108,46 @@ def write_layer_attention(folder: Path, index: int, model: Transformer, src_ids:
         return
     src = torch.tensor([src_ids], device=device)
     tgt_in = torch.tensor([[BOS] + out_ids], device=device)
-    maps = {kind: weights[0].float().cpu() for kind, weights in
-            model.attention_maps(src, torch.tensor([len(src_ids)], device=device), tgt_in).items()}
-    axes = {"encoder_self": (src_pieces, src_pieces), "decoder_self": (["<s>"] + tgt_pieces[:-1], tgt_pieces),
-            "cross": (src_pieces, tgt_pieces)}  # (columns, rows)
+    maps = {
+        kind: weights[0].float().cpu()
+        for kind, weights in model.attention_maps(src, torch.tensor([len(src_ids)], device=device), tgt_in).items()
+    }
+    axes = {
+        "encoder_self": (src_pieces, src_pieces),
+        "decoder_self": (["<s>"] + tgt_pieces[:-1], tgt_pieces),
+        "cross": (src_pieces, tgt_pieces),
+    }  # (columns, rows)
     stem = folder / f"{index:06d}"
     with atomic_write(stem.with_suffix(".layers.json")) as handle:
-        handle.write(json.dumps({"src": src_pieces, "tgt": tgt_pieces, "dims": "layer, head, row, column",
-                                 **{kind: maps[kind].tolist() for kind in ATTENTION_KINDS}}).encode("utf-8"))
+        handle.write(
+            json.dumps(
+                {
+                    "src": src_pieces,
+                    "tgt": tgt_pieces,
+                    "dims": "layer, head, row, column",
+                    **{kind: maps[kind].tolist() for kind in ATTENTION_KINDS},
+                }
+            ).encode("utf-8")
+        )
     for kind, label in ATTENTION_KINDS.items():
         columns, rows = axes[kind]
-        plot_attention_grid(maps[kind], columns, rows, folder / f"{index:06d}.{kind}.png",
-                            title=f"sentence {index}: {label}")
+        plot_attention_grid(
+            maps[kind], columns, rows, folder / f"{index:06d}.{kind}.png", title=f"sentence {index}: {label}"
+        )
 
 
-def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoints: Sequence[Path], *,
-                     beam: Optional[int], n_best: Optional[int], attention_dir: Optional[Path],
-                     overrides: list[str], flush: bool = False) -> int:
+def translate_stream(
+    source: IO[bytes],
+    name: str,
+    sink: IO[str],
+    checkpoints: Sequence[Path],
+    *,
+    beam: Optional[int],
+    n_best: Optional[int],
+    attention_dir: Optional[Path],
+    overrides: list[str],
+    flush: bool = False,
+) -> int:
     """Translate every line of ``source`` into ``sink``; returns the number of input lines.
 
     Several ``checkpoints`` are decoded as one ensemble (:mod:`nmt.decode.ensemble`).  With ``flush`` each line is translated and written out before the next is read, so
@@ -133,8 +168,9 @@ def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoints: S
     count = 0
     for chunk in read_chunks(source, name, size=1 if flush else CHUNK_LINES):
         ids = encode_sources(loaded.src_tok, chunk, decode.max_src_len, name, first_line=count + 1)
-        results = translate_ids(loaded.model, ids, decode, device, beam=beam, n_best=n_best,
-                                return_attention=attention_dir is not None)
+        results = translate_ids(
+            loaded.model, ids, decode, device, beam=beam, n_best=n_best, return_attention=attention_dir is not None
+        )
         for line in format_lines(results, loaded.tgt_tok.decode, n_best, count):
             sink.write(line + "\n")
         if attention_dir is not None:
@@ -143,8 +179,9 @@ def translate_stream(source: IO[bytes], name: str, sink: IO[str], checkpoints: S
                 tgt_pieces = loaded.tgt_tok.decode_pieces(result.ids[0]) + ["</s>"]
                 write_attention(attention_dir, count + i, result, src_pieces, tgt_pieces)
                 if isinstance(loaded.model, Transformer):
-                    write_layer_attention(attention_dir, count + i, loaded.model, ids[i], result.ids[0],
-                                          src_pieces, tgt_pieces, device)
+                    write_layer_attention(
+                        attention_dir, count + i, loaded.model, ids[i], result.ids[0], src_pieces, tgt_pieces, device
+                    )
         count += len(chunk)
         if flush:
             sink.flush()
@@ -207,14 +244,23 @@ def check_not_input(input: Optional[Path], output: Path) -> None:
             return
         what = "the file standard input reads"
     if (source.st_dev, source.st_ino) == (target.st_dev, target.st_ino):
-        raise UserError(f"-o {output}: is {what}; writing the translation there would replace the text "
-                        "it translates (give another output file)")
+        raise UserError(
+            f"-o {output}: is {what}; writing the translation there would replace the text "
+            "it translates (give another output file)"
+        )
 
 
-def translate_file(checkpoints: Sequence[Path], input: Optional[Path], output: Optional[Path], *,
-                   beam: Optional[int] = None, n_best: Optional[int] = None,
-                   attention_dir: Optional[Path] = None, overrides: list[str] = (),
-                   flush: bool = False) -> int:
+def translate_file(
+    checkpoints: Sequence[Path],
+    input: Optional[Path],
+    output: Optional[Path],
+    *,
+    beam: Optional[int] = None,
+    n_best: Optional[int] = None,
+    attention_dir: Optional[Path] = None,
+    overrides: Sequence[str] = (),
+    flush: bool = False,
+) -> int:
     """``nmt translate``: files or stdin/stdout; line by line on a terminal or with ``flush``."""
     input = Path(input) if input is not None else None
     attention_dir = Path(attention_dir) if attention_dir is not None else None
@@ -224,30 +270,38 @@ def translate_file(checkpoints: Sequence[Path], input: Optional[Path], output: O
     keep_mode = check_output(Path(output)) if output is not None else None
     if output is None and sys.stdout is None:
         raise UserError("no output: standard output is closed; give -o FILE")
-    source = open(input, "rb") if input is not None else sys.stdin.buffer
-    flush = flush or source.isatty()
-    options = dict(beam=beam, n_best=n_best, attention_dir=attention_dir, overrides=list(overrides),
-                   flush=flush)
-    name = str(input) if input is not None else "<stdin>"
-    try:
-        with torch.inference_mode():
-            if output is None:
-                sink = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", line_buffering=True,
-                                        write_through=True)
-                try:
-                    return translate_stream(source, name, sink, checkpoints, **options)
-                except BrokenPipeError:  # the reader went away (e.g. `| head`)
-                    return 0
-                finally:
-                    sink.detach()
-            with atomic_write(Path(output)) as raw:
-                if keep_mode is not None:
-                    os.chmod(raw.name, keep_mode)  # the renamed file keeps the old one's mode
-                sink = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-                count = translate_stream(source, name, sink, checkpoints, **options)
-                sink.flush()
+    with contextlib.ExitStack() as opened, torch.inference_mode():
+        # a file given is closed on the way out; standard input is not ours to close
+        source = opened.enter_context(open(input, "rb")) if input is not None else sys.stdin.buffer
+        flush = flush or source.isatty()
+        name = str(input) if input is not None else "<stdin>"
+
+        def translate_into(sink: IO[str]) -> int:
+            return translate_stream(
+                source,
+                name,
+                sink,
+                checkpoints,
+                beam=beam,
+                n_best=n_best,
+                attention_dir=attention_dir,
+                overrides=list(overrides),
+                flush=flush,
+            )
+
+        if output is None:
+            sink = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", line_buffering=True, write_through=True)
+            try:
+                return translate_into(sink)
+            except BrokenPipeError:  # the reader went away (e.g. `| head`)
+                return 0
+            finally:
                 sink.detach()
-            return count
-    finally:
-        if input is not None:
-            source.close()
+        with atomic_write(Path(output)) as raw:
+            if keep_mode is not None:
+                os.chmod(raw.name, keep_mode)  # the renamed file keeps the old one's mode
+            sink = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+            count = translate_into(sink)
+            sink.flush()
+            sink.detach()
+        return count

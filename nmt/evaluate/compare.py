@@ -26,14 +26,14 @@ from typing import Any, Optional
 from nmt import config as config_mod
 from nmt.config import saved as saved_configs
 from nmt.config.saved import SPEED_ONLY, without_inert_options  # noqa: F401  (what a reused run may differ in; tests ask here)
+from nmt.config.variants import VARIANTS, run_name, variant_overrides
+from nmt.evaluate.run_report import check_out_folder
 from nmt.run import events
 from nmt.run import folder as rundir
 from nmt.run.paths import REPORT, SCORED, RunPaths, report_stem
-from nmt.util.errors import UserError
 from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
+from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
-from nmt.evaluate.run_report import check_out_folder
-from nmt.config.variants import VARIANTS, run_name, variant_overrides
 
 log = logging.getLogger(__name__)
 
@@ -74,9 +74,16 @@ def parse_list(text: str, what: str, cast: type = str) -> list[Any]:
 
 def run_overrides(plan: Plan, variant: str, seed: int, steps: int) -> list[str]:
     """The ``--set`` list of one run: base overrides, the variant's, then the plan's fixed ones."""
-    return [*plan.overrides, *variant_overrides(variant), f"name={run_name(variant)}_s{seed}",
-            f"runs_dir={plan.runs_dir}", f"train.seed={seed}", f"train.max_steps={steps}",
-            "train.time_budget_min=null", "train.max_epochs=100000"]
+    return [
+        *plan.overrides,
+        *variant_overrides(variant),
+        f"name={run_name(variant)}_s{seed}",
+        f"runs_dir={plan.runs_dir}",
+        f"train.seed={seed}",
+        f"train.max_steps={steps}",
+        "train.time_budget_min=null",
+        "train.max_epochs=100000",
+    ]
 
 
 def check_plan(plan: Plan) -> int:
@@ -94,8 +101,10 @@ def check_plan(plan: Plan) -> int:
         raise UserError(f"--split {plan.split}: the corpus in {folder} has no such split (have: {', '.join(found)})")
     steps = plan.steps if plan.steps is not None else base.train.max_steps
     if steps is None or steps < 1:
-        raise UserError("a comparison trains a fixed number of updates: give --steps N (N >= 1) "
-                        "or set train.max_steps in the config")
+        raise UserError(
+            "a comparison trains a fixed number of updates: give --steps N (N >= 1) "
+            "or set train.max_steps in the config"
+        )
     for name in plan.variants:  # a variant or seed that does not fit the base config fails now, not after hours
         for seed in plan.seeds:
             config_mod.load(plan.config, run_overrides(plan, name, seed, steps))
@@ -166,11 +175,17 @@ def run_action(plan: Plan, variant: str, seed: int, steps: int) -> RunAction:
     stop, trained = completed(run_dir), _trained_config(run_dir)
     if stop is None:
         return RunAction(overrides, run_dir, "replace", "unfinished")
-    changed = ([c.key for c in saved_configs.changes(trained, cfg, saved_configs.SAME_TRAINING)] if trained
-               else [RunPaths(run_dir).config.name])
-    if not changed and (stop.step >= steps or stop.reason == "early_stopping"):
-        speed = [f"train.{k} was {getattr(trained.train, k)}, not {getattr(cfg.train, k)}"
-                 for k in SPEED_ONLY if getattr(trained.train, k) != getattr(cfg.train, k)]
+    changed = (
+        [c.key for c in saved_configs.changes(trained, cfg, saved_configs.SAME_TRAINING)]
+        if trained
+        else [RunPaths(run_dir).config.name]
+    )
+    if trained is not None and not changed and (stop.step >= steps or stop.reason == "early_stopping"):
+        speed = [
+            f"train.{k} was {getattr(trained.train, k)}, not {getattr(cfg.train, k)}"
+            for k in SPEED_ONLY
+            if getattr(trained.train, k) != getattr(cfg.train, k)
+        ]
         note = f"{', '.join(speed)} (speed and logging only, not the model)" if speed else ""
         return RunAction(overrides, run_dir, "reuse", note)
     shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
@@ -199,8 +214,10 @@ def check_finished_work(actions: list[RunAction]) -> None:
     kept = [a for a in actions if a.action == "kept"]
     if kept:
         listed = ", ".join(str(a.run_dir) for a in kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
-        raise UserError(f"{len(kept)} finished run(s) of another config would be trained again and replaced: "
-                        f"{listed} ({kept[0].note}); give --force to replace them, or another --runs-dir")
+        raise UserError(
+            f"{len(kept)} finished run(s) of another config would be trained again and replaced: "
+            f"{listed} ({kept[0].note}); give --force to replace them, or another --runs-dir"
+        )
 
 
 def train_run(plan: Plan, act: RunAction, variant: str, seed: int, steps: int, progress: bool) -> Path:
@@ -208,8 +225,13 @@ def train_run(plan: Plan, act: RunAction, variant: str, seed: int, steps: int, p
     from nmt.train.loop import run_training
 
     if act.action == "reuse":
-        log.info("%s seed %d: reusing the finished run %s%s", variant, seed, act.run_dir,
-                 f"; its {act.note}" if act.note else "")
+        log.info(
+            "%s seed %d: reusing the finished run %s%s",
+            variant,
+            seed,
+            act.run_dir,
+            f"; its {act.note}" if act.note else "",
+        )
         return act.run_dir
     log.info("%s seed %d: training %d updates into %s", variant, seed, steps, act.run_dir)
     outcome = run_training(plan.config, act.overrides, overwrite=True, progress=progress)
@@ -230,8 +252,8 @@ def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
     The result is kept in ``compare-<split>/scored.json`` beside the translations; a later
     comparison with the same checkpoint, split and beam reads it instead of translating again.
     """
-    from nmt.model.build import count_parameters
     from nmt.evaluate.eval_command import translate_split
+    from nmt.model.build import count_parameters
 
     paths = RunPaths(run_dir)
     out = paths.compare_folder(plan.split)
@@ -241,17 +263,24 @@ def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
         if saved.get("key") == key:
             return saved["result"]
     out.mkdir(parents=True, exist_ok=True)
-    systems, refs, srcs, info, model = translate_split([paths.best], plan.split,
-                                                       plan.beam, [], out)
+    systems, refs, srcs, info, model = translate_split([paths.best], plan.split, plan.beam, [], out)
     (hyps,) = systems.values()
     result = score(hyps, refs)
     stop = _stop(run_dir)
     assert stop is not None, f"{run_dir} was scored before it finished"
-    scored = {"hyps": hyps, "refs": refs, "bleu": result.bleu, "chrf": result.chrf,
-              "bleu_signature": result.bleu_signature, "by_length": bleu_by_length(
-                  [len(s.split()) for s in srcs], hyps, refs),
-              "updates": stop.step, "best_step": info["step"], "train_s": stop.elapsed_s,
-              "params": count_parameters(model), "beam": info["beam"]}
+    scored = {
+        "hyps": hyps,
+        "refs": refs,
+        "bleu": result.bleu,
+        "chrf": result.chrf,
+        "bleu_signature": result.bleu_signature,
+        "by_length": bleu_by_length([len(s.split()) for s in srcs], hyps, refs),
+        "updates": stop.step,
+        "best_step": info["step"],
+        "train_s": stop.elapsed_s,
+        "params": count_parameters(model),
+        "beam": info["beam"],
+    }
     atomic_write_bytes(cache, json.dumps({"key": key, "result": scored}).encode("utf-8"))
     return scored
 
@@ -277,17 +306,25 @@ def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[
             for row in run["by_length"]:
                 buckets.setdefault(row["bucket"], []).append(row["bleu"])
         first = next(iter(runs.values()))
-        rows.append({
-            "variant": variant, "seeds": list(runs), "params": first["params"], "updates": first["updates"],
-            "train_min": round(statistics.fmean(r["train_s"] for r in runs.values()) / 60, 2),
-            "bleu": round(bleu, 2), "bleu_sd": round(bleu_sd, 2), "chrf": round(chrf, 2),
-            "chrf_sd": round(chrf_sd, 2),
-            "delta_bleu": round(bleu - statistics.fmean(r["bleu"] for r in base.values()), 2),
-            "p_values": [round(p, 4) for p in p_values] or None,
-            "bleu_by_length": {k: round(statistics.fmean(v), 2) for k, v in buckets.items()},
-            "per_seed_bleu": {seed: round(r["bleu"], 2) for seed, r in runs.items()},
-            "beam": first["beam"], "bleu_signature": first["bleu_signature"],
-        })
+        rows.append(
+            {
+                "variant": variant,
+                "seeds": list(runs),
+                "params": first["params"],
+                "updates": first["updates"],
+                "train_min": round(statistics.fmean(r["train_s"] for r in runs.values()) / 60, 2),
+                "bleu": round(bleu, 2),
+                "bleu_sd": round(bleu_sd, 2),
+                "chrf": round(chrf, 2),
+                "chrf_sd": round(chrf_sd, 2),
+                "delta_bleu": round(bleu - statistics.fmean(r["bleu"] for r in base.values()), 2),
+                "p_values": [round(p, 4) for p in p_values] or None,
+                "bleu_by_length": {k: round(statistics.fmean(v), 2) for k, v in buckets.items()},
+                "per_seed_bleu": {seed: round(r["bleu"], 2) for seed, r in runs.items()},
+                "beam": first["beam"],
+                "bleu_signature": first["bleu_signature"],
+            }
+        )
     return rows
 
 
@@ -296,11 +333,19 @@ def table_rows(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]
     out = []
     for r in rows:
         p = "baseline" if r["variant"] == baseline else ", ".join(f"{v:.3f}" for v in r["p_values"])
-        out.append({"variant": r["variant"], "params": f"{r['params']:,}", "updates": r["updates"],
-                    "train min": r["train_min"], "BLEU": f"{r['bleu']:.2f} ± {r['bleu_sd']:.2f}",
-                    "chrF": f"{r['chrf']:.2f} ± {r['chrf_sd']:.2f}", "ΔBLEU": r["delta_bleu"],
-                    "p per seed": p,
-                    **{f"BLEU len {k}": v for k, v in r["bleu_by_length"].items()}})
+        out.append(
+            {
+                "variant": r["variant"],
+                "params": f"{r['params']:,}",
+                "updates": r["updates"],
+                "train min": r["train_min"],
+                "BLEU": f"{r['bleu']:.2f} ± {r['bleu_sd']:.2f}",
+                "chrF": f"{r['chrf']:.2f} ± {r['chrf_sd']:.2f}",
+                "ΔBLEU": r["delta_bleu"],
+                "p per seed": p,
+                **{f"BLEU len {k}": v for k, v in r["bleu_by_length"].items()},
+            }
+        )
     return out
 
 
@@ -317,9 +362,18 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True) -
         scored.setdefault(variant, {})[seed] = score_run(run_dir, plan)
     rows = summarize(plan, scored)
     out.mkdir(parents=True, exist_ok=True)
-    payload = {"plan": {"config": str(plan.config) if plan.config else None, "variants": plan.variants,
-                        "seeds": plan.seeds, "steps": steps, "baseline": plan.reference, "split": plan.split,
-                        "overrides": plan.overrides}, "variants": rows,
-               "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in plan.variants}}
+    payload = {
+        "plan": {
+            "config": str(plan.config) if plan.config else None,
+            "variants": plan.variants,
+            "seeds": plan.seeds,
+            "steps": steps,
+            "baseline": plan.reference,
+            "split": plan.split,
+            "overrides": plan.overrides,
+        },
+        "variants": rows,
+        "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in plan.variants},
+    }
     json_path, md_path = write_report(report_stem(out), payload, table_rows(rows, plan.reference))
     return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}"

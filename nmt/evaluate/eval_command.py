@@ -8,21 +8,20 @@ resampling and approximate randomization; ``report.json`` holds every number and
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import torch
 
-from nmt.util import runtime
-
-from nmt.util import threads
 from nmt.config import with_decode_overrides
-from nmt.util.errors import UserError
 from nmt.evaluate.eval_page import eval_page, summary
-from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
-from nmt.util.fileio import read_lines, write_lines
 from nmt.evaluate.run_report import check_out_folder
 from nmt.run.paths import EVAL, RunPaths, report_stem
+from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
+from nmt.util import runtime, threads
+from nmt.util.errors import UserError
+from nmt.util.fileio import read_lines, write_lines
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +29,9 @@ log = logging.getLogger(__name__)
 TEST_CHOICES: dict[str, tuple[str, ...]] = {"both": ("bootstrap", "ar"), "bootstrap": ("bootstrap",), "ar": ("ar",)}
 
 
-def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int], overrides: list[str],
-                    out: Path) -> tuple[dict[str, list[str]], list[str], list[str], dict, torch.nn.Module]:
+def translate_split(
+    checkpoints: Sequence[Path], split: str, beam: Optional[int], overrides: list[str], out: Path
+) -> tuple[dict[str, list[str]], list[str], list[str], dict, torch.nn.Module]:
     """Translate a split of the (first) checkpoint's own corpus into ``out``, with one model or
     an ensemble of several; returns systems, refs, sources, info and the model."""
     from nmt.decode.inference import check_search, encode_sources, load_models, translate_ids
@@ -44,8 +44,9 @@ def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int]
     src_path, ref_path = folder / f"{split}.{cfg.data.src}", folder / f"{split}.{cfg.data.tgt}"
     if not src_path.is_file():
         found = sorted({p.stem for p in folder.glob(f"*.{cfg.data.src}")}) if folder.is_dir() else []
-        raise UserError(f"{src_path}: no split '{split}' (have: {', '.join(found) or 'none'}); "
-                        f"run nmt data prepare first")
+        raise UserError(
+            f"{src_path}: no split '{split}' (have: {', '.join(found) or 'none'}); run nmt data prepare first"
+        )
     srcs, refs = read_lines(src_path), read_lines(ref_path)
     beam = beam if beam is not None else cfg.decode.beam
     check_search(cfg.decode, beam, 1, loaded.model, overrides)  # the beam, and options it cannot use
@@ -55,13 +56,20 @@ def translate_split(checkpoints: Sequence[Path], split: str, beam: Optional[int]
     hyps = [loaded.tgt_tok.decode(r.ids[0]) for r in results]
     hyp_path = out / f"{split}.hyp.{cfg.data.tgt}"
     write_lines(hyp_path, hyps)
-    info = {"checkpoints": [str(c) for c in checkpoints], "step": loaded.step, "split": split, "beam": beam,
-            "length_penalty": cfg.decode.length_penalty, "hypotheses": str(hyp_path)}
+    info = {
+        "checkpoints": [str(c) for c in checkpoints],
+        "step": loaded.step,
+        "split": split,
+        "beam": beam,
+        "length_penalty": cfg.decode.length_penalty,
+        "hypotheses": str(hyp_path),
+    }
     return {f"beam{beam}": hyps}, refs, srcs, info, loaded.model
 
 
-def read_hypotheses(hyps: Sequence[Path], ref: Path, src: Optional[Path]
-                    ) -> tuple[dict[str, list[str]], list[str], Optional[list[str]]]:
+def read_hypotheses(
+    hyps: Sequence[Path], ref: Path, src: Optional[Path]
+) -> tuple[dict[str, list[str]], list[str], Optional[list[str]]]:
     """Systems named by file (the full path where two names clash), references and sources,
     after checking that every file has one line per reference line: a paired comparison
     needs the same segments from every system."""
@@ -77,20 +85,35 @@ def read_hypotheses(hyps: Sequence[Path], ref: Path, src: Optional[Path]
     for name, path in zip(names, hyps):
         lines = read_lines(path)
         if len(lines) != len(refs):
-            raise UserError(f"{path}: {len(lines)} lines, but the reference {ref} has {len(refs)}; "
-                            f"every --hyp file needs one line per reference line")
+            raise UserError(
+                f"{path}: {len(lines)} lines, but the reference {ref} has {len(refs)}; "
+                f"every --hyp file needs one line per reference line"
+            )
         systems[name] = lines
     srcs = read_lines(src) if src is not None else None
     if srcs is not None and len(srcs) != len(refs):
-        raise UserError(f"{src}: {len(srcs)} lines, but the reference {ref} has {len(refs)}; "
-                        f"--src needs one line per reference line")
+        raise UserError(
+            f"{src}: {len(srcs)} lines, but the reference {ref} has {len(refs)}; "
+            f"--src needs one line per reference line"
+        )
     return systems, refs, srcs
 
 
-def run_eval(*, checkpoints: Sequence[Path], split: str, hyps: list[Path], ref: Optional[Path],
-             src: Optional[Path], out: Optional[Path], beam: Optional[int], overrides: list[str],
-             test: str = "both", bootstrap_samples: int = 1000, ar_trials: int = 10000,
-             seed: int = 12345) -> str:
+def run_eval(
+    *,
+    checkpoints: Sequence[Path],
+    split: str,
+    hyps: list[Path],
+    ref: Optional[Path],
+    src: Optional[Path],
+    out: Optional[Path],
+    beam: Optional[int],
+    overrides: list[str],
+    test: str = "both",
+    bootstrap_samples: int = 1000,
+    ar_trials: int = 10000,
+    seed: int = 12345,
+) -> str:
     """Score one or more systems and write ``report.json`` / ``report.md`` (+ a length plot);
     returns the summary to print (scores, comparison, where the report went)."""
     if (not checkpoints) == (not hyps):
@@ -107,22 +130,27 @@ def run_eval(*, checkpoints: Sequence[Path], split: str, hyps: list[Path], ref: 
         out = RunPaths.of_checkpoint(Path(checkpoints[0])).eval_folder(ensemble) if checkpoints else Path(EVAL)
     out = Path(out)
     check_out_folder(out)  # before any model loads or file is read
+    srcs: Optional[list[str]]  # the source lines, where known
     if checkpoints:
         out.mkdir(parents=True, exist_ok=True)
         systems, refs, srcs, info, _ = translate_split([Path(c) for c in checkpoints], split, beam, overrides, out)
     else:
         assert ref is not None
         systems, refs, srcs = read_hypotheses(hyps, ref, src)
-        info = {"hyp_files": [str(h) for h in hyps], "reference": str(ref),
-                "source": None if src is None else str(src)}
+        info = {"hyp_files": [str(h) for h in hyps], "reference": str(ref), "source": None if src is None else str(src)}
         out.mkdir(parents=True, exist_ok=True)
     scores = {name: score(lines, refs).to_dict() for name, lines in systems.items()}
     payload: dict[str, Any] = {"info": info, "systems": scores}
     if len(systems) > 1:
-        payload["significance"] = {"tests": list(TEST_CHOICES[test]), "bootstrap_samples": bootstrap_samples,
-                                   "ar_trials": ar_trials, "seed": seed}
-        payload["comparison"] = compare_systems(systems, refs, n_samples=bootstrap_samples, seed=seed,
-                                                tests=TEST_CHOICES[test], ar_trials=ar_trials)
+        payload["significance"] = {
+            "tests": list(TEST_CHOICES[test]),
+            "bootstrap_samples": bootstrap_samples,
+            "ar_trials": ar_trials,
+            "seed": seed,
+        }
+        payload["comparison"] = compare_systems(
+            systems, refs, n_samples=bootstrap_samples, seed=seed, tests=TEST_CHOICES[test], ar_trials=ar_trials
+        )
     if srcs is not None:
         lengths = [len(s.split()) for s in srcs]
         series = {name: bleu_by_length(lengths, lines, refs) for name, lines in systems.items()}

@@ -28,8 +28,7 @@ def _cell(value: Any) -> str:
 def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], text_columns: int = 1) -> list[str]:
     """Markdown table lines: the first `text_columns` columns and a yes/no last column
     ("significant ...") left-aligned, the numbers between them right-aligned."""
-    align = ["---" if i < text_columns or name.startswith("significant") else "---:"
-             for i, name in enumerate(header)]
+    align = ["---" if i < text_columns or name.startswith("significant") else "---:" for i, name in enumerate(header)]
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(align) + " |"]
     lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
     return lines
@@ -44,13 +43,18 @@ def _what(info: Mapping[str, Any]) -> tuple[str, list[str]]:
     """A title naming what was scored, and lines with the details."""
     if info.get("checkpoints"):
         checkpoints = info["checkpoints"]
-        model = (f"`{Path(checkpoints[0]).name}`" if len(checkpoints) == 1
-                 else f"an ensemble of {len(checkpoints)} checkpoints")
+        model = (
+            f"`{Path(checkpoints[0]).name}`"
+            if len(checkpoints) == 1
+            else f"an ensemble of {len(checkpoints)} checkpoints"
+        )
         title = f"{model} on the {info.get('split')} split"
         details = [f"- checkpoint: `{c}`" for c in checkpoints]
-        details += [f"- split: `{info.get('split')}`, beam {info.get('beam')}, "
-                    f"length penalty {info.get('length_penalty')}, checkpoint step {info.get('step')}",
-                    f"- translations: `{info.get('hypotheses')}`"]
+        details += [
+            f"- split: `{info.get('split')}`, beam {info.get('beam')}, "
+            f"length penalty {info.get('length_penalty')}, checkpoint step {info.get('step')}",
+            f"- translations: `{info.get('hypotheses')}`",
+        ]
         return title, details
     hyps = info.get("hyp_files", [])
     title = f"{len(hyps)} hypothesis file{'s' if len(hyps) != 1 else ''} against `{Path(info['reference']).name}`"
@@ -62,11 +66,14 @@ def _what(info: Mapping[str, Any]) -> tuple[str, list[str]]:
 
 def scores_section(payload: Mapping[str, Any]) -> list[str]:
     """One row per system: BLEU, chrF, TER."""
-    rows = [[name] + [f"{result[m]:.2f}" for m in METRICS] + [result["n"]]
-            for name, result in payload["systems"].items()]
-    return (["## Scores", ""]
-            + _table(["system", "BLEU ↑", "chrF ↑", "TER ↓", "segments"], rows)
-            + ["", "BLEU and chrF: higher is better. TER is an edit rate: lower is better."])
+    rows = [
+        [name] + [f"{result[m]:.2f}" for m in METRICS] + [result["n"]] for name, result in payload["systems"].items()
+    ]
+    return (
+        ["## Scores", ""]
+        + _table(["system", "BLEU ↑", "chrF ↑", "TER ↓", "segments"], rows)
+        + ["", "BLEU and chrF: higher is better. TER is an edit rate: lower is better."]
+    )
 
 
 def _verdict(ps: Mapping[str, Optional[float]]) -> str:
@@ -88,8 +95,10 @@ def comparison_section(payload: Mapping[str, Any]) -> list[str]:
     tests = settings.get("tests", [])
     how = []
     if "bootstrap" in tests:
-        how.append(f"paired bootstrap resampling ({settings['bootstrap_samples']} resamples, "
-                   f"95% confidence interval of the mean: mean ± half-width)")
+        how.append(
+            f"paired bootstrap resampling ({settings['bootstrap_samples']} resamples, "
+            f"95% confidence interval of the mean: mean ± half-width)"
+        )
     if "ar" in tests:
         how.append(f"approximate randomization ({settings['ar_trials']} trials)")
     baseline = rows_in[0]["name"]
@@ -108,10 +117,13 @@ def comparison_section(payload: Mapping[str, Any]) -> list[str]:
                 cells.append(_p(row[f"{m}_ar_p_value"]))
             cells.append(_verdict({"bootstrap": row.get(f"{m}_p_value"), "ar": row.get(f"{m}_ar_p_value")}))
             rows.append(cells)
-    return ([f"## Comparison with the baseline `{_cell(baseline)}`", "",
-             f"Two-sided paired tests, seed {settings.get('seed')}: {'; '.join(how)}. "
-             "A system identical to the baseline gets p = 1.", ""]
-            + _table(header, rows, text_columns=2))
+    return [
+        f"## Comparison with the baseline `{_cell(baseline)}`",
+        "",
+        f"Two-sided paired tests, seed {settings.get('seed')}: {'; '.join(how)}. "
+        "A system identical to the baseline gets p = 1.",
+        "",
+    ] + _table(header, rows, text_columns=2)
 
 
 def length_section(payload: Mapping[str, Any]) -> list[str]:
@@ -122,8 +134,7 @@ def length_section(payload: Mapping[str, Any]) -> list[str]:
     names = list(series)
     buckets = [(row["bucket"], row["n"]) for row in series[names[0]]]
     by_name = {name: {row["bucket"]: row["bleu"] for row in rows} for name, rows in series.items()}
-    rows = [[bucket, n] + [f"{by_name[name].get(bucket, float('nan')):.2f}" for name in names]
-            for bucket, n in buckets]
+    rows = [[bucket, n] + [f"{by_name[name].get(bucket, float('nan')):.2f}" for name in names] for bucket, n in buckets]
     lines = ["## BLEU by source length", "", "Source length in whitespace-separated words.", ""]
     lines += _table(["source words", "sentences"] + names, rows)
     if payload.get("length_plot"):
@@ -154,6 +165,11 @@ def summary(payload: Mapping[str, Any]) -> str:
 def eval_page(payload: Mapping[str, Any]) -> str:
     """The whole report.md."""
     title, details = _what(payload["info"])
-    sections = [[f"# nmt eval: {title}", ""] + details, scores_section(payload), comparison_section(payload),
-                length_section(payload), signatures_section(payload)]
+    sections = [
+        [f"# nmt eval: {title}", ""] + details,
+        scores_section(payload),
+        comparison_section(payload),
+        length_section(payload),
+        signatures_section(payload),
+    ]
     return "\n\n".join("\n".join(s) for s in sections if s) + "\n"

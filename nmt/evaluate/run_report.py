@@ -58,10 +58,20 @@ def write_figures(rows: list[RunSummary], out: Path) -> list[str]:
     labels = curve_labels(rows)
     by_updates = {label: [(p.step, p.bleu) for p in row.curve] for label, row in zip(labels, rows)}
     by_minutes = {label: [(p.minutes, p.bleu) for p in row.curve] for label, row in zip(labels, rows)}
-    plot_curves(by_updates, out / FIGURES["updates"], xlabel="updates",
-                ylabel="validation BLEU (greedy)", title="Validation BLEU against updates")
-    plot_curves(by_minutes, out / FIGURES["minutes"], xlabel="wall-clock minutes of training (validation included)",
-                ylabel="validation BLEU (greedy)", title="Validation BLEU against time")
+    plot_curves(
+        by_updates,
+        out / FIGURES["updates"],
+        xlabel="updates",
+        ylabel="validation BLEU (greedy)",
+        title="Validation BLEU against updates",
+    )
+    plot_curves(
+        by_minutes,
+        out / FIGURES["minutes"],
+        xlabel="wall-clock minutes of training (validation included)",
+        ylabel="validation BLEU (greedy)",
+        title="Validation BLEU against time",
+    )
     return list(FIGURES.values())
 
 
@@ -73,7 +83,9 @@ def signature_lines(rows: list[RunSummary]) -> list[str]:
         if row.valid_bleu_signature:
             seen.setdefault(("validation BLEU (greedy)", row.valid_bleu_signature), []).append(row.name)
         for key, scores in row.evals.items():
-            for metric, signature in (scores.signatures.items() if scores else ()):
+            if not scores:
+                continue
+            for metric, signature in scores.signatures.items():
                 name = METRIC_NAMES.get(metric, metric)
                 label = f"test {name} {'greedy' if key == 'greedy' else 'beam 5'} ({scores.split})"
                 seen.setdefault((label, signature), []).append(row.name)
@@ -90,35 +102,60 @@ def _hardware(row: RunSummary) -> str:
 
 def throughput_table(rows: list[RunSummary]) -> str:
     """Size, speed and how each run ended."""
-    lines = ["| run | parameters | updates | epochs | training minutes | target tokens/s | hardware | stopped by |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| run | parameters | updates | epochs | training minutes | target tokens/s | hardware | stopped by |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for row in rows:
         params = f"{row.params:,}" if row.params is not None else "n/a"
         speed = f"{row.tokens_per_s:,.0f}" if row.tokens_per_s is not None else "n/a"
         stopped = (row.stop_reason or "unknown") if row.stopped else "no stop event (still training, or killed)"
-        lines.append(f"| {row.name} | {params} | {row.updates} | {row.epochs} | {row.train_minutes:.1f} | "
-                     f"{speed} | {_hardware(row)} | {stopped} |")
+        lines.append(
+            f"| {row.name} | {params} | {row.updates} | {row.epochs} | {row.train_minutes:.1f} | "
+            f"{speed} | {_hardware(row)} | {stopped} |"
+        )
     return "\n".join(lines)
 
 
 def markdown(rows: list[RunSummary], figures: list[str]) -> str:
     """The whole report.md."""
-    parts = ["# Training report", "",
-             "Runs: " + ", ".join(f"`{row.run}`" for row in rows) + ".", "",
-             "## Final scores", "", results_table(rows), "",
-             "Test scores from each run's `eval-greedy/report.json` (beam 1) and `eval-beam5/report.json` "
-             "(`nmt eval --out RUN/eval-greedy` / `RUN/eval-beam5`); n/a: not evaluated. Training time is "
-             "wall clock with validation included.", "", "sacreBLEU signatures:", "",
-             *(signature_lines(rows) or ["- none (no validation or evaluation yet)"]), "",
-             "## Learning curves", ""]
+    parts = [
+        "# Training report",
+        "",
+        "Runs: " + ", ".join(f"`{row.run}`" for row in rows) + ".",
+        "",
+        "## Final scores",
+        "",
+        results_table(rows),
+        "",
+        "Test scores from each run's `eval-greedy/report.json` (beam 1) and `eval-beam5/report.json` "
+        "(`nmt eval --out RUN/eval-greedy` / `RUN/eval-beam5`); n/a: not evaluated. Training time is "
+        "wall clock with validation included.",
+        "",
+        "sacreBLEU signatures:",
+        "",
+        *(signature_lines(rows) or ["- none (no validation or evaluation yet)"]),
+        "",
+        "## Learning curves",
+        "",
+    ]
     if figures:
-        parts += [f"![validation BLEU against updates]({FIGURES['updates']})", "",
-                  f"![validation BLEU against minutes]({FIGURES['minutes']})", ""]
+        parts += [
+            f"![validation BLEU against updates]({FIGURES['updates']})",
+            "",
+            f"![validation BLEU against minutes]({FIGURES['minutes']})",
+            "",
+        ]
     else:
         parts += ["No validation events yet, so no curves.", ""]
-    parts += ["## Parameters and throughput", "", throughput_table(rows), "",
-              "Target tokens per second are the logged updates' tokens over their time "
-              "(training only, validation excluded).", ""]
+    parts += [
+        "## Parameters and throughput",
+        "",
+        throughput_table(rows),
+        "",
+        "Target tokens per second are the logged updates' tokens over their time (training only, validation excluded).",
+        "",
+    ]
     return "\n".join(parts)
 
 

@@ -49,15 +49,15 @@ class RunSummary:
 
     run: Path
     pair: str
-    attention: str                    # the attention type, or "transformer"
+    attention: str  # the attention type, or "transformer"
     params: Optional[int]
     hardware: Optional[dict[str, Any]]  # None: logged before start events existed
-    train_minutes: float              # wall clock of training, validation included
+    train_minutes: float  # wall clock of training, validation included
     epochs: int
     updates: int
-    stop_reason: Optional[str]        # None: no stop event (still training, or killed)
+    stop_reason: Optional[str]  # None: no stop event (still training, or killed)
     stopped: bool
-    tokens_per_s: Optional[float]     # target tokens per second over the logged updates
+    tokens_per_s: Optional[float]  # target tokens per second over the logged updates
     valid_bleu_signature: Optional[str]
     curve: list[CurvePoint]
     evals: dict[str, Optional[EvalScores]]  # EVAL_FOLDERS key -> scores, None when not evaluated
@@ -83,8 +83,7 @@ def _config_labels(run_dir: Path) -> tuple[str, str]:
         return "n/a", "n/a"
     config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     data, model = config.get("data", {}), config.get("model", {})
-    attention = ("transformer" if model.get("arch") == "transformer"
-                 else model.get("attention", {}).get("type", "n/a"))
+    attention = "transformer" if model.get("arch") == "transformer" else model.get("attention", {}).get("type", "n/a")
     return f"{data.get('src', '?')}-{data.get('tgt', '?')}", attention
 
 
@@ -103,10 +102,14 @@ def _eval_scores(folder: Path) -> Optional[EvalScores]:
     system = read_eval(folder)
     if system is None:
         return None
-    signatures = {key.removesuffix("_signature"): value for key, value in system.items()
-                  if key.endswith("_signature") and isinstance(value, str)}
-    return EvalScores(split=system["split"], bleu=float(system["bleu"]), chrf=float(system["chrf"]),
-                      signatures=signatures)
+    signatures = {
+        key.removesuffix("_signature"): value
+        for key, value in system.items()
+        if key.endswith("_signature") and isinstance(value, str)
+    }
+    return EvalScores(
+        split=system["split"], bleu=float(system["bleu"]), chrf=float(system["chrf"]), signatures=signatures
+    )
 
 
 def summarize(run_dir: Path) -> RunSummary:
@@ -123,11 +126,16 @@ def summarize(run_dir: Path) -> RunSummary:
         params = checkpoint_parameters(best_pt)
     pair, attention = _config_labels(run_dir)
     return RunSummary(
-        run=run_dir, pair=pair, attention=attention, params=params,
+        run=run_dir,
+        pair=pair,
+        attention=attention,
+        params=params,
         hardware={k: starts[0].hardware.get(k) for k in HARDWARE_KEYS} if starts else None,
         train_minutes=last.elapsed_s / 60 if last else 0.0,
-        epochs=last.epoch if last else 0, updates=last.step if last else 0,
-        stop_reason=stops[-1].reason if stops else None, stopped=bool(stops),
+        epochs=last.epoch if last else 0,
+        updates=last.step if last else 0,
+        stop_reason=stops[-1].reason if stops else None,
+        stopped=bool(stops),
         tokens_per_s=throughput(events.of_kind(log, events.Train)),
         valid_bleu_signature=next((e.bleu_signature for e in valid if e.bleu_signature), None),
         curve=[CurvePoint(e.step, e.elapsed_s / 60, e.bleu) for e in valid],
@@ -142,9 +150,11 @@ def _score(scores: Optional[EvalScores], metric: str) -> str:
 
 def results_table(rows: list[RunSummary]) -> str:
     """The README's results table, one line per run (n/a where a run was not evaluated)."""
-    lines = ["| pair | attention | run | parameters | training | best validation BLEU (greedy) "
-             "| test BLEU greedy | test BLEU beam 5 | test chrF beam 5 |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| pair | attention | run | parameters | training | best validation BLEU (greedy) "
+        "| test BLEU greedy | test BLEU beam 5 | test chrF beam 5 |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for row in rows:
         params = f"{row.params / 1e6:.1f}M" if row.params is not None else "n/a"
         best = row.best
@@ -153,5 +163,6 @@ def results_table(rows: list[RunSummary]) -> str:
         lines.append(
             f"| {row.pair} | {row.attention} | {row.name} | {params} | "
             f"{row.train_minutes:.1f} min, {row.epochs} epochs | {valid} | {_score(greedy, 'bleu')} | "
-            f"{_score(beam5, 'bleu')} | {_score(beam5, 'chrf')} |")
+            f"{_score(beam5, 'bleu')} | {_score(beam5, 'chrf')} |"
+        )
     return "\n".join(lines)

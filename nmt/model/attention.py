@@ -31,7 +31,13 @@ from torch import Tensor, nn
 
 from nmt.config.attention_space import ATTENTION_MAPS, attention_problem, attention_sizes, scores_unscalable
 from nmt.model.energies import (
-    ENERGIES, additive_energy, dot_energy, gaussian_energy, merge_heads, scaled_dot_energy, split_heads,
+    ENERGIES,
+    additive_energy,
+    dot_energy,
+    gaussian_energy,
+    merge_heads,
+    scaled_dot_energy,
+    split_heads,
 )
 
 
@@ -84,8 +90,9 @@ class Attention(nn.Module):
         for name, value in (("query_map", query_map), ("key_map", key_map), ("value_map", value_map)):
             if value not in ATTENTION_MAPS:
                 raise ValueError(f"unknown {name} {value!r}; valid options: {', '.join(ATTENTION_MAPS)}")
-        axes = dict(energy=energy, query_map=query_map, key_map=key_map, value_map=value_map,
-                    out_proj=out_proj, heads=heads)
+        axes = dict(
+            energy=energy, query_map=query_map, key_map=key_map, value_map=value_map, out_proj=out_proj, heads=heads
+        )
         problem = attention_problem(axes, query_size, key_size, dim)
         if problem:
             raise ValueError(problem)
@@ -102,12 +109,12 @@ class Attention(nn.Module):
         # W = W' / sqrt(A/h): the same q^T W k, but Adam moves W sqrt(A/h) times slower, so the scores
         # do not outgrow the softmax; bilinear_start says where W starts (docs/attention_diagnosis.md).
         self.bilinear_gain = (a_q // heads) ** -0.5 if scale_bilinear and energy == "bilinear" else 1.0
-        self.v = nn.Parameter(torch.empty(a_q).uniform_(-a_q ** -0.5, a_q ** -0.5)) if energy == "mlp" else None
+        self.v = nn.Parameter(torch.empty(a_q).uniform_(-(a_q**-0.5), a_q**-0.5)) if energy == "mlp" else None
         self.location = nn.Linear(a_q, heads * max_len, bias=False) if energy == "location" else None  # W_a
         self.out_proj = nn.Linear(a_v, key_size) if out_proj else None  # W_o
         # W_o = W_o' / sqrt(A_v): stacked on the value map, W_o W_v grows as a product under Adam
         # and the context outgrows the tanh it feeds (docs/attention_diagnosis.md).
-        self.out_gain = a_v ** -0.5 if scale_out_proj and out_proj else 1.0
+        self.out_gain = a_v**-0.5 if scale_out_proj and out_proj else 1.0
         # How W_o' and W' start, as multiples of their Xavier init (applied by nmt.model.build.init_weights):
         # 1/gain makes W_o (W) itself start as a Xavier map, so only Adam's steps on it are scaled.
         for name, start in (("out_proj_start", out_proj_start), ("bilinear_start", bilinear_start)):
@@ -147,9 +154,9 @@ class Attention(nn.Module):
         B, T, S, h = query.size(0), query.size(1), keys.size(1), self.heads
         if self.kind == "uniform":
             return query.new_zeros(B, h, T, S)
-        if self.kind == "location":
+        if self.location is not None:  # energy=location: scores from the query alone
             scores = self.location(query).view(B, T, h, self.max_len).transpose(1, 2)  # (B, h, T, L)
-            if S <= self.max_len:
+            if self.max_len >= S:
                 return scores[..., :S]
             return torch.cat([scores, scores.new_zeros(B, h, T, S - self.max_len)], -1)  # masked in forward
         q, k = split_heads(query, h), split_heads(keys, h)  # (B, h, T, A/h), (B, h, S, A/h)
@@ -160,12 +167,13 @@ class Attention(nn.Module):
             if self.log_scale is None:
                 return scores
             return scores.float() * self.log_scale.exp().view(1, h, 1, 1)  # float32, as the softmax runs
-        if self.kind == "mlp":
+        if self.v is not None:  # energy=mlp
             return additive_energy(q, k, (self.v if h == 1 else self.v.view(h, -1)).to(q.dtype))
         return gaussian_energy(q, k)
 
-    def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask: Optional[Tensor],
-                per_head: bool = False) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, query: Tensor, keys: Tensor, values: Tensor, mask: Optional[Tensor], per_head: bool = False
+    ) -> tuple[Tensor, Tensor]:
         """Query (B, H_q) or (B, T, H_q) -> context (B, [T,] C) and weights (B, [T,] S).
 
         ``keys``/``values`` come from :meth:`project_keys`/:meth:`project_values`; ``mask``
@@ -178,7 +186,7 @@ class Attention(nn.Module):
         if single:
             query = query.unsqueeze(1)  # (B, 1, H_q)
         S = keys.size(1)
-        if self.location is not None and S > self.max_len:  # positions W_a has no score for
+        if self.location is not None and self.max_len < S:  # positions W_a has no score for
             reach = torch.arange(S, device=keys.device) < self.max_len  # (S,)
             mask = reach.expand(keys.size(0), S) if mask is None else mask & reach
         weights = masked_softmax(self.energy(self.project_query(query), keys), mask)  # (B, h, T, S)
@@ -193,8 +201,10 @@ class Attention(nn.Module):
 
     def extra_repr(self) -> str:
         scaled = (self.bilinear_gain, self.out_gain, self.qk_gain) != (1.0, 1.0, 1.0)
-        gains = (f", bilinear_gain={self.bilinear_gain:.3g}, out_gain={self.out_gain:.3g}, qk_gain={self.qk_gain:.3g}"
-                 if scaled else "")
+        gains = (
+            f", bilinear_gain={self.bilinear_gain:.3g}, out_gain={self.out_gain:.3g}, qk_gain={self.qk_gain:.3g}"
+            if scaled
+            else ""
+        )
         learned = ", learned scale" if self.log_scale is not None else ""
         return f"energy={self.kind}, heads={self.heads}, context_size={self.context_size}{gains}{learned}"
-

@@ -31,7 +31,13 @@ class StartState(nn.Module):
     """Map the encoder final state (L_enc, B, K) to decoder states (L, B, H)."""
 
     def __init__(
-        self, mode: str, enc_state_size: int, enc_directions: int, hidden_size: int, num_layers: int, lstm: bool,
+        self,
+        mode: str,
+        enc_state_size: int,
+        enc_directions: int,
+        hidden_size: int,
+        num_layers: int,
+        lstm: bool,
     ) -> None:
         super().__init__()
         if mode not in INIT_STATES:
@@ -39,7 +45,8 @@ class StartState(nn.Module):
         if mode == "last" and enc_state_size != enc_directions * hidden_size:
             raise ValueError(
                 f"init_state=last needs the encoder size per direction ({enc_state_size // enc_directions}) "
-                f"to equal the decoder hidden size ({hidden_size}); use init_state=bridge")
+                f"to equal the decoder hidden size ({hidden_size}); use init_state=bridge"
+            )
         self.mode = mode
         self.enc_directions = enc_directions
         self.hidden_size = hidden_size

@@ -50,7 +50,7 @@ def init_weights(model: nn.Module) -> None:
                 nn.init.zeros_(module.bias)
     for module in model.modules():  # after Linear, so a tied matrix ends as an embedding
         if isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, std=module.embedding_dim ** -0.5)
+            nn.init.normal_(module.weight, std=module.embedding_dim**-0.5)
             if module.padding_idx is not None:
                 with torch.no_grad():
                     module.weight[module.padding_idx].zero_()
@@ -81,41 +81,82 @@ def init_weights(model: nn.Module) -> None:
 
 def _block(cfg: SelfAttentionConfig, size: int, dropout: float) -> SelfAttentionBlock:
     """One self-attention block over states of ``size``."""
-    return SelfAttentionBlock(Attention(size, size, **cfg.axes(), dim=cfg.dim, max_len=cfg.max_len), dropout,
-                              norm=cfg.norm, gate=cfg.gate)
+    return SelfAttentionBlock(
+        Attention(size, size, **cfg.axes(), dim=cfg.dim, max_len=cfg.max_len), dropout, norm=cfg.norm, gate=cfg.gate
+    )
 
 
 def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> TranslationModel:
     """The model described by ``cfg`` for the given vocabulary sizes, initialized."""
     if cfg.arch == "transformer":
-        transformer = Transformer(cfg.transformer, src_vocab, tgt_vocab, dropout=cfg.dropout,
-                                  emb_dropout=cfg.emb_dropout, tie_embeddings=cfg.tie_embeddings,
-                                  src_word_dropout=cfg.src_word_dropout, tgt_word_dropout=cfg.tgt_word_dropout)
+        transformer = Transformer(
+            cfg.transformer,
+            src_vocab,
+            tgt_vocab,
+            dropout=cfg.dropout,
+            emb_dropout=cfg.emb_dropout,
+            tie_embeddings=cfg.tie_embeddings,
+            src_word_dropout=cfg.src_word_dropout,
+            tgt_word_dropout=cfg.tgt_word_dropout,
+        )
         init_weights(transformer)
         return transformer
     att, enc_self, dec_self = cfg.attention, cfg.enc_self_attention, cfg.dec_self_attention
-    attention = Attention(cfg.hidden_size, cfg.key_size, **att.axes(), dim=att.dim, max_len=att.max_src_len,
-                          scale_bilinear=att.scale_bilinear, scale_out_proj=att.scale_out_proj,
-                          out_proj_start=att.out_proj_start, bilinear_start=att.bilinear_start,
-                          scale_gaussian=att.scale_gaussian, learn_scale=att.learn_scale)
+    attention = Attention(
+        cfg.hidden_size,
+        cfg.key_size,
+        **att.axes(),
+        dim=att.dim,
+        max_len=att.max_src_len,
+        scale_bilinear=att.scale_bilinear,
+        scale_out_proj=att.scale_out_proj,
+        out_proj_start=att.out_proj_start,
+        bilinear_start=att.bilinear_start,
+        scale_gaussian=att.scale_gaussian,
+        learn_scale=att.learn_scale,
+    )
     blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(
-        src_vocab, cfg.emb_size, cfg.enc_size, num_layers=cfg.enc_layers, bidirectional=cfg.bidirectional,
-        cell=cfg.cell, dropout=cfg.dropout, emb_dropout=cfg.emb_dropout, pad_id=PAD)
+        src_vocab,
+        cfg.emb_size,
+        cfg.enc_size,
+        num_layers=cfg.enc_layers,
+        bidirectional=cfg.bidirectional,
+        cell=cfg.cell,
+        dropout=cfg.dropout,
+        emb_dropout=cfg.emb_dropout,
+        pad_id=PAD,
+    )
     decoder = Decoder(
-        tgt_vocab, cfg.emb_size, cfg.hidden_size, attention,
-        enc_state_size=encoder.output_size, enc_directions=encoder.directions,
-        num_layers=cfg.dec_layers, cell=cfg.cell, style=att.resolved_style, input_feeding=att.input_feeding,
-        init_state=cfg.init_state, dropout=cfg.dropout, emb_dropout=cfg.emb_dropout,
-        tie_embeddings=cfg.tie_embeddings, pad_id=PAD,
-        self_attention=_block(dec_self, cfg.hidden_size, cfg.dropout) if dec_self.enabled else None)
-    model = Seq2Seq(encoder, decoder, SelfAttentionEncoder(blocks) if blocks else None,
-                    src_word_dropout=cfg.src_word_dropout, tgt_word_dropout=cfg.tgt_word_dropout)
+        tgt_vocab,
+        cfg.emb_size,
+        cfg.hidden_size,
+        attention,
+        enc_state_size=encoder.output_size,
+        enc_directions=encoder.directions,
+        num_layers=cfg.dec_layers,
+        cell=cfg.cell,
+        style=att.resolved_style,
+        input_feeding=att.input_feeding,
+        init_state=cfg.init_state,
+        dropout=cfg.dropout,
+        emb_dropout=cfg.emb_dropout,
+        tie_embeddings=cfg.tie_embeddings,
+        pad_id=PAD,
+        self_attention=_block(dec_self, cfg.hidden_size, cfg.dropout) if dec_self.enabled else None,
+    )
+    model = Seq2Seq(
+        encoder,
+        decoder,
+        SelfAttentionEncoder(blocks) if blocks else None,
+        src_word_dropout=cfg.src_word_dropout,
+        tgt_word_dropout=cfg.tgt_word_dropout,
+    )
     init_weights(model)
     if cfg.output_init == "embedding" and not cfg.tie_embeddings:
         # W_out starts as a tied one would: Xavier's std sqrt(2 / (H + V)) is sqrt(2H / (H + V)) of H^-1/2
         # (1/2 at V = 7H), and a Luong readout then saturates its tanh for logit scale (docs/attention_diagnosis.md).
-        nn.init.normal_(decoder.output.weight, std=cfg.hidden_size ** -0.5)
+        nn.init.normal_(decoder.output.weight, std=cfg.hidden_size**-0.5)
     return model
 
 

@@ -43,7 +43,7 @@ def gru_cell(x_gates: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor) -> Tensor:
     h_gates = F.linear(h, w_hh, b_hh)  # (B, 3H)
     rz = torch.sigmoid(x_gates[:, : 2 * H] + h_gates[:, : 2 * H])
     r, z = rz[:, :H], rz[:, H:]
-    n = torch.tanh(x_gates[:, 2 * H:] + r * h_gates[:, 2 * H:])
+    n = torch.tanh(x_gates[:, 2 * H :] + r * h_gates[:, 2 * H :])
     return n + z * (h - n)
 
 
@@ -55,9 +55,9 @@ def lstm_cell(x_gates: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor)
     H = h.size(-1)
     gates = x_gates + F.linear(h, w_hh, b_hh)  # (B, 4H)
     act = torch.sigmoid(gates)  # one op for i, f, o (its g quarter is unused)
-    g = torch.tanh(gates[:, 2 * H: 3 * H])
-    c = act[:, H: 2 * H] * c + act[:, :H] * g
-    return act[:, 3 * H:] * torch.tanh(c), c
+    g = torch.tanh(gates[:, 2 * H : 3 * H])
+    c = act[:, H : 2 * H] * c + act[:, :H] * g
+    return act[:, 3 * H :] * torch.tanh(c), c
 
 
 def stack_step(

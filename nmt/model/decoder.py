@@ -112,11 +112,14 @@ class Decoder(nn.Module):
         self.embedding = nn.Embedding(vocab_size, emb_size, padding_idx=pad_id)
         self.emb_dropout = nn.Dropout(emb_dropout)
         self.rnn = rnn_class(cell)(
-            emb_size + extra, hidden_size, num_layers, batch_first=True, dropout=dropout if num_layers > 1 else 0.0)
+            emb_size + extra, hidden_size, num_layers, batch_first=True, dropout=dropout if num_layers > 1 else 0.0
+        )
         self.attention = attention
         if self_attention is not None and self_attention.attention.query_size != hidden_size:
-            raise ValueError(f"decoder self-attention size {self_attention.attention.query_size} "
-                             f"!= decoder hidden size {hidden_size}")
+            raise ValueError(
+                f"decoder self-attention size {self_attention.attention.query_size} "
+                f"!= decoder hidden size {hidden_size}"
+            )
         self.self_attention = self_attention
         self.cache_self_attention = True  # False: re-project the whole prefix each step (slow; for tests)
         self.start = StartState(init_state, enc_state_size, enc_directions, hidden_size, num_layers, self.lstm)
@@ -147,15 +150,20 @@ class Decoder(nn.Module):
         """Layer-0 input weight split into embedding columns W_e (with b_ih) and the rest W_x."""
         layers = layer_weights(self.rnn)
         w_ih0 = layers[0].w_ih
-        return StepWeights(w_ih0[:, : self.emb_size], layers[0].b_ih, w_ih0[:, self.emb_size:], layers)
+        return StepWeights(w_ih0[:, : self.emb_size], layers[0].b_ih, w_ih0[:, self.emb_size :], layers)
 
     def _read(self, s: Tensor, context: Tensor, emb: Optional[Tensor]) -> Tensor:
         """o = tanh(W_o [s; c; e]) (bahdanau) or h~ = tanh(W_c [c; h]) (luong, ``emb`` unused): (..., H)."""
-        parts = (s, context, emb) if self.style == "bahdanau" else (context, s)
-        return torch.tanh(self.readout(torch.cat(parts, dim=-1)))
+        if self.style != "bahdanau":
+            return torch.tanh(self.readout(torch.cat((context, s), dim=-1)))
+        if emb is None:
+            raise ValueError("the bahdanau readout reads the embedding e_t too")
+        return torch.tanh(self.readout(torch.cat((s, context, emb), dim=-1)))
 
     def _refine(
-        self, query: Tensor, past: Optional[SelfAttentionMemory],
+        self,
+        query: Tensor,
+        past: Optional[SelfAttentionMemory],
     ) -> tuple[Tensor, Optional[SelfAttentionMemory]]:
         """The query state (B, H) after decoder self-attention over the past ones (identity without)."""
         if self.self_attention is None or past is None:
@@ -163,7 +171,11 @@ class Decoder(nn.Module):
         return self.self_attention.step(query, past)
 
     def _advance(
-        self, x_gates: Tensor, state: StepState, enc: EncoderOutput, w: StepWeights,
+        self,
+        x_gates: Tensor,
+        state: StepState,
+        enc: EncoderOutput,
+        w: StepWeights,
     ) -> tuple[StepState, StepOutput]:
         """The one decoder step, given the embedding's input contribution x_gates = W_e e_t + b (B, G).
 
@@ -186,12 +198,14 @@ class Decoder(nn.Module):
         feed = self._read(query, context, None) if self.input_feeding else None  # h~_t
         return StepState(hs, cs, feed, past), StepOutput(query, context, weights)
 
-    def _token_step(self, tokens: Tensor, state: StepState, enc: EncoderOutput,
-                    w: StepWeights) -> tuple[Tensor, StepState, Tensor]:
+    def _token_step(
+        self, tokens: Tensor, state: StepState, enc: EncoderOutput, w: StepWeights
+    ) -> tuple[Tensor, StepState, Tensor]:
         """Tokens (B,) -> logits (B, V), the new state, attention weights (B, S)."""
         emb = self.emb_dropout(self.embedding(tokens))  # (B, E)
         state, out = self._advance(F.linear(emb, w.w_e, w.b_e), state, enc, w)
-        read = state.feed if self.input_feeding else self._read(out.query, out.context, emb)  # (B, H)
+        # input feeding: h~_t came with the state
+        read = state.feed if state.feed is not None else self._read(out.query, out.context, emb)  # (B, H)
         return self.output(self.dropout(read)), state, out.weights
 
     # ------------------------------------------------------------ public
@@ -215,8 +229,12 @@ class Decoder(nn.Module):
         return logits, new.stacked(), weights
 
     def forward(
-        self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput,
-        teacher_forcing: float = 1.0, fast: Optional[bool] = None,
+        self,
+        tgt_in: Tensor,
+        state: DecoderState,
+        enc: EncoderOutput,
+        teacher_forcing: float = 1.0,
+        fast: Optional[bool] = None,
     ) -> tuple[Tensor, Tensor]:
         """Decode a whole target ``tgt_in`` (B, T) = [BOS, y_1, ...] -> logits (B, T, V), weights (B, T, S).
 
@@ -229,7 +247,8 @@ class Decoder(nn.Module):
         if fast and not applicable:
             raise ValueError(
                 "the fast decoder path needs teacher_forcing == 1 and luong style without input feeding "
-                f"(got teacher_forcing={teacher_forcing}, style={self.style}, input_feeding={self.input_feeding})")
+                f"(got teacher_forcing={teacher_forcing}, style={self.style}, input_feeding={self.input_feeding})"
+            )
         if applicable and fast is not False:
             return self._forward_fast(tgt_in, state, enc)
         if teacher_forcing >= 1.0:
@@ -256,18 +275,23 @@ class Decoder(nn.Module):
         for x_t in x_all.unbind(0):
             step, out = self._advance(x_t, step, enc, w)
             outs.append(out)
-            if self.input_feeding:  # h~_t, the output layer's input, came with the state
+            if step.feed is not None:  # input feeding: h~_t, the output layer's input, came with the state
                 feeds.append(step.feed)
         attn = torch.stack([out.weights for out in outs], dim=1)  # (B, T, S)
         if self.input_feeding:
             read = torch.stack(feeds, dim=1)  # (B, T, H)
         else:  # the output layer once for all T
-            read = self._read(torch.stack([out.query for out in outs], dim=1),
-                              torch.stack([out.context for out in outs], dim=1), emb)  # (B, T, H)
+            read = self._read(
+                torch.stack([out.query for out in outs], dim=1), torch.stack([out.context for out in outs], dim=1), emb
+            )  # (B, T, H)
         return self.output(self.dropout(read)), attn
 
     def _forward_sampled(
-        self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput, teacher_forcing: float,
+        self,
+        tgt_in: Tensor,
+        state: DecoderState,
+        enc: EncoderOutput,
+        teacher_forcing: float,
     ) -> tuple[Tensor, Tensor]:
         w = self._split_weights()
         B, T = tgt_in.shape
@@ -275,7 +299,8 @@ class Decoder(nn.Module):
         use_ref = torch.rand(B, T, device=tgt_in.device) < teacher_forcing
         step = state.unstacked()
         tokens = tgt_in[:, 0]
-        all_logits, attn = [], []
+        all_logits: list[Tensor] = []
+        attn: list[Tensor] = []
         for t in range(T):
             if t > 0:  # argmax carries no gradient: the prediction is fed back as a constant
                 tokens = torch.where(use_ref[:, t], tgt_in[:, t], all_logits[-1].argmax(-1))

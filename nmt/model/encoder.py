@@ -18,7 +18,7 @@ from nmt.model.state import FinalState
 CELLS = ("gru", "lstm")
 
 
-def rnn_class(cell: str) -> type[nn.RNNBase]:
+def rnn_class(cell: str) -> type[nn.GRU] | type[nn.LSTM]:
     """``nn.GRU`` or ``nn.LSTM`` for a cell name."""
     if cell == "gru":
         return nn.GRU
@@ -52,8 +52,12 @@ class Encoder(nn.Module):
         self.emb_dropout = nn.Dropout(emb_dropout)
         # nn.GRU / nn.LSTM apply `dropout` to the outputs of every layer but the last.
         self.rnn = rnn_class(cell)(
-            emb_size, hidden_size, num_layers, batch_first=True,
-            bidirectional=bidirectional, dropout=dropout if num_layers > 1 else 0.0,
+            emb_size,
+            hidden_size,
+            num_layers,
+            batch_first=True,
+            bidirectional=bidirectional,
+            dropout=dropout if num_layers > 1 else 0.0,
         )
 
     def forward(self, src: Tensor, src_len: Tensor) -> tuple[Tensor, FinalState]:

@@ -16,8 +16,15 @@ from torch import Tensor
 
 from nmt.config.attention_space import ATTENTION_ENERGIES as ENERGIES
 
-__all__ = ["ENERGIES", "dot_energy", "scaled_dot_energy", "additive_energy", "gaussian_energy",
-           "split_heads", "merge_heads"]
+__all__ = [
+    "ENERGIES",
+    "additive_energy",
+    "dot_energy",
+    "gaussian_energy",
+    "merge_heads",
+    "scaled_dot_energy",
+    "split_heads",
+]
 
 
 def dot_energy(q: Tensor, k: Tensor) -> Tensor:

@@ -17,7 +17,7 @@ from typing import Any, Optional
 from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, AXES, CUSTOM_ATTENTION
 from nmt.model.attention import Attention
 
-__all__ = ["PRESETS", "ATTENTION_TYPES", "MODEL_PRESETS", "describe_presets", "describe_model_presets", "build_preset"]
+__all__ = ["ATTENTION_TYPES", "MODEL_PRESETS", "PRESETS", "build_preset", "describe_model_presets", "describe_presets"]
 
 MODEL_PRESETS: dict[str, list[str]] = {"transformer_small": ["model.arch=transformer"]}
 """Named models beyond the attention presets: the overrides that select each.  ``transformer_small``
@@ -33,6 +33,7 @@ def _line(point: dict[str, Any]) -> str:
         if value is None:
             return "<required>"
         return str(value).lower() if isinstance(value, bool) else str(value)
+
     return ", ".join(f"{_SHORT.get(k, k)}={shown(point[k])}" for k in (*AXES, "style"))
 
 
@@ -49,14 +50,20 @@ def describe_model_presets() -> list[tuple[str, str]]:
     for name, overrides in MODEL_PRESETS.items():
         t = load(None, overrides).model.transformer
         sets = " ".join(f"--set {o}" for o in overrides)
-        rows.append((name, f"{sets}: d_model={t.d_model}, heads={t.heads}, ff_size={t.ff_size}, "
-                           f"layers={t.enc_layers}+{t.dec_layers}, pre_norm={str(t.pre_norm).lower()}, "
-                           f"positions={t.positions}"))
+        rows.append(
+            (
+                name,
+                f"{sets}: d_model={t.d_model}, heads={t.heads}, ff_size={t.ff_size}, "
+                f"layers={t.enc_layers}+{t.dec_layers}, pre_norm={str(t.pre_norm).lower()}, "
+                f"positions={t.positions}",
+            )
+        )
     return rows
 
 
-def build_preset(name: str, query_size: int, key_size: int, dim: Optional[int] = None, heads: int = 1,
-                 max_len: int = 256) -> Attention:
+def build_preset(
+    name: str, query_size: int, key_size: int, dim: Optional[int] = None, heads: int = 1, max_len: int = 256
+) -> Attention:
     """The attention of preset ``name`` with explicit sizes; ``heads`` overrides the preset's."""
     if name not in PRESETS:
         raise ValueError(f"unknown attention type {name!r}; valid options: {', '.join(PRESETS)}")

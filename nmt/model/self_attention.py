@@ -51,7 +51,8 @@ class SelfAttentionBlock(nn.Module):
         if attention.key_size != D or attention.context_size != D:
             raise ValueError(
                 f"self-attention needs query, key and context sizes equal for the residual connection "
-                f"(got {D}, {attention.key_size} and {attention.context_size}); use out_proj or leave dim unset")
+                f"(got {D}, {attention.key_size} and {attention.context_size}); use out_proj or leave dim unset"
+            )
         self.attention = attention
         self.dropout = nn.Dropout(dropout)
         self.norm = nn.LayerNorm(D)
@@ -90,10 +91,12 @@ class SelfAttentionBlock(nn.Module):
             states = torch.cat([memory.states, new], 1)  # (B, t, D)
             memory = SelfAttentionMemory(states=states)
             keys, values = att.project_keys(states), att.project_values(states)
-        else:  # cached: project only the new state
+        elif memory.keys is not None and memory.values is not None:  # cached: project only the new state
             keys = torch.cat([memory.keys, att.project_keys(new)], 1)  # (B, t, A)
             values = torch.cat([memory.values, att.project_values(new)], 1)  # (B, t, A_v)
             memory = SelfAttentionMemory(keys=keys, values=values)
+        else:
+            raise ValueError("a self-attention memory holds either its states or its keys and values")
         context, _ = att(y, keys, values, None)  # (B, D)
         return self._residual(x, context), memory
 

@@ -23,14 +23,20 @@ from nmt.model.self_attention import SelfAttentionEncoder
 from nmt.model.state import DecoderState, EncoderOutput
 from nmt.model.word_dropout import word_dropout
 
-__all__ = ["EncoderOutput", "DecoderState", "Seq2Seq"]
+__all__ = ["DecoderState", "EncoderOutput", "Seq2Seq"]
 
 
 class Seq2Seq(nn.Module):
     """Encoder, optional encoder self-attention, and decoder (which holds the cross-attention)."""
 
-    def __init__(self, encoder: Encoder, decoder: Decoder, enc_self_attention: Optional[SelfAttentionEncoder] = None,
-                 src_word_dropout: float = 0.0, tgt_word_dropout: float = 0.0) -> None:
+    def __init__(
+        self,
+        encoder: Encoder,
+        decoder: Decoder,
+        enc_self_attention: Optional[SelfAttentionEncoder] = None,
+        src_word_dropout: float = 0.0,
+        tgt_word_dropout: float = 0.0,
+    ) -> None:
         super().__init__()
         self.encoder = encoder
         self.enc_self_attention = enc_self_attention
@@ -55,8 +61,13 @@ class Seq2Seq(nn.Module):
         if self.enc_self_attention is not None:
             memory = self.enc_self_attention(memory, mask)  # (B, S, K)
         attention = self.decoder.attention  # keys and values once per batch, never per step
-        return EncoderOutput(memory=memory, keys=attention.project_keys(memory),
-                             values=attention.project_values(memory), mask=mask, final=final)
+        return EncoderOutput(
+            memory=memory,
+            keys=attention.project_keys(memory),
+            values=attention.project_values(memory),
+            mask=mask,
+            final=final,
+        )
 
     def init_state(self, enc: EncoderOutput) -> DecoderState:
         """The decoder's start state."""
@@ -67,8 +78,12 @@ class Seq2Seq(nn.Module):
         return self.decoder.step(prev, state, enc)
 
     def forward(
-        self, src: Tensor, src_len: Tensor, tgt_in: Tensor,
-        teacher_forcing: float = 1.0, fast: Optional[bool] = None,
+        self,
+        src: Tensor,
+        src_len: Tensor,
+        tgt_in: Tensor,
+        teacher_forcing: float = 1.0,
+        fast: Optional[bool] = None,
     ) -> tuple[Tensor, Tensor]:
         """Logits (B, T, V) and attention weights (B, T, S) for ``tgt_in`` (B, T) = [BOS, y_1, ...].
 

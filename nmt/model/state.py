@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import NamedTuple, Optional, Union
 
 import torch
-
 from torch import Tensor
 
 # The encoder's final state: (L_enc, B, K) for a GRU, (h, c) of that shape for an LSTM.
@@ -33,7 +32,7 @@ class EncoderOutput:
     mask: Tensor  # (B, S) bool, True at real tokens
     final: FinalState  # encoder final state per layer, directions concatenated
 
-    def index_select(self, idx: Tensor) -> "EncoderOutput":
+    def index_select(self, idx: Tensor) -> EncoderOutput:
         """Rows ``idx`` (1-D long tensor) along the batch: beam expansion and reordering."""
         if isinstance(self.final, tuple):
             final: FinalState = (self.final[0].index_select(1, idx), self.final[1].index_select(1, idx))
@@ -65,7 +64,7 @@ class SelfAttentionMemory:
     values: Optional[Tensor] = None  # (B, t, A_v) cached values
     states: Optional[Tensor] = None  # (B, t, H) the block's inputs when not caching
 
-    def index_select(self, idx: Tensor) -> "SelfAttentionMemory":
+    def index_select(self, idx: Tensor) -> SelfAttentionMemory:
         return SelfAttentionMemory(_rows(self.keys, idx), _rows(self.values, idx), _rows(self.states, idx))
 
 
@@ -78,7 +77,7 @@ class DecoderState:
     feed: Optional[Tensor] = None  # (B, H) previous attentional vector (Luong input feeding), else None
     past: Optional[SelfAttentionMemory] = None  # decoder self-attention memory, else None
 
-    def index_select(self, idx: Tensor) -> "DecoderState":
+    def index_select(self, idx: Tensor) -> DecoderState:
         """Rows ``idx`` (1-D long tensor) along the batch: beam expansion and reordering."""
         return DecoderState(
             hidden=self.hidden.index_select(1, idx),
@@ -87,7 +86,7 @@ class DecoderState:
             past=None if self.past is None else self.past.index_select(idx),
         )
 
-    def unstacked(self) -> "StepState":
+    def unstacked(self) -> StepState:
         """The same state with one (B, H) tensor per layer, as the decoder's step reads it."""
         cell = None if self.cell is None else list(self.cell.unbind(0))
         return StepState(list(self.hidden.unbind(0)), cell, self.feed, self.past)

@@ -43,11 +43,14 @@ class TransformerEncoding:
     keys: list[Tensor]  # L x (B, S, D) cross-attention keys, one per decoder layer
     values: list[Tensor]  # L x (B, S, D) cross-attention values
 
-    def index_select(self, idx: Tensor) -> "TransformerEncoding":
+    def index_select(self, idx: Tensor) -> TransformerEncoding:
         """Rows ``idx`` along the batch: beam expansion and reordering."""
-        return TransformerEncoding(self.memory.index_select(0, idx), self.mask.index_select(0, idx),
-                                   [k.index_select(0, idx) for k in self.keys],
-                                   [v.index_select(0, idx) for v in self.values])
+        return TransformerEncoding(
+            self.memory.index_select(0, idx),
+            self.mask.index_select(0, idx),
+            [k.index_select(0, idx) for k in self.keys],
+            [v.index_select(0, idx) for v in self.values],
+        )
 
 
 @dataclass
@@ -58,23 +61,36 @@ class TransformerState:
     caches: Optional[list[SelfCache]]  # L x ((B, t, D), (B, t, D)), or None when not caching
     tokens: Tensor  # (B, t) the tokens so far (the uncached step re-reads them all)
 
-    def index_select(self, idx: Tensor) -> "TransformerState":
-        caches = None if self.caches is None else [
-            SelfCache(c.keys.index_select(0, idx), c.values.index_select(0, idx)) for c in self.caches]
+    def index_select(self, idx: Tensor) -> TransformerState:
+        caches = (
+            None
+            if self.caches is None
+            else [SelfCache(c.keys.index_select(0, idx), c.values.index_select(0, idx)) for c in self.caches]
+        )
         return TransformerState(self.position, caches, self.tokens.index_select(0, idx))
 
 
 class Transformer(nn.Module):
     """Embeddings and positions, an encoder stack and a decoder stack, the output layer."""
 
-    def __init__(self, cfg: TransformerConfig, src_vocab: int, tgt_vocab: int, *, dropout: float = 0.1,
-                 emb_dropout: float = 0.1, tie_embeddings: bool = False,
-                 src_word_dropout: float = 0.0, tgt_word_dropout: float = 0.0) -> None:
+    def __init__(
+        self,
+        cfg: TransformerConfig,
+        src_vocab: int,
+        tgt_vocab: int,
+        *,
+        dropout: float = 0.1,
+        emb_dropout: float = 0.1,
+        tie_embeddings: bool = False,
+        src_word_dropout: float = 0.0,
+        tgt_word_dropout: float = 0.0,
+    ) -> None:
         super().__init__()
         D = cfg.d_model
         if cfg.share_embeddings and src_vocab != tgt_vocab:
-            raise ValueError(f"share_embeddings needs one vocabulary (got {src_vocab} source and "
-                             f"{tgt_vocab} target entries)")
+            raise ValueError(
+                f"share_embeddings needs one vocabulary (got {src_vocab} source and {tgt_vocab} target entries)"
+            )
         self.d_model, self.pre_norm = D, cfg.pre_norm
         self.src_embedding = nn.Embedding(src_vocab, D, padding_idx=PAD)
         self.tgt_embedding = self.src_embedding if cfg.share_embeddings else nn.Embedding(tgt_vocab, D, padding_idx=PAD)
@@ -82,7 +98,10 @@ class Transformer(nn.Module):
         self.emb_dropout = nn.Dropout(emb_dropout)
         layer = (D, cfg.heads, cfg.ff_size, dropout, cfg.pre_norm)
         self.encoder = nn.ModuleList(EncoderLayer(*layer) for _ in range(cfg.enc_layers))
-        self.decoder = nn.ModuleList(DecoderLayer(*layer) for _ in range(cfg.dec_layers))
+        # The decoder layers also kept typed: iterating an nn.ModuleList yields plain Modules, whose
+        # methods a type checker cannot see; the ModuleList is what registers their parameters.
+        self._decoder_layers = tuple(DecoderLayer(*layer) for _ in range(cfg.dec_layers))
+        self.decoder = nn.ModuleList(self._decoder_layers)
         # Pre-norm leaves the residual stream un-normalized: one last LN on top of each stack.
         self.enc_norm = nn.LayerNorm(D) if cfg.pre_norm else nn.Identity()
         self.dec_norm = nn.LayerNorm(D) if cfg.pre_norm else nn.Identity()
@@ -106,7 +125,9 @@ class Transformer(nn.Module):
         if self.learned_positions is None:
             pos = sinusoids(start + n, self.d_model, ids.device)[start:]
         else:  # positions past the table reuse its last row
-            index = torch.arange(start, start + n, device=ids.device).clamp(max=self.learned_positions.num_embeddings - 1)
+            index = torch.arange(start, start + n, device=ids.device).clamp(
+                max=self.learned_positions.num_embeddings - 1
+            )
             pos = self.learned_positions(index)
         return self.emb_dropout(table(ids) * math.sqrt(self.d_model) + pos.to(table.weight.dtype))
 
@@ -125,13 +146,14 @@ class Transformer(nn.Module):
     def encode(self, src: Tensor, src_len: Tensor) -> TransformerEncoding:
         """Source ids (B, S) with lengths (B,) -> the encoding every decoder step reads."""
         memory, mask, _ = self._encode(src, src_len)
-        keys, values = zip(*(layer.project_memory(memory) for layer in self.decoder))
+        keys, values = zip(*(layer.project_memory(memory) for layer in self._decoder_layers))
         return TransformerEncoding(memory, mask, list(keys), list(values))
 
     # ------------------------------------------------------------ decoder
 
-    def _decode(self, tgt_in: Tensor, enc: TransformerEncoding,
-                start: int = 0) -> tuple[Tensor, list[Tensor], list[Tensor]]:
+    def _decode(
+        self, tgt_in: Tensor, enc: TransformerEncoding, start: int = 0
+    ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
         """Target inputs (B, T) -> top states (B, T, D) and per layer self (B, h, T, T) and cross (B, h, T, S) weights."""
         y = self._embed(tgt_in, self.tgt_embedding, start)
         causal = causal_mask(tgt_in.size(1), tgt_in.size(0), tgt_in.device)  # (B, T, T)
@@ -145,8 +167,9 @@ class Transformer(nn.Module):
     def _logits(self, states: Tensor) -> Tensor:
         return self.output(self.dropout(states))
 
-    def forward(self, src: Tensor, src_len: Tensor, tgt_in: Tensor,
-                teacher_forcing: float = 1.0, fast: Optional[bool] = None) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, src: Tensor, src_len: Tensor, tgt_in: Tensor, teacher_forcing: float = 1.0, fast: Optional[bool] = None
+    ) -> tuple[Tensor, Tensor]:
         """Logits (B, T, V) and the last layer's cross-attention, mean over heads (B, T, S), for ``tgt_in`` (B, T).
 
         Every position reads the reference (``teacher_forcing`` must be 1: the config refuses
@@ -167,8 +190,9 @@ class Transformer(nn.Module):
         caches = [SelfCache(none, none) for _ in self.decoder] if self.cache else None
         return TransformerState(0, caches, enc.mask.new_zeros(B, 0, dtype=torch.long))
 
-    def step(self, prev: Tensor, state: TransformerState,
-             enc: TransformerEncoding) -> tuple[Tensor, TransformerState, Tensor]:
+    def step(
+        self, prev: Tensor, state: TransformerState, enc: TransformerEncoding
+    ) -> tuple[Tensor, TransformerState, Tensor]:
         """Previous tokens (B,) -> logits (B, V), the new state, last-layer cross-attention (B, S), mean over heads."""
         tokens = torch.cat([state.tokens, prev.unsqueeze(1)], 1)  # (B, t+1)
         if state.caches is None:  # uncached: the whole prefix again, keep its last position
@@ -177,7 +201,7 @@ class Transformer(nn.Module):
             return self._logits(top), TransformerState(state.position + 1, None, tokens), weights.mean(1)
         y = self._embed(prev.unsqueeze(1), self.tgt_embedding, state.position)  # (B, 1, D)
         caches = []
-        for layer, cache, keys, values in zip(self.decoder, state.caches, enc.keys, enc.values):
+        for layer, cache, keys, values in zip(self._decoder_layers, state.caches, enc.keys, enc.values):
             y, cache, weights = layer.step(y, cache, keys, values, enc.mask)
             caches.append(cache)
         top = self.dec_norm(y).squeeze(1)  # (B, D)
@@ -191,7 +215,10 @@ class Transformer(nn.Module):
         and ``cross`` (target x source); ``tgt_in`` (B, T) = [BOS, y_1, ...].
         """
         memory, mask, enc_maps = self._encode(src, src_len)
-        keys, values = zip(*(layer.project_memory(memory) for layer in self.decoder))
+        keys, values = zip(*(layer.project_memory(memory) for layer in self._decoder_layers))
         _, self_maps, cross_maps = self._decode(tgt_in, TransformerEncoding(memory, mask, list(keys), list(values)))
-        return {"encoder_self": torch.stack(enc_maps, 1), "decoder_self": torch.stack(self_maps, 1),
-                "cross": torch.stack(cross_maps, 1)}
+        return {
+            "encoder_self": torch.stack(enc_maps, 1),
+            "decoder_self": torch.stack(self_maps, 1),
+            "cross": torch.stack(cross_maps, 1),
+        }

@@ -29,8 +29,17 @@ from nmt.model.attention import Attention
 
 def multi_head(d_model: int, heads: int) -> Attention:
     """Scaled dot-product attention with h heads over D-sized states: softmax(QK^T / sqrt(D/h)) V, then W_o."""
-    return Attention(d_model, d_model, energy="scaled_dot", query_map="linear", key_map="linear",
-                     value_map="linear", out_proj=True, heads=heads, dim=d_model)
+    return Attention(
+        d_model,
+        d_model,
+        energy="scaled_dot",
+        query_map="linear",
+        key_map="linear",
+        value_map="linear",
+        out_proj=True,
+        heads=heads,
+        dim=d_model,
+    )
 
 
 class FeedForward(nn.Module):
@@ -109,8 +118,9 @@ class DecoderLayer(nn.Module):
         x = self.cross_res.output(x, context)
         return self.ff_res.output(x, self.feed_forward(self.ff_res.input(x))), weights
 
-    def forward(self, y: Tensor, keys: Tensor, values: Tensor, src_mask: Tensor,
-                causal: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    def forward(
+        self, y: Tensor, keys: Tensor, values: Tensor, src_mask: Tensor, causal: Tensor
+    ) -> tuple[Tensor, Tensor, Tensor]:
         """A whole target (B, T, D) -> states (B, T, D), self weights (B, h, T, T), cross weights (B, h, T, S).
 
         ``causal`` (B, T, T) lets position i see positions j <= i (padding comes after the
@@ -121,12 +131,14 @@ class DecoderLayer(nn.Module):
         y, cross_weights = self._rest(self.self_res.output(y, context), keys, values, src_mask)
         return y, self_weights, cross_weights
 
-    def step(self, y: Tensor, cache: SelfCache, keys: Tensor, values: Tensor,
-             src_mask: Tensor) -> tuple[Tensor, SelfCache, Tensor]:
+    def step(
+        self, y: Tensor, cache: SelfCache, keys: Tensor, values: Tensor, src_mask: Tensor
+    ) -> tuple[Tensor, SelfCache, Tensor]:
         """One new position (B, 1, D) -> its state (B, 1, D), the cache grown by it, cross weights (B, h, 1, S)."""
         att, h = self.self_attention, self.self_res.input(y)
-        cache = SelfCache(torch.cat([cache.keys, att.project_keys(h)], 1),
-                          torch.cat([cache.values, att.project_values(h)], 1))  # (B, t, D)
+        cache = SelfCache(
+            torch.cat([cache.keys, att.project_keys(h)], 1), torch.cat([cache.values, att.project_values(h)], 1)
+        )  # (B, t, D)
         context, _ = att(h, cache.keys, cache.values, None)  # every cached position is in the past
         y, cross_weights = self._rest(self.self_res.output(y, context), keys, values, src_mask)
         return y, cache, cross_weights

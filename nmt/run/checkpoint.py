@@ -47,28 +47,34 @@ class Checkpoint:
 
     config: dict[str, Any]
     model: dict[str, torch.Tensor]
-    tokenizers: dict[str, bytes]                  # "src", "tgt": SentencePiece model files
+    tokenizers: dict[str, bytes]  # "src", "tgt": SentencePiece model files
     state: TrainState = field(default_factory=TrainState)
     optimizer: Optional[dict[str, Any]] = None
     schedule: Optional[dict[str, Any]] = None
     scaler: Optional[dict[str, Any]] = None
-    rng: Optional[dict[str, Any]] = None          # rank 0's random streams
+    rng: Optional[dict[str, Any]] = None  # rank 0's random streams
     rng_ranks: Optional[list[dict[str, Any]]] = None  # every rank's, under torchrun
-    world_size: int = 1                           # processes that wrote it
-    averaged_from: Optional[list[str]] = None     # the checkpoints ``nmt average`` took the mean of
+    world_size: int = 1  # processes that wrote it
+    averaged_from: Optional[list[str]] = None  # the checkpoints ``nmt average`` took the mean of
 
     def to_payload(self) -> dict[str, Any]:
         """The dict that is saved: only tensors and primitives, tagged with format and version."""
-        payload = {"format": FORMAT, "version": VERSION, "config": self.config, "model": self.model,
-                   "tokenizers": {side: bytes_to_tensor(data) for side, data in self.tokenizers.items()},
-                   "state": self.state.state_dict(), "world_size": self.world_size}
+        payload = {
+            "format": FORMAT,
+            "version": VERSION,
+            "config": self.config,
+            "model": self.model,
+            "tokenizers": {side: bytes_to_tensor(data) for side, data in self.tokenizers.items()},
+            "state": self.state.state_dict(),
+            "world_size": self.world_size,
+        }
         for name in ("optimizer", "schedule", "scaler", "rng", "rng_ranks", "averaged_from"):
             if getattr(self, name) is not None:
                 payload[name] = getattr(self, name)
         return payload
 
     @classmethod
-    def from_payload(cls, payload: Any, source: str = "checkpoint") -> "Checkpoint":
+    def from_payload(cls, payload: Any, source: str = "checkpoint") -> Checkpoint:
         """The checkpoint of a loaded payload; another program's file, a version that is not an
         integer this nmt reads, or a run config that does not validate is a CheckpointError
         naming ``source``."""
@@ -79,24 +85,32 @@ class Checkpoint:
             raise CheckpointError(
                 f"{source}: checkpoint format version {_excerpt(repr(version))} (a {type(version).__name__}) "
                 f"is not an integer (it reads {', '.join(map(str, READS))}); the file was altered or not "
-                f"written by nmt")
+                f"written by nmt"
+            )
         if version not in READS:
             newer = version > VERSION
             shown = version if version.bit_length() <= 64 else f"of {version.bit_length()} bits"  # str() caps digits
             raise CheckpointError(
                 f"{source}: checkpoint format version {shown} is "
                 f"{'newer than this nmt reads' if newer else 'not one this nmt reads'} (it reads "
-                f"{', '.join(map(str, READS))}){'; upgrade nmt to load it' if newer else ''}")
+                f"{', '.join(map(str, READS))}){'; upgrade nmt to load it' if newer else ''}"
+            )
         check_config(payload.get("config"), source)
         try:
             state = payload["state"] if version >= 2 else _state_v1(payload)
-            return cls(config=payload["config"], model=payload["model"],
-                       tokenizers={side: tensor_to_bytes(t) for side, t in payload["tokenizers"].items()},
-                       state=TrainState.from_state_dict(state),
-                       optimizer=payload.get("optimizer"), schedule=payload.get("schedule"),
-                       scaler=payload.get("scaler"), rng=payload.get("rng"),
-                       rng_ranks=payload.get("rng_ranks"), world_size=int(payload.get("world_size", 1)),
-                       averaged_from=payload.get("averaged_from"))
+            return cls(
+                config=payload["config"],
+                model=payload["model"],
+                tokenizers={side: tensor_to_bytes(t) for side, t in payload["tokenizers"].items()},
+                state=TrainState.from_state_dict(state),
+                optimizer=payload.get("optimizer"),
+                schedule=payload.get("schedule"),
+                scaler=payload.get("scaler"),
+                rng=payload.get("rng"),
+                rng_ranks=payload.get("rng_ranks"),
+                world_size=int(payload.get("world_size", 1)),
+                averaged_from=payload.get("averaged_from"),
+            )
         except (KeyError, TypeError, AttributeError) as exc:
             raise CheckpointError(f"{source}: incomplete nmt checkpoint (missing {exc})") from None
 
@@ -108,22 +122,31 @@ class Checkpoint:
 
 def _state_v1(payload: dict[str, Any]) -> dict[str, Any]:
     """Format 1's counters as a :class:`TrainState` dict."""
-    return {"step": payload.get("step", 0), "epoch": payload.get("epoch", 0), "pos": payload.get("pos", 0),
-            "best": payload.get("best"), "history": payload.get("best_history", []),
-            "bad_validations": payload.get("bad_validations", 0), "elapsed": payload.get("elapsed", 0.0)}
+    return {
+        "step": payload.get("step", 0),
+        "epoch": payload.get("epoch", 0),
+        "pos": payload.get("pos", 0),
+        "best": payload.get("best"),
+        "history": payload.get("best_history", []),
+        "bad_validations": payload.get("bad_validations", 0),
+        "elapsed": payload.get("elapsed", 0.0),
+    }
 
 
 def check_config(config: Any, source: str) -> None:
     """Refuse a checkpoint whose saved run config does not validate (an altered or corrupt
     file) with one CheckpointError naming ``source``, before any command builds a model from it."""
     if not isinstance(config, dict):
-        raise CheckpointError(f"{source}: the run config saved in the checkpoint is a "
-                              f"{type(config).__name__}, not a mapping (an altered file?)")
+        raise CheckpointError(
+            f"{source}: the run config saved in the checkpoint is a "
+            f"{type(config).__name__}, not a mapping (an altered file?)"
+        )
     try:
         saved_config(config)
     except (ConfigError, TypeError, ValueError, AttributeError, KeyError) as exc:
-        raise CheckpointError(f"{source}: the run config saved in the checkpoint is invalid (an altered "
-                              f"file?): {_excerpt(str(exc), 300)}") from None
+        raise CheckpointError(
+            f"{source}: the run config saved in the checkpoint is invalid (an altered file?): {_excerpt(str(exc), 300)}"
+        ) from None
 
 
 def _excerpt(text: str, limit: int = 40) -> str:
@@ -167,8 +190,7 @@ def check_checkpoint_path(path: Path) -> Path:
     give (and average and resume for a file they read), so a folder or a typo reads the same."""
     path = Path(path)
     if path.is_dir():
-        raise CheckpointError(f"{path}: is a directory; give a checkpoint file, e.g. "
-                              f"runs/NAME/checkpoints/best.pt")
+        raise CheckpointError(f"{path}: is a directory; give a checkpoint file, e.g. runs/NAME/checkpoints/best.pt")
     if path.exists() and not path.is_file():
         raise CheckpointError(f"{path}: not a regular file; give a checkpoint file")
     if not path.is_file():
@@ -183,9 +205,20 @@ def read_payload(path: Path, map_location: str | torch.device = "cpu") -> Any:
         with warnings.catch_warnings():  # a foreign pickle's protocol warning would add lines to the one-line error
             warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
             return torch.load(path, map_location=map_location, weights_only=True)
-    except (pickle.UnpicklingError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError,
-            TypeError, AttributeError, ImportError, KeyError, IndexError, UnicodeDecodeError,
-            OSError) as exc:
+    except (
+        pickle.UnpicklingError,
+        zipfile.BadZipFile,
+        EOFError,
+        RuntimeError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        ImportError,
+        KeyError,
+        IndexError,
+        UnicodeDecodeError,
+        OSError,
+    ) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CheckpointError(
             f"{path}: not a loadable nmt checkpoint (truncated, foreign or unsafe file): {reason[:200]}"

@@ -29,7 +29,7 @@ class Start:
     step: int
     epoch: int
     elapsed_s: float
-    params: Optional[int] = None   # trainable parameters (absent in runs older than the field)
+    params: Optional[int] = None  # trainable parameters (absent in runs older than the field)
     world_size: int = 1
     amp: str = "off"
     hardware: dict[str, Any] = field(default_factory=dict)  # device, device_name, cpus, threads, torch
@@ -42,10 +42,10 @@ class Train:
     kind: ClassVar[str] = "train"
     step: int
     epoch: int
-    loss: float               # label-smoothed cross-entropy per target token
+    loss: float  # label-smoothed cross-entropy per target token
     lr: float
-    tf: float                 # teacher-forcing probability of this update
-    tok_s: float              # target tokens per second of this update
+    tf: float  # teacher-forcing probability of this update
+    tok_s: float  # target tokens per second of this update
     tgt_tokens: int
     elapsed_s: float
     world_size: int = 1
@@ -61,7 +61,7 @@ class Valid:
     epoch: int
     elapsed_s: float
     lr: float
-    best: Optional[float]     # best train.metric so far, this validation included
+    best: Optional[float]  # best train.metric so far, this validation included
     loss: float
     ppl: float
     bleu: float

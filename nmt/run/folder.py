@@ -15,6 +15,7 @@ Two guarantees, both about not losing work:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -55,11 +56,14 @@ def check_replaceable(run_dir: Path, overwrite: bool) -> bool:
     if not _contents(run_dir):
         return False
     if not is_run(run_dir):
-        raise UserError(f"{run_dir} holds files that nmt did not write (no config.yaml with metrics.jsonl "
-                        f"or checkpoints/); not touching them: choose another run name or runs_dir")
+        raise UserError(
+            f"{run_dir} holds files that nmt did not write (no config.yaml with metrics.jsonl "
+            f"or checkpoints/); not touching them: choose another run name or runs_dir"
+        )
     if not overwrite:
-        raise UserError(f"{run_dir} already holds a run; use --resume {run_dir} to continue it "
-                        f"or --overwrite to start over")
+        raise UserError(
+            f"{run_dir} already holds a run; use --resume {run_dir} to continue it or --overwrite to start over"
+        )
     return True
 
 
@@ -90,20 +94,22 @@ class RunLock:
         self.path = RunPaths(run_dir).lock
         self._handle: Optional[IO[str]] = None
 
-    def acquire(self) -> "RunLock":
+    def acquire(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(self.path, "a+", encoding="ascii")
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _holder(handle)
-            handle.close()
-            raise RunBusyError(f"{self.path.parent} is in use by another nmt train ({holder}); "
-                               f"wait for it to finish or stop it first") from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
+        with contextlib.ExitStack() as on_failure:  # the file is closed unless the lock is taken
+            handle = on_failure.enter_context(open(self.path, "a+", encoding="ascii"))
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RunBusyError(
+                    f"{self.path.parent} is in use by another nmt train ({_holder(handle)}); "
+                    f"wait for it to finish or stop it first"
+                ) from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"{os.getpid()}\n")
+            handle.flush()
+            on_failure.pop_all()  # taken: the open file holds the lock until release()
         self._handle = handle
         return self
 
@@ -113,7 +119,7 @@ class RunLock:
             self._handle.close()
             self._handle = None
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:

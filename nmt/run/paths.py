@@ -63,7 +63,7 @@ class RunPaths:
         object.__setattr__(self, "root", Path(self.root))
 
     @classmethod
-    def of_checkpoint(cls, checkpoint: Path) -> "RunPaths":
+    def of_checkpoint(cls, checkpoint: Path) -> RunPaths:
         """The run a checkpoint file belongs to: the parent of its ``checkpoints/`` folder."""
         return cls(Path(checkpoint).parent.parent)
 

@@ -9,7 +9,7 @@ pure functions of the state and the config, so they are tested without a model.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from nmt.config import TrainConfig
 
@@ -24,7 +24,7 @@ def is_better(metric: str, value: float, best: Optional[float]) -> bool:
     return value < best if metric == "loss" else value > best
 
 
-def metric_mode(metric: str) -> str:
+def metric_mode(metric: str) -> Literal["min", "max"]:
     """``"min"`` for a metric that should fall (loss), else ``"max"``: ReduceLROnPlateau's ``mode``."""
     return "min" if metric == "loss" else "max"
 
@@ -33,23 +33,30 @@ def metric_mode(metric: str) -> str:
 class TrainState:
     """Counters of one run, saved in every checkpoint (see :mod:`nmt.run.checkpoint`)."""
 
-    step: int = 0                 # optimizer updates done
-    epoch: int = 0                # full passes over the training data done
-    pos: int = 0                  # global batches of the current epoch consumed
+    step: int = 0  # optimizer updates done
+    epoch: int = 0  # full passes over the training data done
+    pos: int = 0  # global batches of the current epoch consumed
     best: Optional[float] = None  # best validation score so far (train.metric)
-    history: list[tuple[float, int]] = field(default_factory=list)  # (score, step) of kept best step checkpoints, best first
-    recent: list[int] = field(default_factory=list)  # steps of the latest step checkpoints kept (keep_last), oldest first
-    bad_validations: int = 0      # validations in a row without a new best
-    nonfinite: int = 0            # non-finite losses in a row (updates skipped)
-    elapsed: float = 0.0          # seconds of training, validation included
+    history: list[tuple[float, int]] = field(
+        default_factory=list
+    )  # (score, step) of kept best step checkpoints, best first
+    recent: list[int] = field(
+        default_factory=list
+    )  # steps of the latest step checkpoints kept (keep_last), oldest first
+    bad_validations: int = 0  # validations in a row without a new best
+    nonfinite: int = 0  # non-finite losses in a row (updates skipped)
+    elapsed: float = 0.0  # seconds of training, validation included
 
     def state_dict(self) -> dict[str, Any]:
         return {**asdict(self), "history": [list(pair) for pair in self.history]}
 
     @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> "TrainState":
-        fields = {**state, "history": [(float(v), int(s)) for v, s in state.get("history", [])],
-                  "recent": [int(s) for s in state.get("recent", [])]}
+    def from_state_dict(cls, state: dict[str, Any]) -> TrainState:
+        fields = {
+            **state,
+            "history": [(float(v), int(s)) for v, s in state.get("history", [])],
+            "recent": [int(s) for s in state.get("recent", [])],
+        }
         return cls(**fields)
 
     def position(self) -> str:
@@ -109,13 +116,20 @@ class KeepDecision:
     """What to do with the step checkpoints after one validation (see :func:`keep_checkpoints`)."""
 
     history: list[tuple[float, int]]  # the kept best (score, step) pairs, best first
-    recent: list[int]                 # the kept latest steps, oldest first
-    save: bool                        # write this step's checkpoint
-    drop: list[int]                   # steps whose checkpoints to delete, in order
+    recent: list[int]  # the kept latest steps, oldest first
+    save: bool  # write this step's checkpoint
+    drop: list[int]  # steps whose checkpoints to delete, in order
 
 
-def keep_checkpoints(history: list[tuple[float, int]], recent: list[int], metric: str, value: float, step: int,
-                     keep_best: int, keep_last: int) -> KeepDecision:
+def keep_checkpoints(
+    history: list[tuple[float, int]],
+    recent: list[int],
+    metric: str,
+    value: float,
+    step: int,
+    keep_best: int,
+    keep_last: int,
+) -> KeepDecision:
     """The step checkpoints to hold after validating ``step`` with score ``value``.
 
     A step file is kept while it is among the ``keep_best`` best (ranked by score, then by

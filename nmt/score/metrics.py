@@ -17,16 +17,17 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from sacrebleu.metrics import BLEU, CHRF, TER
 from sacrebleu.metrics.base import Metric
-from sacrebleu.significance import PairedTest
+from sacrebleu.significance import PairedTest, Result
 
+from nmt.score.significance import paired_ar_p_value, score_from_statistics, segment_statistics
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write
-from nmt.score.significance import paired_ar_p_value, score_from_statistics, segment_statistics
 
 logger = logging.getLogger(__name__)
 
@@ -81,9 +82,7 @@ def _metrics() -> dict[str, Metric]:
 def _check_parallel(hyps: Sequence[str], refs: Sequence[str], what: str = "hypotheses") -> None:
     """Reject empty or misaligned inputs before sacreBLEU fails less clearly."""
     if len(hyps) != len(refs):
-        raise UserError(
-            f"{what} and references differ in length: {len(hyps)} {what} vs {len(refs)} references"
-        )
+        raise UserError(f"{what} and references differ in length: {len(hyps)} {what} vs {len(refs)} references")
     if not refs:
         raise UserError("nothing to score: no references were given")
 
@@ -91,10 +90,18 @@ def _check_parallel(hyps: Sequence[str], refs: Sequence[str], what: str = "hypot
 def score(hyps: list[str], refs: list[str]) -> Score:
     """Corpus BLEU, chrF and TER of detokenized `hyps` against one reference each."""
     _check_parallel(hyps, refs)
-    metrics = _metrics()
-    values = {name: float(metric.corpus_score(hyps, [refs]).score) for name, metric in metrics.items()}
-    signatures = {f"{name}_signature": str(metric.get_signature()) for name, metric in metrics.items()}
-    return Score(**values, **signatures, n=len(refs))
+    bleu, chrf, ter = _bleu(), _chrf(), _ter()
+    scores = [float(metric.corpus_score(hyps, [refs]).score) for metric in (bleu, chrf, ter)]
+    # a signature is read after scoring: sacreBLEU fills some of its fields (the number of references) then
+    return Score(
+        bleu=scores[0],
+        chrf=scores[1],
+        ter=scores[2],
+        bleu_signature=str(bleu.get_signature()),
+        chrf_signature=str(chrf.get_signature()),
+        ter_signature=str(ter.get_signature()),
+        n=len(refs),
+    )
 
 
 def _bucket_label(lo: int, hi: int) -> str:
@@ -117,17 +124,16 @@ def bleu_by_length(
     _check_parallel(hyps, refs)
     if len(srcs_lengths) != len(refs):
         raise UserError(
-            f"source lengths and references differ in length: "
-            f"{len(srcs_lengths)} sources vs {len(refs)} references"
+            f"source lengths and references differ in length: {len(srcs_lengths)} sources vs {len(refs)} references"
         )
-    if len(edges) < 2 or any(a >= b for a, b in zip(edges, edges[1:])):
+    if len(edges) < 2 or any(a >= b for a, b in pairwise(edges)):
         raise ValueError(f"edges must be at least two strictly increasing numbers, got {list(edges)}")
     outside = [n for n in srcs_lengths if not edges[0] <= n < edges[-1]]
     if outside:
         raise ValueError(f"source length {outside[0]} lies outside the edges [{edges[0]}, {edges[-1]})")
 
     rows: list[dict[str, Any]] = []
-    for lo, hi in zip(edges, edges[1:]):
+    for lo, hi in pairwise(edges):
         members = [i for i, n in enumerate(srcs_lengths) if lo <= n < hi]
         if not members:
             continue
@@ -196,8 +202,26 @@ def compare_systems(
     return rows
 
 
-def _paired_bootstrap(systems: dict[str, list[str]], refs: list[str], n_samples: int,
-                      seed: int) -> list[dict[str, Any]]:
+def _bootstrap_fields(short: str, cell: str | Result, same: bool) -> dict[str, float | None]:
+    """One metric's score, bootstrap mean, 95% interval and p-value (None for the baseline).
+
+    sacreBLEU types every cell of its table as a name or a Result with optional fields; a
+    bootstrap fills the mean and interval of each, so their absence is its error, not ours.
+    """
+    if not isinstance(cell, Result) or cell.mean is None or cell.ci is None:
+        raise TypeError(f"sacreBLEU's paired bootstrap gave no mean and interval for {short}: {cell!r}")
+    p = None if cell.p_value is None else (1.0 if same else float(cell.p_value))
+    return {
+        short: float(cell.score),
+        f"{short}_mean": float(cell.mean),
+        f"{short}_ci": float(cell.ci),
+        f"{short}_p_value": p,
+    }
+
+
+def _paired_bootstrap(
+    systems: dict[str, list[str]], refs: list[str], n_samples: int, seed: int
+) -> list[dict[str, Any]]:
     """sacreBLEU's paired bootstrap, one result dict per system (see compare_systems)."""
     metrics = _metrics()
     with _sacrebleu_seed(seed):
@@ -210,18 +234,13 @@ def _paired_bootstrap(systems: dict[str, list[str]], refs: list[str], n_samples:
     baseline = next(iter(systems.values()))
 
     rows: list[dict[str, Any]] = []
-    for i, name in enumerate(results["System"]):
+    for i, name in enumerate(str(system) for system in results["System"]):
         # sacreBLEU counts only (centred) resampled differences strictly above the observed
         # one, so a copy of the baseline (all differences 0) would get its smallest p-value.
         same = i > 0 and systems[name] == baseline
         row: dict[str, Any] = {}
         for short, column in keyed.items():
-            result = results[column][i]
-            row[short] = float(result.score)
-            row[f"{short}_mean"] = float(result.mean)
-            row[f"{short}_ci"] = float(result.ci)
-            p = None if result.p_value is None else (1.0 if same else float(result.p_value))
-            row[f"{short}_p_value"] = p
+            row.update(_bootstrap_fields(short, results[column][i], same))
         p = row["bleu_p_value"]
         row["significant"] = None if p is None else p < SIGNIFICANCE_LEVEL
         for short, column in keyed.items():
@@ -248,8 +267,7 @@ def _paired_ar(systems: dict[str, list[str]], refs: list[str], trials: int, seed
         for short, metric in metrics.items():
             stats = base[short] if i == 0 else segment_statistics(metric, lines, refs)
             row[short] = score_from_statistics(metric, stats)
-            row[f"{short}_ar_p_value"] = (None if i == 0 else
-                                          paired_ar_p_value(metric, base[short], stats, trials, seed))
+            row[f"{short}_ar_p_value"] = None if i == 0 else paired_ar_p_value(metric, base[short], stats, trials, seed)
         p = row["bleu_ar_p_value"]
         row["ar_significant"] = None if p is None else p < SIGNIFICANCE_LEVEL
         row.update({f"{short}_ar_signature": signatures[short] for short in metrics})
@@ -302,8 +320,9 @@ def _markdown(title: str, rows: list[dict[str, Any]], signatures: dict[str, str]
     return "\n".join(lines) + "\n"
 
 
-def write_report(path_stem: Path, payload: dict[str, Any], table_rows: list[dict[str, Any]],
-                 markdown: str | None = None) -> tuple[Path, Path]:
+def write_report(
+    path_stem: Path, payload: dict[str, Any], table_rows: list[dict[str, Any]], markdown: str | None = None
+) -> tuple[Path, Path]:
     """Write `<stem>.json` (the full payload) and `<stem>.md` (a readable table).
 
     Each file is written atomically. Signatures found anywhere in the payload or the

@@ -36,7 +36,7 @@ def segment_statistics(metric: Metric, hyps: Sequence[str], refs: Sequence[str])
 
 def _score(metric: Metric, totals: np.ndarray) -> float:
     """The corpus score of summed statistics (K,)."""
-    return float(metric._compute_score_from_stats(totals).score)
+    return float(metric._compute_score_from_stats(totals.tolist()).score)
 
 
 def score_from_statistics(metric: Metric, stats: np.ndarray) -> float:

@@ -9,10 +9,11 @@ says only that the server failed (the traceback goes to the server's log, not th
 # no ``from __future__ import annotations``: FastAPI reads the handler's request type at runtime
 import asyncio
 import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, AsyncIterator, Optional, Sequence
+from typing import Any, Optional
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -21,18 +22,18 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from nmt.util.errors import UserError
 from nmt.serve.batcher import Batcher, Busy
 from nmt.serve.limits import Limits
 from nmt.serve.models import SearchKey, ServedModel
 from nmt.serve.schema import TranslateRequest, request_model
+from nmt.util.errors import UserError
 
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).with_name("static")
 
 
-def error(status: int, message: str, headers: Optional[dict[str, str]] = None, **extra: Any) -> JSONResponse:
+def error(status: int, message: str, headers: Optional[Mapping[str, str]] = None, **extra: Any) -> JSONResponse:
     """The body of every error: ``{"error": "one line", ...}``."""
     return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
 
@@ -77,13 +78,19 @@ def validation_errors(errors: Sequence[Any]) -> tuple[str, list[dict[str, Any]]]
     The client's own input is not echoed back: it may be large, or not encodable as UTF-8
     (a lone surrogate), which would turn a 422 into a 500.
     """
-    detail = [{"type": str(e.get("type")), "loc": [str(part) for part in e.get("loc", ())],
-               "msg": str(e.get("msg", "invalid"))} for e in errors]
+    detail: list[dict[str, Any]] = [
+        {
+            "type": str(e.get("type")),
+            "loc": [str(part) for part in e.get("loc", ())],
+            "msg": str(e.get("msg", "invalid")),
+        }
+        for e in errors
+    ]
     first = detail[0] if detail else {"type": "", "loc": [], "msg": "invalid request"}
     if first["type"] == "json_invalid":
         return "the request body is not valid JSON", detail
     where = ".".join(part for part in first["loc"] if part != "body")
-    return (f"{where}: {first['msg']}" if where else first["msg"]), detail
+    return (f"{where}: {first['msg']}" if where else str(first["msg"])), detail
 
 
 def create_app(models: dict[str, ServedModel], limits: Limits) -> FastAPI:
@@ -91,8 +98,12 @@ def create_app(models: dict[str, ServedModel], limits: Limits) -> FastAPI:
     if not models:
         raise UserError("a server needs at least one model")
     default = next(iter(models))
-    batcher = Batcher(lambda key, ids: models[key.model].translate(key, ids), wait_s=limits.batch_wait_ms / 1000,
-                      max_sentences=limits.batch_sentences, max_pending=limits.max_pending)
+    batcher = Batcher(
+        lambda key, ids: models[key.model].translate(key, ids),
+        wait_s=limits.batch_wait_ms / 1000,
+        max_sentences=limits.batch_sentences,
+        max_pending=limits.max_pending,
+    )
     Body = request_model(limits)
 
     @asynccontextmanager
@@ -145,8 +156,11 @@ def create_app(models: dict[str, ServedModel], limits: Limits) -> FastAPI:
         if request.n_best > beam:
             return error(422, f"n_best {request.n_best} exceeds the beam {beam}")
         if request.attention and len(request.text) > limits.max_attention_sentences:
-            return error(422, f"attention is returned for at most {limits.max_attention_sentences} sentences "
-                              f"per request (got {len(request.text)}); split the request")
+            return error(
+                422,
+                f"attention is returned for at most {limits.max_attention_sentences} sentences "
+                f"per request (got {len(request.text)}); split the request",
+            )
         try:
             ids = served.encode(request.text, limits.max_src_tokens)
             future = batcher.submit(SearchKey(name, beam, request.n_best, request.max_len, request.attention), ids)
@@ -155,8 +169,12 @@ def create_app(models: dict[str, ServedModel], limits: Limits) -> FastAPI:
             return error(503, f"server busy: {exc}; retry later", headers={"Retry-After": "1"})
         except UserError as exc:
             return error(422, str(exc))
-        return {"model": name, "beam": beam, "n_best": request.n_best,
-                "translations": [{"source": text, **row} for text, row in zip(request.text, rows)]}
+        return {
+            "model": name,
+            "beam": beam,
+            "n_best": request.n_best,
+            "translations": [{"source": text, **row} for text, row in zip(request.text, rows)],
+        }
 
     app.post("/translate")(translate)
     return app

@@ -22,9 +22,10 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from nmt.serve.models import SearchKey
 
@@ -48,16 +49,16 @@ class Busy(Exception):
 class Job:
     key: SearchKey
     sentences: list[list[int]]
-    future: "Future[Rows]" = field(default_factory=Future)
+    future: Future[Rows] = field(default_factory=Future)
 
 
 @dataclass
 class Stats:
-    requests: int = 0   # jobs answered
+    requests: int = 0  # jobs answered
     sentences: int = 0
-    searches: int = 0   # search calls made: fewer than requests when requests were merged
+    searches: int = 0  # search calls made: fewer than requests when requests were merged
     largest_search: int = 0  # most sentences in one call
-    failed: int = 0     # jobs whose search raised
+    failed: int = 0  # jobs whose search raised
 
 
 class Batcher:
@@ -78,7 +79,7 @@ class Batcher:
             self._queue.put(None)
             self._thread.join()
 
-    def submit(self, key: SearchKey, sentences: list[list[int]]) -> "Future[Rows]":
+    def submit(self, key: SearchKey, sentences: list[list[int]]) -> Future[Rows]:
         """Queue a job; its future holds the rows (or the exception the search raised)."""
         job = Job(key, sentences)
         try:
@@ -109,7 +110,7 @@ class Batcher:
             jobs, stop = self._gather(first)
             try:
                 self._serve(jobs)
-            except Exception:  # noqa: BLE001 - the worker must outlive any one batch
+            except Exception:
                 log.exception("the search worker failed on a batch of %d requests", len(jobs))
                 for job in jobs:
                     _settle(job.future, exc=RuntimeError("the search failed"))
@@ -126,7 +127,7 @@ class Batcher:
         sentences = [s for job in jobs for s in job.sentences]
         try:
             rows = self._translate(key, sentences)
-        except Exception as exc:  # noqa: BLE001 - handed to the waiting requests, which answer it
+        except Exception as exc:
             self.stats.failed += len(jobs)
             for job in jobs:
                 _settle(job.future, exc=exc)
@@ -135,13 +136,13 @@ class Batcher:
         self.stats.largest_search = max(self.stats.largest_search, len(sentences))
         start = 0
         for job in jobs:
-            _settle(job.future, rows=rows[start:start + len(job.sentences)])
+            _settle(job.future, rows=rows[start : start + len(job.sentences)])
             start += len(job.sentences)
             self.stats.requests += 1
             self.stats.sentences += len(job.sentences)
 
 
-def _settle(future: "Future[Rows]", rows: Optional[Rows] = None, exc: Optional[BaseException] = None) -> None:
+def _settle(future: Future[Rows], rows: Optional[Rows] = None, exc: Optional[BaseException] = None) -> None:
     """Give ``future`` its rows or exception, unless its request already gave up (cancelled) or got one."""
     try:
         if exc is not None:

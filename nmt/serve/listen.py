@@ -55,4 +55,5 @@ class ListeningServer(uvicorn.Server):
         if self.started and sockets:  # uvicorn says where it listens only on sockets it binds itself
             host, port = self.config.host, sockets[0].getsockname()[1]
             logging.getLogger("uvicorn.error").info(  # the line uvicorn writes, which clients wait for
-                "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", f"[{host}]" if ":" in host else host, port)
+                "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", f"[{host}]" if ":" in host else host, port
+            )

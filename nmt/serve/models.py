@@ -6,19 +6,20 @@ Every method that runs a model is called from the batcher's single worker thread
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, Optional, Sequence
+from typing import Any, NamedTuple, Optional
 
 import torch
 
-from nmt.run.checkpoint import check_checkpoint_path
-from nmt.run.paths import run_of_checkpoint
 from nmt.config import Config
 from nmt.data.tokenizer import BOS
-from nmt.util.errors import UserError
 from nmt.decode.inference import Loaded, Translation, load_checkpoint, translate_ids
 from nmt.model.transformer import Transformer
+from nmt.run.checkpoint import check_checkpoint_path
+from nmt.run.paths import run_of_checkpoint
+from nmt.util.errors import UserError
 
 EOS_PIECE = "</s>"
 
@@ -29,7 +30,7 @@ class SearchKey(NamedTuple):
     model: str
     beam: int
     n_best: int
-    max_len: Optional[int]   # None: the model's a * source length + b
+    max_len: Optional[int]  # None: the model's a * source length + b
     attention: bool
 
 
@@ -71,12 +72,21 @@ class ServedModel:
     def info(self) -> dict[str, Any]:
         """The row of GET /models."""
         model = self.loaded.model
-        return {"name": self.name, "checkpoint": str(self.path), "step": self.loaded.step,
-                "arch": self.config.model.arch, "attention": attention_label(self.config),
-                "parameters": sum(p.numel() for p in model.parameters()),
-                "vocabulary": {"source": self.loaded.src_tok.vocab_size, "target": self.loaded.tgt_tok.vocab_size,
-                               "languages": [self.config.data.src, self.config.data.tgt]},
-                "default_beam": self.config.decode.beam, "config": self.config.model_dump(mode="json")}
+        return {
+            "name": self.name,
+            "checkpoint": str(self.path),
+            "step": self.loaded.step,
+            "arch": self.config.model.arch,
+            "attention": attention_label(self.config),
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "vocabulary": {
+                "source": self.loaded.src_tok.vocab_size,
+                "target": self.loaded.tgt_tok.vocab_size,
+                "languages": [self.config.data.src, self.config.data.tgt],
+            },
+            "default_beam": self.config.decode.beam,
+            "config": self.config.model_dump(mode="json"),
+        }
 
     def encode(self, lines: Sequence[str], max_tokens: int) -> list[list[int]]:
         """Source ids; a sentence over ``max_tokens`` subwords is refused (a UserError naming it)."""
@@ -90,17 +100,30 @@ class ServedModel:
         """One search call over ``sentences``; one response row per sentence, in order."""
         # the model's length penalty, coverage penalty, n-gram block and a * source + b: as nmt translate
         # searches, except that a server never samples (a request names a beam instead)
-        decode = self.config.decode.model_copy(update={
-            "batch_size": max(len(sentences), 1), "sample": False,
-            **({"max_len_a": 0.0, "max_len_b": key.max_len} if key.max_len else {})})
-        results = translate_ids(self.loaded.model, sentences, decode, self.device, beam=key.beam,
-                                n_best=key.n_best, return_attention=key.attention)
+        decode = self.config.decode.model_copy(
+            update={
+                "batch_size": max(len(sentences), 1),
+                "sample": False,
+                **({"max_len_a": 0.0, "max_len_b": key.max_len} if key.max_len else {}),
+            }
+        )
+        results = translate_ids(
+            self.loaded.model,
+            sentences,
+            decode,
+            self.device,
+            beam=key.beam,
+            n_best=key.n_best,
+            return_attention=key.attention,
+        )
         return [self._row(src, result, key.attention) for src, result in zip(sentences, results)]
 
     def _row(self, src: list[int], result: Translation, attention: bool) -> dict[str, Any]:
         tgt_tok = self.loaded.tgt_tok
-        hypotheses = [{"text": tgt_tok.decode(ids), "score": round(score, 4), "log_prob": round(log_prob, 4)}
-                      for ids, score, log_prob in zip(result.ids, result.scores, result.log_probs)]
+        hypotheses = [
+            {"text": tgt_tok.decode(ids), "score": round(score, 4), "log_prob": round(log_prob, 4)}
+            for ids, score, log_prob in zip(result.ids, result.scores, result.log_probs)
+        ]
         row: dict[str, Any] = {"translation": hypotheses[0]["text"], "hypotheses": hypotheses}
         if attention:
             row["attention"] = self._attention(src, result)
@@ -115,15 +138,19 @@ class ServedModel:
         if result.attention is None or not src:
             return None
         out = result.ids[0]
-        view: dict[str, Any] = {"source_tokens": self.loaded.src_tok.decode_pieces(src),
-                                "target_tokens": self.loaded.tgt_tok.decode_pieces(out) + [EOS_PIECE],
-                                "weights": _rounded(result.attention)}
+        view: dict[str, Any] = {
+            "source_tokens": self.loaded.src_tok.decode_pieces(src),
+            "target_tokens": self.loaded.tgt_tok.decode_pieces(out) + [EOS_PIECE],
+            "weights": _rounded(result.attention),
+        }
         model = self.loaded.model
         if isinstance(model, Transformer):
             with torch.inference_mode():
-                maps = model.attention_maps(torch.tensor([src], device=self.device),
-                                            torch.tensor([len(src)], device=self.device),
-                                            torch.tensor([[BOS] + out], device=self.device))
+                maps = model.attention_maps(
+                    torch.tensor([src], device=self.device),
+                    torch.tensor([len(src)], device=self.device),
+                    torch.tensor([[BOS] + out], device=self.device),
+                )
             view["layers"] = _rounded(maps["cross"][0])
         return view
 
@@ -142,7 +169,9 @@ def load_served(args: Sequence[str], device: torch.device) -> dict[str, ServedMo
         name, path = parse_checkpoint_arg(arg)
         name = name or default_name(path)
         if name in paths:
-            raise UserError(f"--checkpoint {arg}: the name {name!r} is taken by {paths[name]}; "
-                            "name them yourself: --checkpoint NAME=PATH")
+            raise UserError(
+                f"--checkpoint {arg}: the name {name!r} is taken by {paths[name]}; "
+                "name them yourself: --checkpoint NAME=PATH"
+            )
         paths[name] = check_checkpoint_path(path)  # the wording translate and eval give
     return {name: ServedModel(name, path, load_checkpoint(path, device), device) for name, path in paths.items()}

@@ -67,15 +67,22 @@ class ReadTimeoutProtocol(H11Protocol):
         self._deadline = None
         if self.transport.is_closing():
             return
-        log.info("closed a connection from %s: no whole request within %g s (--read-timeout)",
-                 self.client[0] if self.client else "?", self.read_timeout)
+        log.info(
+            "closed a connection from %s: no whole request within %g s (--read-timeout)",
+            self.client[0] if self.client else "?",
+            self.read_timeout,
+        )
         if self.conn.our_state is h11.IDLE and self.conn.their_state is h11.IDLE:
             body = json.dumps({"error": f"no whole request within {self.read_timeout:g} s"}).encode()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                       (b"connection", b"close")]
+            headers = [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ]
             try:
-                self.transport.write(self.conn.send(h11.Response(status_code=408, headers=headers,
-                                                                 reason=b"Request Timeout")))
+                self.transport.write(
+                    self.conn.send(h11.Response(status_code=408, headers=headers, reason=b"Request Timeout"))
+                )
                 self.transport.write(self.conn.send(h11.Data(data=body)))
                 self.transport.write(self.conn.send(h11.EndOfMessage()))
             except h11.LocalProtocolError:  # h11 would not send it in this state: just close

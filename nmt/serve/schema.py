@@ -28,7 +28,7 @@ class TranslateRequest(BaseModel):
     max_len: Optional[int] = None
 
     @model_validator(mode="after")
-    def _n_best_within_beam(self) -> "TranslateRequest":
+    def _n_best_within_beam(self) -> TranslateRequest:
         if self.beam is not None and self.n_best > self.beam:
             raise ValueError(f"n_best {self.n_best} exceeds beam {self.beam}: a beam keeps at most beam hypotheses")
         return self
@@ -38,15 +38,28 @@ def request_model(limits: Limits) -> type[TranslateRequest]:
     """:class:`TranslateRequest` with this server's bounds on every field."""
     sentence = Annotated[str, StringConstraints(max_length=limits.max_chars)]
     return create_model(
-        "TranslateRequest", __base__=TranslateRequest,
-        text=(list[sentence], Field(min_length=1, max_length=limits.max_sentences,
-                                    description="Sentences to translate.")),
-        beam=(Optional[int], Field(None, ge=1, le=limits.max_beam,
-                                   description="Beam size (default: the model's decode.beam; 1 = greedy).")),
+        "TranslateRequest",
+        __base__=TranslateRequest,
+        text=(
+            list[sentence],
+            Field(min_length=1, max_length=limits.max_sentences, description="Sentences to translate."),
+        ),
+        beam=(
+            Optional[int],
+            Field(
+                None, ge=1, le=limits.max_beam, description="Beam size (default: the model's decode.beam; 1 = greedy)."
+            ),
+        ),
         n_best=(int, Field(1, ge=1, le=limits.max_beam, description="Hypotheses per sentence, at most beam.")),
         model=(Optional[str], Field(None, max_length=200, description="A name from GET /models (default: the first).")),
         attention=(bool, Field(False, description="Also return the attention weights of the best hypothesis.")),
-        max_len=(Optional[int], Field(None, ge=1, le=limits.max_output_tokens,
-                                      description="Most output tokens, EOS included "
-                                                  "(default: the model's a * source length + b).")),
+        max_len=(
+            Optional[int],
+            Field(
+                None,
+                ge=1,
+                le=limits.max_output_tokens,
+                description="Most output tokens, EOS included (default: the model's a * source length + b).",
+            ),
+        ),
     )

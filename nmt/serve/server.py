@@ -5,13 +5,13 @@ from __future__ import annotations
 import ipaddress
 import logging
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
+from nmt.serve.limits import READ_TIMEOUT, Limits
+from nmt.serve.models import attention_label, load_served
 from nmt.util import runtime
 from nmt.util import threads as torch_threads
 from nmt.util.errors import UserError
-from nmt.serve.limits import READ_TIMEOUT, Limits
-from nmt.serve.models import attention_label, load_served
 
 log = logging.getLogger(__name__)
 
@@ -29,8 +29,16 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def serve(checkpoints: Sequence[str], *, host: str, port: int, limits: Limits, device: str = "auto",
-          threads: int = 0, read_timeout: float = READ_TIMEOUT) -> None:
+def serve(
+    checkpoints: Sequence[str],
+    *,
+    host: str,
+    port: int,
+    limits: Limits,
+    device: str = "auto",
+    threads: int = 0,
+    read_timeout: float = READ_TIMEOUT,
+) -> None:
     """Load every checkpoint once and serve them until interrupted (Ctrl-C).
 
     The port is bound before any model loads, so a port in use is a one-line error at once;
@@ -58,12 +66,21 @@ def serve(checkpoints: Sequence[str], *, host: str, port: int, limits: Limits, d
         if not is_loopback(host):
             log.warning("--host %s: the server is reachable from other machines; it has no authentication", host)
         for model in models.values():
-            log.info("model %s: %s, %s attention, update %d", model.name, model.path,
-                     attention_label(model.config), model.loaded.step)
-        config = uvicorn.Config(create_app(models, limits), host=host, port=sock.getsockname()[1],
-                                http=protocol_class(read_timeout), timeout_keep_alive=KEEP_ALIVE,
-                                log_level="info")
+            log.info(
+                "model %s: %s, %s attention, update %d",
+                model.name,
+                model.path,
+                attention_label(model.config),
+                model.loaded.step,
+            )
+        config = uvicorn.Config(
+            create_app(models, limits),
+            host=host,
+            port=sock.getsockname()[1],
+            http=protocol_class(read_timeout),
+            timeout_keep_alive=KEEP_ALIVE,
+            log_level="info",
+        )
         ListeningServer(config).run(sockets=[sock])
     finally:
         sock.close()
-

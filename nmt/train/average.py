@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 import torch
 
@@ -30,6 +31,7 @@ from nmt.util.errors import CheckpointError, UserError
 
 log = logging.getLogger(__name__)
 
+
 def select(run_dir: Path, *, last: Optional[int] = None, best: Optional[int] = None) -> list[Path]:
     """The ``last`` latest validated or the ``best`` best step checkpoints of a run, oldest or
     best first, as the run's own state lists them (``recent`` and ``history`` in last.pt).
@@ -37,14 +39,17 @@ def select(run_dir: Path, *, last: Optional[int] = None, best: Optional[int] = N
     The step files are the union of both lists, so the files alone cannot tell them apart.
     Fewer than asked for is a UserError that says how to keep more.
     """
-    if (last is None) == (best is None):
+    if last is not None and best is None:
+        kind, want = "last", last
+    elif best is not None and last is None:
+        kind, want = "best", best
+    else:
         raise ValueError("give exactly one of last and best")
     saved = ckpt.load(RunPaths(run_dir).last)
     state = saved.state
-    steps = state.recent[-last:] if last is not None else [step for _, step in state.history][:best]
-    want = last if last is not None else best
+    steps = state.recent[-want:] if kind == "last" else [step for _, step in state.history][:want]
     if len(steps) < want:
-        raise UserError(too_few_hint(run_dir, saved.config, "last" if last is not None else "best", len(steps), want))
+        raise UserError(too_few_hint(run_dir, saved.config, kind, len(steps), want))
     paths = [RunPaths(run_dir).step(step) for step in steps]
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
@@ -63,10 +68,14 @@ def too_few_hint(run_dir: Path, config: dict[str, Any], which: str, have: int, w
     kept = getattr(saved_config(config).train, option)
     holds = kept if which == "last" or kept > 1 else 0  # step files the setting holds at most
     if holds >= want:
-        return (f"{run_dir}: the run has only {have} step checkpoint(s) for --{which} so far, {want} wanted "
-                f"(train.{option}={kept} already keeps enough); train it longer: each validation adds one")
-    return (f"{run_dir}: the run kept {have} step checkpoint(s) for --{which}, {want} wanted; "
-            f"train with --set train.{option}={max(want, 2) if which == 'best' else want} (or more)")
+        return (
+            f"{run_dir}: the run has only {have} step checkpoint(s) for --{which} so far, {want} wanted "
+            f"(train.{option}={kept} already keeps enough); train it longer: each validation adds one"
+        )
+    return (
+        f"{run_dir}: the run kept {have} step checkpoint(s) for --{which}, {want} wanted; "
+        f"train with --set train.{option}={max(want, 2) if which == 'best' else want} (or more)"
+    )
 
 
 def resolve(inputs: Sequence[Path], *, last: Optional[int], best: Optional[int]) -> list[Path]:
@@ -97,12 +106,16 @@ def _same_model(first: ckpt.Checkpoint, other: ckpt.Checkpoint, name: str, first
     rates and options that build the same network (:data:`nmt.config.saved.SAME_NETWORK`) may differ."""
     diff = changes(saved_config(first.config), saved_config(other.config), SAME_NETWORK)
     if diff:
-        raise UserError(f"{name}: its model differs from {first_name}'s "
-                        f"({', '.join(c.key.removeprefix('model.') for c in diff)}); "
-                        "only checkpoints of one architecture can be averaged")
+        raise UserError(
+            f"{name}: its model differs from {first_name}'s "
+            f"({', '.join(c.key.removeprefix('model.') for c in diff)}); "
+            "only checkpoints of one architecture can be averaged"
+        )
     if other.tokenizers != first.tokenizers:
-        raise UserError(f"{name}: its vocabulary differs from {first_name}'s; only checkpoints "
-                        "that share the SentencePiece models can be averaged")
+        raise UserError(
+            f"{name}: its vocabulary differs from {first_name}'s; only checkpoints "
+            "that share the SentencePiece models can be averaged"
+        )
 
 
 class RunningMean:
@@ -130,8 +143,10 @@ class RunningMean:
         self.count += 1
 
     def mean(self) -> dict[str, torch.Tensor]:
-        return {key: (self.sums[key] / self.count).to(value.dtype) if key in self.sums else value.clone()
-                for key, value in self.first.items()}
+        return {
+            key: (self.sums[key] / self.count).to(value.dtype) if key in self.sums else value.clone()
+            for key, value in self.first.items()
+        }
 
 
 def average_state(states: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
@@ -142,26 +157,35 @@ def average_state(states: Sequence[dict[str, torch.Tensor]]) -> dict[str, torch.
     return mean.mean()
 
 
+def _parameters_of(path: Path) -> ckpt.Checkpoint:
+    """A checkpoint without what averaging does not use (optimizer and RNG states), let go at once."""
+    saved = ckpt.load(path)
+    saved.optimizer = saved.rng = saved.rng_ranks = None
+    return saved
+
+
 def average(paths: Sequence[Path]) -> ckpt.Checkpoint:
     """One checkpoint with the mean parameters of ``paths`` (config and tokenizers of the newest).
 
     Checkpoints are read one at a time and only their parameters kept, so memory holds one
     checkpoint and the running sums, however many are averaged.
     """
-    mean, first, first_name, newest = RunningMean(), None, str(paths[0]), None
-    for path in paths:
-        saved = ckpt.load(path)
-        saved.optimizer = saved.rng = saved.rng_ranks = None  # let go of what averaging does not use
-        if first is None:
-            first = saved
-        else:
-            _same_model(first, saved, str(path), first_name)
+    mean, first_name = RunningMean(), str(paths[0])
+    first = newest = _parameters_of(paths[0])
+    mean.add(first.model, first_name)
+    for path in paths[1:]:
+        saved = _parameters_of(path)
+        _same_model(first, saved, str(path), first_name)
         mean.add(saved.model, str(path))
-        if newest is None or saved.state.step > newest.state.step:
+        if saved.state.step > newest.state.step:
             newest = saved
-    return ckpt.Checkpoint(config=newest.config, model=mean.mean(), tokenizers=newest.tokenizers,
-                           state=TrainState(step=newest.state.step, epoch=newest.state.epoch),
-                           averaged_from=[str(p) for p in paths])
+    return ckpt.Checkpoint(
+        config=newest.config,
+        model=mean.mean(),
+        tokenizers=newest.tokenizers,
+        state=TrainState(step=newest.state.step, epoch=newest.state.epoch),
+        averaged_from=[str(p) for p in paths],
+    )
 
 
 def check_output(output: Path, paths: Sequence[Path], force: bool) -> None:
@@ -174,20 +198,25 @@ def check_output(output: Path, paths: Sequence[Path], force: bool) -> None:
     if output.exists():
         same = next((p for p in paths if os.path.samefile(p, output)), None)
         if same is not None:
-            raise UserError(f"-o {output}: is {same}, one of the checkpoints being averaged; "
-                            "give another file name (--force does not replace an input)")
+            raise UserError(
+                f"-o {output}: is {same}, one of the checkpoints being averaged; "
+                "give another file name (--force does not replace an input)"
+            )
     if force:
         return
     if is_trainer_checkpoint(output):
-        raise UserError(f"-o {output}: a name the trainer writes in a run's checkpoints folder (best.pt, "
-                        f"last.pt, step files); give another name, e.g. {output.with_name('avg.pt')}, "
-                        "or --force to write it anyway")
+        raise UserError(
+            f"-o {output}: a name the trainer writes in a run's checkpoints folder (best.pt, "
+            f"last.pt, step files); give another name, e.g. {output.with_name('avg.pt')}, "
+            "or --force to write it anyway"
+        )
     if output.exists() or output.is_symlink():
         raise UserError(f"-o {output}: exists; give another file name, or --force to replace it")
 
 
-def run_average(inputs: Sequence[Path], output: Path, *, last: Optional[int], best: Optional[int],
-                force: bool = False) -> str:
+def run_average(
+    inputs: Sequence[Path], output: Path, *, last: Optional[int], best: Optional[int], force: bool = False
+) -> str:
     """``nmt average``: resolve, check the output, average, write; returns the line to print."""
     paths = resolve(inputs, last=last, best=best)
     check_output(Path(output), paths, force)

@@ -18,9 +18,10 @@ import contextlib
 import logging
 import os
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Callable, Iterator, NoReturn, Optional, Sequence, TypeVar
+from typing import Any, NoReturn, Optional, TypeVar
 
 import torch
 import torch.distributed as dist
@@ -68,7 +69,7 @@ class Context:
     def enabled(self) -> bool:
         return self.world_size > 1
 
-    def _reduce(self, values: Sequence[float], op: dist.ReduceOp) -> list[float]:
+    def _reduce(self, values: Sequence[float], op: dist.ReduceOp.RedOpType) -> list[float]:
         if not self.enabled:
             return [float(v) for v in values]
         tensor = torch.tensor(list(values), dtype=torch.float64, device=self.device)
@@ -181,8 +182,17 @@ def torchrun_argv(nproc: int, nmt_args: Sequence[str]) -> list[str]:
     ``--standalone`` gives a private rendezvous on a free local port, so several jobs can
     share a machine.
     """
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc),
-            "-m", "nmt", *nmt_args]
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        str(nproc),
+        "-m",
+        "nmt",
+        *nmt_args,
+    ]
 
 
 def relaunch(nproc: int, nmt_args: Sequence[str]) -> NoReturn:
@@ -199,4 +209,3 @@ def relaunch(nproc: int, nmt_args: Sequence[str]) -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(argv[0], argv)
-

@@ -27,8 +27,9 @@ import logging
 import math
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import torch
 
@@ -70,14 +71,22 @@ class Trainer:
     in the stop event.  :meth:`request_stop` does the same from anywhere else.
     """
 
-    def __init__(self, cfg: Config, run_dir: Path, progress: bool = True,
-                 dist: Optional[distributed.Context] = None, should_stop: Optional[StopRule] = None) -> None:
+    def __init__(
+        self,
+        cfg: Config,
+        run_dir: Path,
+        progress: bool = True,
+        dist: Optional[distributed.Context] = None,
+        should_stop: Optional[StopRule] = None,
+    ) -> None:
         self.dist = dist or distributed.Context(device=runtime.select_device(cfg.train.device))
         self.cfg, self.run_dir, self.progress = cfg, run_dir, progress and self.dist.is_main
         self.paths = RunPaths(run_dir)
         self.board = (  # before the data loads: a missing package fails fast
             tensorboard.Board(run_dir, attention_image=tensorboard.has_attention(cfg.model))
-            if cfg.train.tensorboard and self.dist.is_main else None)
+            if cfg.train.tensorboard and self.dist.is_main
+            else None
+        )
         self.parts = train_setup.build(cfg, run_dir, self.dist, self.progress)
         p = self.parts
         self.device, self.amp, self.model, self.train_model = p.device, p.amp, p.model, p.train_model
@@ -86,7 +95,7 @@ class Trainer:
         self.train_split, self.sampler = p.data.for_epoch(0)  # the current epoch's pairs and batches
         self.state = TrainState()
         self.signals = StopSignals(f"rank {self.dist.rank}: " if self.dist.enabled else "")
-        self.signal = 0   # the stop signal any rank received (SIGINT, SIGTERM), else 0
+        self.signal = 0  # the stop signal any rank received (SIGINT, SIGTERM), else 0
         self.should_stop = should_stop
         self.requested: Optional[str] = None  # the reason of a caller's stop, once asked
 
@@ -100,32 +109,45 @@ class Trainer:
     def checkpoint(self, rng_ranks: Optional[list[dict[str, Any]]] = None) -> ckpt.Checkpoint:
         """Everything needed to translate with the model and to resume this run exactly."""
         return ckpt.Checkpoint(
-            config=self.cfg.model_dump(mode="json"), model=self.model.state_dict(),
+            config=self.cfg.model_dump(mode="json"),
+            model=self.model.state_dict(),
             tokenizers={"src": self.parts.src_tok.model_bytes, "tgt": self.parts.tgt_tok.model_bytes},
-            state=self.state, optimizer=self.optimizer.state_dict(), schedule=self.schedule.state_dict(),
-            scaler=self.scaler.state_dict(), rng=runtime.rng_state(), rng_ranks=rng_ranks,
-            world_size=self.dist.world_size)
+            state=self.state,
+            optimizer=self.optimizer.state_dict(),
+            schedule=self.schedule.state_dict(),
+            scaler=self.scaler.state_dict(),
+            rng=runtime.rng_state(),
+            rng_ranks=rng_ranks,
+            world_size=self.dist.world_size,
+        )
 
     def restore(self, saved: ckpt.Checkpoint) -> None:
         """Continue from ``saved`` (same model config): weights, optimizer, schedules, streams, counters."""
         diff = changes(saved_config(saved.config), self.cfg, SAME_MODEL)
         if diff:
-            raise CheckpointError(f"checkpoint was trained with a different model config "
-                                  f"({', '.join(change.key for change in diff)})")
-        if not saved.trainable:
-            raise CheckpointError("checkpoint holds a model only (no optimizer or random streams); "
-                                  "it can translate but not resume training")
+            raise CheckpointError(
+                f"checkpoint was trained with a different model config ({', '.join(change.key for change in diff)})"
+            )
+        if saved.optimizer is None or saved.schedule is None or saved.rng is None:  # not saved.trainable
+            raise CheckpointError(
+                "checkpoint holds a model only (no optimizer or random streams); "
+                "it can translate but not resume training"
+            )
         self.model.load_state_dict(saved.model)
         self.optimizer.load_state_dict(saved.optimizer)
         self.schedule.load_state_dict(saved.schedule)
-        self.scaler.load_state_dict(saved.scaler)
+        if saved.scaler is not None:  # a trainer saves one always ({} while fp16 loss scaling is off)
+            self.scaler.load_state_dict(saved.scaler)
         streams = saved.rng_ranks or [saved.rng]
         if self.dist.rank < len(streams):  # a rank new to the run keeps its fresh seed + rank stream
             runtime.set_rng_state(streams[self.dist.rank])
         if saved.world_size != self.dist.world_size and self.dist.is_main:
-            log.warning("checkpoint written by %d process(es), resuming with %d: same batches, model and "
-                        "optimizer, but other dropout/teacher-forcing draws than an uninterrupted run",
-                        saved.world_size, self.dist.world_size)
+            log.warning(
+                "checkpoint written by %d process(es), resuming with %d: same batches, model and "
+                "optimizer, but other dropout/teacher-forcing draws than an uninterrupted run",
+                saved.world_size,
+                self.dist.world_size,
+            )
         self.state = TrainState.from_state_dict(saved.state.state_dict())
         log.info("resumed at %s", self.state.position())  # the words the stop line used
 
@@ -170,14 +192,21 @@ class Trainer:
             batch = batch.to(self.device, non_blocking=True)
             try:
                 with self.dist.no_sync(self.train_model, sync=i == len(batches) - 1):
-                    loss = batch_loss(self.train_model, batch, label_smoothing=t.label_smoothing,
-                                      teacher_forcing=p, device=self.device, amp=self.amp)
+                    loss = batch_loss(
+                        self.train_model,
+                        batch,
+                        label_smoothing=t.label_smoothing,
+                        teacher_forcing=p,
+                        device=self.device,
+                        amp=self.amp,
+                    )
                     self.scaler.scale(loss * weight / n_tokens).backward()
             except torch.OutOfMemoryError:
                 raise UserError(
                     f"out of memory on a batch of {batch.src.size(0)} sentences, source length "
                     f"{batch.src.size(1)}, target length {batch.tgt_in.size(1)} (step {state.step + 1}); "
-                    f"lower train.max_tokens (now {t.max_tokens}) and raise train.accumulate") from None
+                    f"lower train.max_tokens (now {t.max_tokens}) and raise train.accumulate"
+                ) from None
             value = loss.item()
             total += value if weight else 0.0 * value  # 0 * nan is nan: a bad stand-in still vetoes
         total = self.dist.all_sum([total])[0]  # every rank skips, or steps, alike
@@ -186,8 +215,10 @@ class Trainer:
             state.nonfinite += 1
             log.warning("non-finite loss at step %d: update skipped (%d in a row)", state.step + 1, state.nonfinite)
             if state.nonfinite >= t.max_nonfinite:
-                raise TrainingError(f"{state.nonfinite} non-finite losses in a row at step {state.step + 1}; "
-                                    f"lower train.lr or enable train.clip_grad_norm")
+                raise TrainingError(
+                    f"{state.nonfinite} non-finite losses in a row at step {state.step + 1}; "
+                    f"lower train.lr or enable train.clip_grad_norm"
+                )
             return Update(None, n_tokens, p, n_tokens / max(time.perf_counter() - start, 1e-9))
         state.nonfinite = 0
         grad_norm = apply_gradients(self.model, self.optimizer, self.scaler, t.clip_grad_norm)
@@ -199,19 +230,42 @@ class Trainer:
     def run_validation(self) -> Validation:
         """Rank 0 validates while the others wait; then every rank applies the same score."""
         t, state, parts = self.cfg.train, self.state, self.parts
-        result = self.dist.on_main(lambda: validate(
-            self.model, parts.valid, self.cfg, parts.tgt_tok, parts.src_tok, self.device, self.amp,
-            plot_path=self.paths.attention_map(state.step)))
+        result = self.dist.on_main(
+            lambda: validate(
+                self.model,
+                parts.valid,
+                self.cfg,
+                parts.tgt_tok,
+                parts.src_tok,
+                self.device,
+                self.amp,
+                plot_path=self.paths.attention_map(state.step),
+            )
+        )
         value = result.score(t.metric)
         better = state.validated(t.metric, value)
         if better:
             self.save(self.paths.best)
         self._keep_step_checkpoints(value)
         self.schedule.validated(value)
-        self.record(result.event(step=state.step, epoch=state.epoch + 1, elapsed_s=round(state.elapsed, 2),
-                                 lr=self.schedule.lr, best=state.best))
-        log.info("valid step %d: loss %.3f ppl %.2f BLEU %.2f chrF %.2f%s", state.step, result.loss,
-                 result.ppl, result.bleu, result.chrf, " (best)" if better else "")
+        self.record(
+            result.event(
+                step=state.step,
+                epoch=state.epoch + 1,
+                elapsed_s=round(state.elapsed, 2),
+                lr=self.schedule.lr,
+                best=state.best,
+            )
+        )
+        log.info(
+            "valid step %d: loss %.3f ppl %.2f BLEU %.2f chrF %.2f%s",
+            state.step,
+            result.loss,
+            result.ppl,
+            result.bleu,
+            result.chrf,
+            " (best)" if better else "",
+        )
         for sample in result.samples[:1]:
             log.info("  src: %s\n  ref: %s\n  hyp: %s", sample["src"], sample["ref"], sample["hyp"])
         if self.should_stop is not None:
@@ -244,8 +298,15 @@ class Trainer:
         t, state = self.cfg.train, self.state
         threads.tick()
         if update.loss is not None and state.step % t.log_every == 0:
-            self.record(update.event(step=state.step, epoch=state.epoch + 1, lr=self.schedule.lr,
-                                     elapsed_s=round(state.elapsed, 2), world_size=self.dist.world_size))
+            self.record(
+                update.event(
+                    step=state.step,
+                    epoch=state.epoch + 1,
+                    lr=self.schedule.lr,
+                    elapsed_s=round(state.elapsed, 2),
+                    world_size=self.dist.world_size,
+                )
+            )
         if t.valid_every and state.step % t.valid_every == 0 and update.loss is not None:
             self.run_validation()
             self.save(self.paths.last)
@@ -257,7 +318,7 @@ class Trainer:
         batches = self.sampler.batches(state.epoch)
         with EpochProgress(state.epoch + 1, len(batches), state.pos, self.progress) as bar:
             while state.pos < len(batches) and reason is None:
-                group = batches[state.pos:state.pos + self.per_update]
+                group = batches[state.pos : state.pos + self.per_update]
                 update = self.update(group)
                 state.pos += len(group)
                 state.elapsed = time.perf_counter() - clock
@@ -286,9 +347,17 @@ class Trainer:
         t, state = self.cfg.train, self.state
         clock = time.perf_counter() - state.elapsed
         with self.signals:
-            self.record(events.Start(step=state.step, epoch=state.epoch, elapsed_s=round(state.elapsed, 2),
-                                     params=count_parameters(self.model), world_size=self.dist.world_size,
-                                     amp=runtime.amp_name(self.amp), hardware=runtime.hardware(self.device)))
+            self.record(
+                events.Start(
+                    step=state.step,
+                    epoch=state.epoch,
+                    elapsed_s=round(state.elapsed, 2),
+                    params=count_parameters(self.model),
+                    world_size=self.dist.world_size,
+                    amp=runtime.amp_name(self.amp),
+                    hardware=runtime.hardware(self.device),
+                )
+            )
             try:
                 reason = self._train(clock)
             except BaseException:
@@ -297,17 +366,28 @@ class Trainer:
                 raise
         if self.board is not None:
             self.board.close()
-        self.record(events.Stop(reason=reason, step=state.step, epoch=state.epoch,
-                                elapsed_s=round(state.elapsed, 2), best=state.best))
+        self.record(
+            events.Stop(
+                reason=reason, step=state.step, epoch=state.epoch, elapsed_s=round(state.elapsed, 2), best=state.best
+            )
+        )
         if reason == "interrupted":
-            log.warning("stopped by %s at %s; checkpoints/last.pt is saved and the run can be resumed",
-                        signal.Signals(self.signal).name, state.position())
+            log.warning(
+                "stopped by %s at %s; checkpoints/last.pt is saved and the run can be resumed",
+                signal.Signals(self.signal).name,
+                state.position(),
+            )
             return RunOutcome.interrupted(self.signal, state, self.run_dir)
         return RunOutcome.finished(reason, state, t.metric, self.run_dir)
 
 
-def run_training(config: Optional[Path], overrides: list[str], resume: Optional[Path] = None,
-                 overwrite: bool = False, progress: bool = True) -> RunOutcome:
+def run_training(
+    config: Optional[Path],
+    overrides: list[str],
+    resume: Optional[Path] = None,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> RunOutcome:
     """Entry point of ``nmt train``: a fresh run from a config, or a resumed one.
 
     Under torchrun every rank calls this; only rank 0 creates or changes files, and it holds

@@ -50,8 +50,12 @@ class Schedule:
         self.plateau = None
         if cfg.schedule == "plateau":
             self.plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
-                optimizer, mode=metric_mode(cfg.metric), factor=cfg.plateau_factor, patience=cfg.plateau_patience,
-                min_lr=cfg.min_lr)
+                optimizer,
+                mode=metric_mode(cfg.metric),
+                factor=cfg.plateau_factor,
+                patience=cfg.plateau_patience,
+                min_lr=cfg.min_lr,
+            )
         self.steps = 0
         self._apply()
 
@@ -99,8 +103,9 @@ def teacher_forcing_p(cfg: TrainConfig, step: int) -> float:
     return p
 
 
-def apply_gradients(model: nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
-                    clip_grad_norm: float) -> torch.Tensor:
+def apply_gradients(
+    model: nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler, clip_grad_norm: float
+) -> torch.Tensor:
     """Unscale the gradients, clip their norm (0 = no clipping), step, then clear them.
 
     Returns the gradient's L2 norm before clipping, as a tensor (no device sync until read).

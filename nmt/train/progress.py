@@ -16,8 +16,15 @@ class EpochProgress:
     """A bar over one epoch's ``total`` global batches, starting at ``done`` (a resumed epoch)."""
 
     def __init__(self, epoch: int, total: int, done: int = 0, enabled: bool = True) -> None:
-        self.bar = tqdm(total=total, initial=done, desc=f"epoch {epoch}", disable=not enabled,
-                        unit="batch", dynamic_ncols=True, leave=False)
+        self.bar = tqdm(
+            total=total,
+            initial=done,
+            desc=f"epoch {epoch}",
+            disable=not enabled,
+            unit="batch",
+            dynamic_ncols=True,
+            leave=False,
+        )
 
     def update(self, batches: int, loss: Optional[float], lr: float, tokens_per_s: float) -> None:
         """Count ``batches`` more; show the update's loss (None: skipped), learning rate and speed."""
@@ -28,7 +35,7 @@ class EpochProgress:
     def close(self) -> None:
         self.bar.close()
 
-    def __enter__(self) -> "EpochProgress":
+    def __enter__(self) -> EpochProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -21,18 +21,27 @@ from nmt.run.state import TrainState
 class Update:
     """What one optimizer update did: the fields of a metrics.jsonl ``train`` event (:meth:`event`)."""
 
-    loss: Optional[float]              # per target token; None: non-finite, the update was skipped
-    tgt_tokens: int                    # scored target tokens of the whole global group
-    tf: float                          # teacher-forcing probability it trained with
-    tok_s: float                       # target tokens per second of wall clock
+    loss: Optional[float]  # per target token; None: non-finite, the update was skipped
+    tgt_tokens: int  # scored target tokens of the whole global group
+    tf: float  # teacher-forcing probability it trained with
+    tok_s: float  # target tokens per second of wall clock
     grad_norm: Optional[torch.Tensor] = None  # before clipping; a tensor, read (a device sync) only when logged
 
     def event(self, *, step: int, epoch: int, lr: float, elapsed_s: float, world_size: int) -> events.Train:
         """The ``train`` event of this update (a skipped one has none to log)."""
         assert self.loss is not None, "a skipped update is not logged"
-        return events.Train(step=step, epoch=epoch, loss=self.loss, lr=lr, tf=self.tf, tok_s=round(self.tok_s, 1),
-                            tgt_tokens=self.tgt_tokens, elapsed_s=elapsed_s, world_size=world_size,
-                            grad_norm=None if self.grad_norm is None else round(float(self.grad_norm), 4))
+        return events.Train(
+            step=step,
+            epoch=epoch,
+            loss=self.loss,
+            lr=lr,
+            tf=self.tf,
+            tok_s=round(self.tok_s, 1),
+            tgt_tokens=self.tgt_tokens,
+            elapsed_s=elapsed_s,
+            world_size=world_size,
+            grad_norm=None if self.grad_norm is None else round(float(self.grad_norm), 4),
+        )
 
 
 @dataclass(frozen=True)
@@ -48,13 +57,18 @@ class RunOutcome:
         return 128 + self.signal if self.signal else 0
 
     @classmethod
-    def finished(cls, reason: str, state: TrainState, metric: str, run_dir: Path) -> "RunOutcome":
+    def finished(cls, reason: str, state: TrainState, metric: str, run_dir: Path) -> RunOutcome:
         """A run that stopped by one of its rules (or a caller's): where, after how long, how good."""
-        return cls(f"stopped ({reason}) at {state.position()}, after {state.elapsed / 60:.1f} min; "
-                   f"best {metric} {state.best}; run in {run_dir}")
+        return cls(
+            f"stopped ({reason}) at {state.position()}, after {state.elapsed / 60:.1f} min; "
+            f"best {metric} {state.best}; run in {run_dir}"
+        )
 
     @classmethod
-    def interrupted(cls, signum: int, state: TrainState, run_dir: Path) -> "RunOutcome":
+    def interrupted(cls, signum: int, state: TrainState, run_dir: Path) -> RunOutcome:
         """A run stopped by a signal: last.pt is saved, and the command that continues it."""
-        return cls(f"interrupted by {signal.Signals(signum).name} at {state.position()}; checkpoints/last.pt "
-                   f"saved; continue with: nmt train --resume {run_dir}", signum)
+        return cls(
+            f"interrupted by {signal.Signals(signum).name} at {state.position()}; checkpoints/last.pt "
+            f"saved; continue with: nmt train --resume {run_dir}",
+            signum,
+        )

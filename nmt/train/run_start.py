@@ -54,16 +54,20 @@ def resolve_run(config: Optional[Path], overrides: list[str], resume: Optional[P
     run_dir = Path(resume)
     paths = RunPaths(run_dir)
     if config is not None:
-        raise UserError(f"--resume {run_dir} continues with the run's own {paths.config}; "
-                        f"leave out --config {config} (--set can change train.* and decode.* options)")
+        raise UserError(
+            f"--resume {run_dir} continues with the run's own {paths.config}; "
+            f"leave out --config {config} (--set can change train.* and decode.* options)"
+        )
     if not paths.last.is_file():
         raise UserError(f"{run_dir}: no {paths.last.relative_to(run_dir)} to resume from")
     saved = config_mod.load(paths.config, saved=True)
     cfg = config_mod.load(paths.config, overrides, saved=True)
     fixed = changes(saved, cfg, RESUME)
     if fixed:
-        raise UserError(f"--resume {run_dir}: these options are fixed for the run and cannot change "
-                        f"({'; '.join(map(str, fixed))}); start a new run (another name) to change them")
+        raise UserError(
+            f"--resume {run_dir}: these options are fixed for the run and cannot change "
+            f"({'; '.join(map(str, fixed))}); start a new run (another name) to change them"
+        )
     return cfg, run_dir
 
 

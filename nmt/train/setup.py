@@ -16,21 +16,19 @@ from typing import Optional
 import torch
 from torch import nn
 
-from nmt.train import distributed
-
-from nmt.util import runtime
-
-from nmt.util import threads
 from nmt.config import Config, TrainConfig
 from nmt.data.batching import BatchSampler
 from nmt.data.dataset import EncodedSplit
 from nmt.data.pipeline import load_corpus
 from nmt.data.tokenizer import Tokenizer
-from nmt.util.fileio import atomic_write_bytes
 from nmt.model.build import TranslationModel, build_model, count_parameters
+from nmt.model.seq2seq import Seq2Seq
 from nmt.run.paths import RunPaths
+from nmt.train import distributed
 from nmt.train.optim import Schedule, build_optimizer
 from nmt.train.validate import ValidationSet
+from nmt.util import runtime, threads
+from nmt.util.fileio import atomic_write_bytes
 
 log = logging.getLogger(__name__)
 
@@ -44,31 +42,46 @@ class TrainingData:
     batches the interrupted one had.
     """
 
-    def __init__(self, split: EncodedSplit, t: TrainConfig, text: Optional[tuple[list[str], list[str]]] = None,
-                 tokenizers: Optional[tuple[Tokenizer, Tokenizer]] = None) -> None:
+    def __init__(
+        self,
+        split: EncodedSplit,
+        t: TrainConfig,
+        text: Optional[tuple[list[str], list[str]]] = None,
+        tokenizers: Optional[tuple[Tokenizer, Tokenizer]] = None,
+    ) -> None:
         if t.subword_alpha > 0 and (text is None or tokenizers is None):
             raise ValueError("subword sampling needs the training text and both tokenizers")
         self.t, self.text, self.tokenizers = t, text, tokenizers
-        self.split, self.sampler = split, make_sampler(split, t)   # the one segmentation
+        self.split, self.sampler = split, make_sampler(split, t)  # the one segmentation
         self._memo: Optional[tuple[int, EncodedSplit, BatchSampler]] = None
 
     def for_epoch(self, epoch: int) -> tuple[EncodedSplit, BatchSampler]:
         """The pairs and the batch sampler of ``epoch``."""
-        if self.t.subword_alpha == 0:
+        if self.t.subword_alpha == 0 or self.text is None or self.tokenizers is None:  # (both given when > 0)
             return self.split, self.sampler
         if self._memo is None or self._memo[0] != epoch:
             seed = 2 * (self.t.seed * 1_000_003 + epoch)  # one stream per (seed, epoch, side)
             (src_text, tgt_text), (src_tok, tgt_tok) = self.text, self.tokenizers
-            split = EncodedSplit.from_sequences(src_tok.sample(src_text, self.t.subword_alpha, seed),
-                                                tgt_tok.sample(tgt_text, self.t.subword_alpha, seed + 1))
+            split = EncodedSplit.from_sequences(
+                src_tok.sample(src_text, self.t.subword_alpha, seed),
+                tgt_tok.sample(tgt_text, self.t.subword_alpha, seed + 1),
+            )
             self._memo = (epoch, split, make_sampler(split, self.t))
         return self._memo[1], self._memo[2]
 
 
 def make_sampler(split: EncodedSplit, t: TrainConfig) -> BatchSampler:
     """Shuffled, length-bucketed training batches of ``split`` as ``t`` sets them."""
-    return BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=t.max_tokens, batch_size=t.batch_size,
-                        shuffle=True, seed=t.seed, max_len=t.max_len, curriculum_epochs=t.curriculum_epochs)
+    return BatchSampler(
+        split.src_lengths,
+        split.tgt_lengths,
+        max_tokens=t.max_tokens,
+        batch_size=t.batch_size,
+        shuffle=True,
+        seed=t.seed,
+        max_len=t.max_len,
+        curriculum_epochs=t.curriculum_epochs,
+    )
 
 
 @dataclass
@@ -76,17 +89,17 @@ class Parts:
     """The objects of one run; the trainer changes their state, never which objects they are."""
 
     device: torch.device
-    amp: Optional[torch.dtype]        # autocast dtype, None for fp32
+    amp: Optional[torch.dtype]  # autocast dtype, None for fp32
     src_tok: Tokenizer
     tgt_tok: Tokenizer
     data: TrainingData
     valid: ValidationSet
-    model: TranslationModel                  # for validation, checkpoints and everything but training forwards
-    train_model: nn.Module            # ``model`` or its DDP wrapper
+    model: TranslationModel  # for validation, checkpoints and everything but training forwards
+    train_model: nn.Module  # ``model`` or its DDP wrapper
     optimizer: torch.optim.Optimizer
     schedule: Schedule
     scaler: torch.amp.GradScaler
-    per_update: int                   # global batches per update (processes x accumulate)
+    per_update: int  # global batches per update (processes x accumulate)
 
 
 def planned_updates(sampler: BatchSampler, t: TrainConfig, per_update: int) -> tuple[int, int]:
@@ -118,25 +131,46 @@ def build(cfg: Config, run_dir: Path, dist: distributed.Context, progress: bool)
         text = (corpus.text("train", cfg.data.src), corpus.text("train", cfg.data.tgt))
     data = TrainingData(train_split, t, text, (corpus.src_tok, corpus.tgt_tok))
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device)
-    if t.compile != "off":  # the config allows it for the RNN only
+    if t.compile != "off" and isinstance(model, Seq2Seq):  # the config allows it for the RNN only
         model.decoder.compile_step(t.compile)
     optimizer = build_optimizer(t, model)
     per_update = dist.world_size * t.accumulate
     total, epoch_batches = planned_updates(data.for_epoch(0)[1], t, per_update)  # sampled segmentations are longer
     planned = min(total, t.max_steps) if t.max_steps else total
     amp = runtime.amp_dtype(device, t.amp)
-    parts = Parts(device=device, amp=amp, src_tok=corpus.src_tok, tgt_tok=corpus.tgt_tok,
-                  data=data,
-                  valid=ValidationSet(corpus.splits["valid"], corpus.text("valid", cfg.data.tgt),
-                                      corpus.text("valid", cfg.data.src)),
-                  model=model, train_model=dist.wrap(model), optimizer=optimizer,
-                  schedule=Schedule(t, optimizer, t.max_steps or total),
-                  scaler=runtime.grad_scaler(device, amp), per_update=per_update)
-    log.info("model: %s parameters; %d training pairs, %d batches per full epoch, %d updates planned",
-             f"{count_parameters(model):,}", len(train_split), epoch_batches, planned)
-    unit, size = ("tokens", t.max_tokens) if t.max_tokens else ("sentences", t.batch_size)
-    log.info("%d process(es)%s; batch per update: up to %d x %d x %d = %d %s (processes x "
-             "accumulate x train.max_tokens/batch_size)", dist.world_size,
-             f" ({dist.backend})" if dist.backend else "", dist.world_size,
-             t.accumulate, size, per_update * size, unit)
+    parts = Parts(
+        device=device,
+        amp=amp,
+        src_tok=corpus.src_tok,
+        tgt_tok=corpus.tgt_tok,
+        data=data,
+        valid=ValidationSet(
+            corpus.splits["valid"], corpus.text("valid", cfg.data.tgt), corpus.text("valid", cfg.data.src)
+        ),
+        model=model,
+        train_model=dist.wrap(model),
+        optimizer=optimizer,
+        schedule=Schedule(t, optimizer, t.max_steps or total),
+        scaler=runtime.grad_scaler(device, amp),
+        per_update=per_update,
+    )
+    log.info(
+        "model: %s parameters; %d training pairs, %d batches per full epoch, %d updates planned",
+        f"{count_parameters(model):,}",
+        len(train_split),
+        epoch_batches,
+        planned,
+    )
+    unit, size = ("tokens", t.max_tokens) if t.max_tokens else ("sentences", t.batch_size or 0)  # the config sets one
+    log.info(
+        "%d process(es)%s; batch per update: up to %d x %d x %d = %d %s (processes x "
+        "accumulate x train.max_tokens/batch_size)",
+        dist.world_size,
+        f" ({dist.backend})" if dist.backend else "",
+        dist.world_size,
+        t.accumulate,
+        size,
+        per_update * size,
+        unit,
+    )
     return parts

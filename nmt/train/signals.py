@@ -32,12 +32,15 @@ class StopSignals:
         self._previous: dict[int, Any] = {}
 
     def _handle(self, signum: int, _frame: Optional[FrameType]) -> None:
-        log.warning("%s%s received: saving a checkpoint after this update (again to abort)",
-                    self.who, signal.Signals(signum).name)
+        log.warning(
+            "%s%s received: saving a checkpoint after this update (again to abort)",
+            self.who,
+            signal.Signals(signum).name,
+        )
         self.received = signum
         signal.signal(signum, signal.SIG_DFL)
 
-    def __enter__(self) -> "StopSignals":
+    def __enter__(self) -> StopSignals:
         self._previous = {int(s): signal.signal(s, self._handle) for s in STOP_SIGNALS}
         return self
 

@@ -22,17 +22,24 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Optional
 
+from nmt.config.sections import ModelConfig
 from nmt.run import events
 from nmt.run.paths import RunPaths
-from nmt.config.sections import ModelConfig
 from nmt.util.errors import UserError
 from nmt.util.fileio import DiskFullError, is_disk_full
 
+if TYPE_CHECKING:  # imported when the option is on only, see require()
+    from torch.utils.tensorboard import SummaryWriter
+
 log = logging.getLogger(__name__)
+
+ExceptHook = Callable[[threading.ExceptHookArgs], object]
+"""What ``threading.excepthook`` holds."""
 
 
 def require() -> None:
@@ -44,8 +51,10 @@ def require() -> None:
         import torch.utils.tensorboard  # noqa: F401  (imports the tensorboard package)
     except ImportError as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UserError(f"train.tensorboard is on but TensorBoard cannot be loaded ({reason}): "
-                        f"pip install tensorboard, or turn it off with --set train.tensorboard=false") from None
+        raise UserError(
+            f"train.tensorboard is on but TensorBoard cannot be loaded ({reason}): "
+            f"pip install tensorboard, or turn it off with --set train.tensorboard=false"
+        ) from None
 
 
 def has_attention(model: ModelConfig) -> bool:
@@ -66,10 +75,10 @@ class Board:
         require()  # also for trainers built without run_training (scripts/bench_time_to_quality.py)
         self.run_dir = run_dir
         self.attention_image = attention_image  # off when the model's heat map is uniform
-        self.writer: Optional[Any] = None  # torch.utils.tensorboard.SummaryWriter, once started
+        self.writer: Optional[SummaryWriter] = None  # once started
         self.failure: Optional[BaseException] = None  # what the writer's thread raised, not yet reported
-        self._hook: Optional[Callable[[Any], None]] = None  # our threading.excepthook while open
-        self._previous_hook: Optional[Callable[[Any], None]] = None  # the one it forwards to
+        self._hook: Optional[ExceptHook] = None  # our threading.excepthook while open
+        self._previous_hook: Optional[ExceptHook] = None  # the one it forwards to
 
     def write(self, event: events.Event) -> None:
         """Mirror one event; a start event (re)opens the stream, a stop event flushes it."""
@@ -79,9 +88,9 @@ class Board:
             if self.writer is None:
                 return
             if isinstance(event, events.Train):
-                self._train(event)
+                self._train(self.writer, event)
             elif isinstance(event, events.Valid):
-                self._valid(event)
+                self._valid(self.writer, event)
             elif isinstance(event, events.Stop):
                 self.writer.flush()
 
@@ -96,7 +105,7 @@ class Board:
             with self._guard():
                 if writer is not None:
                     writer.close()
-        except Exception as exc:  # noqa: BLE001 - raised unless quiet
+        except Exception as exc:
             if not quiet:
                 raise
             log.debug("TensorBoard writer failed while closing: %s", exc)
@@ -125,9 +134,11 @@ class Board:
         if isinstance(exc, UserError):  # already reported as one (a nested call)
             return exc
         if is_disk_full(exc, folder):
-            return DiskFullError(f"disk full: no space left on device while writing TensorBoard events to {folder} "
-                                 f"(earlier checkpoints are intact); free space and resume with nmt train --resume "
-                                 f"{self.run_dir}, or add --set train.tensorboard=false")
+            return DiskFullError(
+                f"disk full: no space left on device while writing TensorBoard events to {folder} "
+                f"(earlier checkpoints are intact); free space and resume with nmt train --resume "
+                f"{self.run_dir}, or add --set train.tensorboard=false"
+            )
         if isinstance(exc, OSError):
             return UserError(f"cannot write TensorBoard events to {folder}: {exc.strerror or exc}")
         return exc
@@ -138,7 +149,7 @@ class Board:
             return
         previous = threading.excepthook
 
-        def hook(args: Any) -> None:
+        def hook(args: threading.ExceptHookArgs) -> None:
             if self._hook is hook and is_writer_thread(args.thread):
                 self.failure = args.exc_value
             else:
@@ -149,7 +160,7 @@ class Board:
 
     def _release_hook(self) -> None:
         """Give ``threading.excepthook`` back (if another hook was set on top, ours now only forwards)."""
-        if self._hook is not None and threading.excepthook is self._hook:
+        if self._previous_hook is not None and threading.excepthook is self._hook:
             threading.excepthook = self._previous_hook
         self._hook = self._previous_hook = None
 
@@ -161,8 +172,8 @@ class Board:
         # purge_step: drop what a crashed process logged after the checkpoint this run resumes from
         self.writer = SummaryWriter(str(RunPaths(self.run_dir).tensorboard), purge_step=step + 1 if step else None)
 
-    def _train(self, e: events.Train) -> None:
-        w = self.writer
+    @staticmethod
+    def _train(w: SummaryWriter, e: events.Train) -> None:
         w.add_scalar("train/loss", e.loss, e.step)
         w.add_scalar("train/ppl", math.exp(min(e.loss, 50.0)), e.step)  # of the label-smoothed loss
         w.add_scalar("train/lr", e.lr, e.step)
@@ -171,8 +182,7 @@ class Board:
         if e.grad_norm is not None:
             w.add_scalar("train/grad_norm", e.grad_norm, e.step)
 
-    def _valid(self, e: events.Valid) -> None:
-        w = self.writer
+    def _valid(self, w: SummaryWriter, e: events.Valid) -> None:
         for name in ("loss", "ppl", "bleu", "chrf"):
             w.add_scalar(f"valid/{name}", getattr(e, name), e.step)
         if e.samples:

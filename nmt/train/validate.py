@@ -9,16 +9,16 @@ from typing import Optional
 
 import torch
 
-from nmt.run import events
-from nmt.util import runtime
 from nmt.config import Config, DecodeConfig
 from nmt.data.batching import BatchSampler, collate
 from nmt.data.dataset import EncodedSplit
 from nmt.data.tokenizer import Tokenizer
-from nmt.score.metrics import score
 from nmt.decode.inference import translate_ids
-from nmt.train.loss import batch_loss
 from nmt.model.build import TranslationModel
+from nmt.run import events
+from nmt.score.metrics import score
+from nmt.train.loss import batch_loss
+from nmt.util import runtime
 
 GPU_VALID_BATCH = 512  # greedy validation batch on CUDA when train.valid_batch_size is null
 
@@ -28,9 +28,9 @@ class Validation:
     """One validation's scores and samples: what a metrics.jsonl ``valid`` event adds to the
     run's position (:meth:`event`)."""
 
-    loss: float               # cross-entropy per target token, teacher-forced, no label smoothing
+    loss: float  # cross-entropy per target token, teacher-forced, no label smoothing
     ppl: float
-    bleu: float               # greedy, sacreBLEU
+    bleu: float  # greedy, sacreBLEU
     chrf: float
     bleu_signature: str
     samples: list[dict[str, str]]  # src, ref, hyp of the first sentences
@@ -47,21 +47,27 @@ class Validation:
 @dataclass
 class ValidationSet:
     split: EncodedSplit
-    refs: list[str]        # raw reference lines (detokenized), for sacreBLEU
-    srcs: list[str]        # raw source lines, for samples
+    refs: list[str]  # raw reference lines (detokenized), for sacreBLEU
+    srcs: list[str]  # raw source lines, for samples
 
 
-def token_loss(model: TranslationModel, split: EncodedSplit, cfg: Config, device: torch.device,
-               amp: torch.dtype | None) -> tuple[float, int]:
+def token_loss(
+    model: TranslationModel, split: EncodedSplit, cfg: Config, device: torch.device, amp: torch.dtype | None
+) -> tuple[float, int]:
     """Summed cross-entropy (no label smoothing) over all target tokens, and their count."""
-    sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=cfg.train.max_tokens,
-                           batch_size=cfg.train.batch_size, shuffle=False, seed=0,
-                           max_len=cfg.train.max_len)
+    sampler = BatchSampler(
+        split.src_lengths,
+        split.tgt_lengths,
+        max_tokens=cfg.train.max_tokens,
+        batch_size=cfg.train.batch_size,
+        shuffle=False,
+        seed=0,
+        max_len=cfg.train.max_len,
+    )
     total, count = 0.0, 0
     for indices in sampler.batches(0):
         batch = collate(split, indices, cfg.train.max_len).to(device)
-        total += batch_loss(model, batch, label_smoothing=0.0, teacher_forcing=1.0,
-                            device=device, amp=amp).item()
+        total += batch_loss(model, batch, label_smoothing=0.0, teacher_forcing=1.0, device=device, amp=amp).item()
         count += int(batch.n_tgt_tokens)
     return total, count
 
@@ -74,31 +80,44 @@ def validation_decode(cfg: Config, device: torch.device) -> DecodeConfig:
 
 
 @torch.no_grad()
-def validate(model: TranslationModel, data: ValidationSet, cfg: Config, tgt_tok: Tokenizer,
-             src_tok: Tokenizer, device: torch.device, amp: torch.dtype | None,
-             plot_path: Path | None = None) -> Validation:
+def validate(
+    model: TranslationModel,
+    data: ValidationSet,
+    cfg: Config,
+    tgt_tok: Tokenizer,
+    src_tok: Tokenizer,
+    device: torch.device,
+    amp: torch.dtype | None,
+    plot_path: Path | None = None,
+) -> Validation:
     """Score the model on the validation split; leaves the model in training mode."""
     model.eval()
     with runtime.preserved_rng():
         total, count = token_loss(model, data.split, cfg, device, amp)
         n = min(len(data.split), cfg.train.valid_max_sentences or len(data.split))
         sources = [data.split.src(i)[: cfg.train.max_len].tolist() for i in range(n)]
-        outputs = translate_ids(model, sources, validation_decode(cfg, device), device, beam=1,
-                                return_attention=plot_path is not None)
+        outputs = translate_ids(
+            model, sources, validation_decode(cfg, device), device, beam=1, return_attention=plot_path is not None
+        )
     hyps = [tgt_tok.decode(t.ids[0]) for t in outputs]
     result = score(hyps, data.refs[:n])
     loss = total / max(count, 1)
     metrics = Validation(
-        loss=loss, ppl=math.exp(min(loss, 50.0)), bleu=result.bleu, chrf=result.chrf,
+        loss=loss,
+        ppl=math.exp(min(loss, 50.0)),
+        bleu=result.bleu,
+        chrf=result.chrf,
         bleu_signature=result.bleu_signature,
-        samples=[{"src": data.srcs[i], "ref": data.refs[i], "hyp": hyps[i]} for i in range(min(3, n))])
-    if plot_path is not None and outputs and outputs[0].attention is not None:
+        samples=[{"src": data.srcs[i], "ref": data.refs[i], "hyp": hyps[i]} for i in range(min(3, n))],
+    )
+    attention = outputs[0].attention if outputs else None  # of the first sentence's best output
+    if plot_path is not None and attention is not None:
         from nmt.util.plots import plot_attention
 
-        first = outputs[0]
         src_labels = src_tok.decode_pieces(sources[0])
-        tgt_labels = tgt_tok.decode_pieces(first.ids[0]) + ["</s>"]
-        plot_attention(first.attention, src_labels, tgt_labels, plot_path,
-                       title=f"validation sentence 0, BLEU {result.bleu:.1f}")
+        tgt_labels = tgt_tok.decode_pieces(outputs[0].ids[0]) + ["</s>"]
+        plot_attention(
+            attention, src_labels, tgt_labels, plot_path, title=f"validation sentence 0, BLEU {result.bleu:.1f}"
+        )
     model.train()
     return metrics

@@ -13,7 +13,6 @@ SHOWN_VALUE_CHARS = 80
 """An error quotes at most this many characters of a value, or of one key."""
 
 
-
 class UserError(Exception):
     """Bad input from the user: a path, a config value, a file's content."""
 
@@ -39,12 +38,15 @@ def short_repr(value: Any, limit: int = SHOWN_VALUE_CHARS) -> str:
     if isinstance(value, (list, tuple, dict)):
         opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
         text = opening
-        for item in (value.items() if isinstance(value, dict) else value):
+        for item in value.items() if isinstance(value, dict) else value:
             budget = limit - len(text)
             if budget < 4:  # no room for another item (this also bounds the depth of nesting shown)
                 return text[: limit - 3] + "..."
-            part = (f"{short_repr(item[0], budget)}: {short_repr(item[1], budget)}" if isinstance(value, dict)
-                    else short_repr(item, budget))
+            part = (
+                f"{short_repr(item[0], budget)}: {short_repr(item[1], budget)}"
+                if isinstance(value, dict)
+                else short_repr(item, budget)
+            )
             text += (", " if text != opening else "") + part
         text += closing
     elif isinstance(value, (str, bytes)):

@@ -15,9 +15,10 @@ import hashlib
 import os
 import secrets
 import shutil
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator, Optional
+from typing import IO, Optional
 
 from nmt.util.errors import DataError, UserError
 
@@ -127,8 +128,10 @@ def decode_lines(data: bytes, name: str, first_line: int = 1) -> list[str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = first_line + data.count(b"\n", 0, e.start)
-        raise DataError(f"{name}: line {line} is not valid UTF-8 (byte 0x{data[e.start]:02x}); "
-                        "convert the file to UTF-8, e.g. with iconv") from None
+        raise DataError(
+            f"{name}: line {line} is not valid UTF-8 (byte 0x{data[e.start]:02x}); "
+            "convert the file to UTF-8, e.g. with iconv"
+        ) from None
     if first_line == 1:
         text = text.removeprefix("\ufeff")
     lines = text.split("\n")

@@ -9,7 +9,7 @@ Every PNG is written to a temporary file and moved into place.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -104,16 +104,19 @@ def plot_attention_grid(
     """
     data = _as_array(weights)
     if data.ndim != 4 or data.shape[2:] != (len(row_tokens), len(col_tokens)) or 0 in data.shape:
-        raise ValueError(f"attention weights have shape {tuple(data.shape)}, expected (L, h, {len(row_tokens)}, "
-                         f"{len(col_tokens)}) from the tokens, none of them empty")
+        raise ValueError(
+            f"attention weights have shape {tuple(data.shape)}, expected (L, h, {len(row_tokens)}, "
+            f"{len(col_tokens)}) from the tokens, none of them empty"
+        )
     L, h, T, S = data.shape
     fig = _new_figure(width=min(1.0 + h * (1.0 + 0.18 * S), 40.0), height=min(0.8 + L * (1.0 + 0.18 * T), 40.0))
     axes = fig.subplots(L, h, squeeze=False)
     for layer in range(L):
         for head in range(h):
             ax = axes[layer][head]
-            image = ax.imshow(data[layer, head], aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0,
-                              interpolation="nearest")
+            image = ax.imshow(
+                data[layer, head], aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest"
+            )
             ax.set_xticks(range(S), labels=col_tokens if layer == L - 1 else [], rotation=90, fontsize=6)
             ax.set_yticks(range(T), labels=row_tokens if head == 0 else [], fontsize=6)
             ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=7)
@@ -160,7 +163,7 @@ def plot_bleu_by_length(
 
 
 def plot_curves(
-    series: dict[str, Sequence[tuple[float, float]]],
+    series: Mapping[str, Sequence[tuple[float, float]]],
     path: Path,
     xlabel: str,
     ylabel: str,

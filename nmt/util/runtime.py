@@ -12,7 +12,8 @@ import os
 import platform
 import random
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import torch
@@ -53,12 +54,16 @@ def hardware(device: torch.device) -> dict[str, Any]:
         name = platform.processor() or platform.machine()
         try:
             with open("/proc/cpuinfo", encoding="utf-8") as handle:
-                name = next((line.split(":", 1)[1].strip() for line in handle
-                             if line.startswith("model name")), name)
+                name = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), name)
         except OSError:
             pass
-    return {"device": device.type, "device_name": name, "cpus": os.cpu_count(),
-            "threads": torch.get_num_threads(), "torch": torch.__version__}
+    return {
+        "device": device.type,
+        "device_name": name,
+        "cpus": os.cpu_count(),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+    }
 
 
 def select_device(name: str, local_rank: int | None = None) -> torch.device:
@@ -77,8 +82,10 @@ def select_device(name: str, local_rank: int | None = None) -> torch.device:
         device = torch.device(name)
     if device.type == "cuda" and local_rank is not None:
         if local_rank >= torch.cuda.device_count():
-            raise UserError(f"local rank {local_rank} but only {torch.cuda.device_count()} GPU(s) here; "
-                            f"start at most that many processes per node")
+            raise UserError(
+                f"local rank {local_rank} but only {torch.cuda.device_count()} GPU(s) here; "
+                f"start at most that many processes per node"
+            )
         device = torch.device("cuda", local_rank)
         torch.cuda.set_device(device)
     return device

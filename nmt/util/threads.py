@@ -100,8 +100,13 @@ class ThreadGovernor:
         self.last = now
         wanted = threads_for(free, self.ceiling)
         if wanted != self.threads:
-            log.info("other processes left %.1f of %d cores free: %d -> %d threads", free, len(self.cpus),
-                     self.threads, wanted)
+            log.info(
+                "other processes left %.1f of %d cores free: %d -> %d threads",
+                free,
+                len(self.cpus),
+                self.threads,
+                wanted,
+            )
             torch.set_num_threads(wanted)
             self.threads = wanted
         return self.threads

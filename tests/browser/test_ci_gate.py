@@ -32,16 +32,18 @@ def no_browser(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 @pytest.mark.parametrize("ci", ["true", "TRUE"])
-def test_a_browser_test_without_a_browser_fails_under_ci(no_browser: str, ci: str,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_browser_test_without_a_browser_fails_under_ci(
+    no_browser: str, ci: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CI", ci)
     with pytest.raises(pytest.fail.Exception, match=f"CI=true and no headless browser: {no_browser}"):
         conftest.pytest_runtest_setup(FakeItem("browser"))
 
 
 @pytest.mark.parametrize("ci", [None, "", "false", "0"])
-def test_a_browser_test_without_a_browser_skips_outside_ci(no_browser: str, ci: Optional[str],
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_browser_test_without_a_browser_skips_outside_ci(
+    no_browser: str, ci: Optional[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     if ci is None:
         monkeypatch.delenv("CI", raising=False)
     else:
@@ -59,4 +61,3 @@ def test_the_gate_lets_a_browser_test_run_where_a_browser_is(monkeypatch: pytest
 def test_the_gate_leaves_every_other_test_alone(no_browser: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "true")
     assert conftest.pytest_runtest_setup(FakeItem("slow")) is None
-

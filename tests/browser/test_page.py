@@ -20,7 +20,8 @@ pytestmark = pytest.mark.browser
 
 
 def test_a_typed_sentence_gets_a_heat_map_with_a_row_per_output_and_a_column_per_source_token(
-        trained_toy: Path, toy_files, tmp_path: Path) -> None:
+    trained_toy: Path, toy_files, tmp_path: Path
+) -> None:
     from selenium.webdriver.common.by import By
 
     _, files = toy_files
@@ -28,9 +29,11 @@ def test_a_typed_sentence_gets_a_heat_map_with_a_row_per_output_and_a_column_per
     best = trained_toy / "checkpoints" / "best.pt"
     with serving(["--checkpoint", f"toy={best}"], tmp_path / "server.log") as url, headless_chromium() as driver:
         translate_on_page(driver, url, sentence)
-        request = urllib.request.Request(url + "/translate", headers={"Content-Type": "application/json"},
-                                         data=json.dumps({"text": [sentence], "beam": 5, "n_best": 5,
-                                                          "attention": True}).encode())
+        request = urllib.request.Request(
+            url + "/translate",
+            headers={"Content-Type": "application/json"},
+            data=json.dumps({"text": [sentence], "beam": 5, "n_best": 5, "attention": True}).encode(),
+        )
         with urllib.request.urlopen(request, timeout=60) as response:
             expected = json.load(response)["translations"][0]
         result = driver.find_element(By.CSS_SELECTOR, "section.result[data-model=toy]")

@@ -23,9 +23,20 @@ def run_dir(tmp_path_factory, toy_files) -> Path:
     ranked by validation loss (distinct values, unlike the BLEU of so short a run)."""
     _, files = toy_files
     root = tmp_path_factory.mktemp("avg")
-    run_training(None, toy_overrides(root, files, train__max_steps=STEPS, train__valid_every=EVERY,
-                                     train__keep_best=2, train__keep_last=3, train__max_epochs=50,
-                                     train__metric="loss"), progress=False)
+    run_training(
+        None,
+        toy_overrides(
+            root,
+            files,
+            train__max_steps=STEPS,
+            train__valid_every=EVERY,
+            train__keep_best=2,
+            train__keep_last=3,
+            train__max_epochs=50,
+            train__metric="loss",
+        ),
+        progress=False,
+    )
     return root / "runs" / "toy"
 
 
@@ -54,7 +65,9 @@ def test_training_keeps_the_union_of_best_and_latest_step_files(run_dir):
     latest = sorted(scores)[-3:]
     best = best_steps(run_dir, 2)
     assert best != latest[-2:]  # the two lists differ, so the union is tested
-    assert sorted(run_dir.glob("checkpoints/step*.pt")) == [ckpt.step_path(run_dir, s) for s in sorted({*latest, *best})]
+    assert sorted(run_dir.glob("checkpoints/step*.pt")) == [
+        ckpt.step_path(run_dir, s) for s in sorted({*latest, *best})
+    ]
     last = ckpt.load(run_dir / "checkpoints" / "last.pt").state
     assert last.recent == latest and [s for _, s in last.history] == best
 
@@ -92,25 +105,39 @@ def test_average_state_keeps_dtypes_and_refuses_counters_that_differ():
     mean = average_state([a, b])
     assert mean["w"].dtype == torch.float16 and mean["w"].tolist() == [2.0, 3.0] and mean["n"].item() == 3
     from nmt.util.errors import UserError
+
     with pytest.raises(UserError, match="non-floating values differ"):
         average_state([a, {**b, "n": torch.tensor(4)}])
 
 
-@pytest.mark.parametrize("args, message", [
-    (["{last}"], "averaging needs 2 or more checkpoints, got 1"),
-    (["{last}", "{last}"], "a checkpoint is given twice"),
-    (["{run}", "--last", "9"], "kept 3 step checkpoint(s) for --last, 9 wanted; train with --set train.keep_last=9"),
-    (["{run}", "--best", "3"], "kept 2 step checkpoint(s) for --best, 3 wanted; train with --set train.keep_best=3"),
-    (["{last}", "{best}", "--last", "2"], "--last and --best pick from run folders"),
-    (["{run}", "--last", "2", "--best", "2"], "give --last or --best, not both"),
-    (["{run}", "--last", "0"], "1 or more"),
-    (["{missing}", "{last}"], "no such checkpoint file or run folder"),
-    (["{last}", "{other}"], "its vocabulary differs"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["{last}"], "averaging needs 2 or more checkpoints, got 1"),
+        (["{last}", "{last}"], "a checkpoint is given twice"),
+        (
+            ["{run}", "--last", "9"],
+            "kept 3 step checkpoint(s) for --last, 9 wanted; train with --set train.keep_last=9",
+        ),
+        (
+            ["{run}", "--best", "3"],
+            "kept 2 step checkpoint(s) for --best, 3 wanted; train with --set train.keep_best=3",
+        ),
+        (["{last}", "{best}", "--last", "2"], "--last and --best pick from run folders"),
+        (["{run}", "--last", "2", "--best", "2"], "give --last or --best, not both"),
+        (["{run}", "--last", "0"], "1 or more"),
+        (["{missing}", "{last}"], "no such checkpoint file or run folder"),
+        (["{last}", "{other}"], "its vocabulary differs"),
+    ],
+)
 def test_average_bad_input_is_one_line_exit_2(run_dir, other_vocab, tmp_path, capsys, args, message):
-    paths = {"last": run_dir / "checkpoints" / "last.pt", "best": run_dir / "checkpoints" / "best.pt",
-             "run": run_dir, "other": other_vocab,
-             "missing": tmp_path / "nope.pt"}
+    paths = {
+        "last": run_dir / "checkpoints" / "last.pt",
+        "best": run_dir / "checkpoints" / "best.pt",
+        "run": run_dir,
+        "other": other_vocab,
+        "missing": tmp_path / "nope.pt",
+    }
     argv = ["average", *[a.format(**paths) for a in args], "-o", str(tmp_path / "x.pt")]
     code, _, err = run_cli(argv, capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
@@ -119,18 +146,34 @@ def test_average_bad_input_is_one_line_exit_2(run_dir, other_vocab, tmp_path, ca
 
 def test_ensemble_eval_and_translate(run_dir, tmp_path, capsys):
     a, b = (ckpt.step_path(run_dir, s) for s in sorted(valid_scores(run_dir))[-2:])
-    code, stdout, err = run_cli(["eval", "--checkpoint", str(a), "--checkpoint", str(b), "--split", "test",
-                                 "--beam", "2"], capsys)
+    code, stdout, err = run_cli(
+        ["eval", "--checkpoint", str(a), "--checkpoint", str(b), "--split", "test", "--beam", "2"], capsys
+    )
     assert code == 0, err
     report = json.loads((run_dir / "eval-ensemble" / "report.json").read_text())  # not a member's eval/
     assert report["info"]["checkpoints"] == [str(a), str(b)] and not (run_dir / "eval").exists()
     src = tmp_path / "in.txt"
     src.write_text("owl cat\n\nbird\n")
-    code, stdout, err = run_cli(["translate", "--checkpoint", str(a), "--checkpoint", str(b), "-i", str(src),
-                                 "--attention", str(tmp_path / "att")], capsys)
+    code, stdout, err = run_cli(
+        [
+            "translate",
+            "--checkpoint",
+            str(a),
+            "--checkpoint",
+            str(b),
+            "-i",
+            str(src),
+            "--attention",
+            str(tmp_path / "att"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert len(stdout.splitlines()) == 3 and stdout.splitlines()[1] == ""
-    assert sorted(p.name for p in (tmp_path / "att").glob("*.png")) == ["000000.png", "000002.png"]  # not the empty line
+    assert sorted(p.name for p in (tmp_path / "att").glob("*.png")) == [
+        "000000.png",
+        "000002.png",
+    ]  # not the empty line
 
 
 @pytest.mark.parametrize("command", ["translate", "eval"])
@@ -148,15 +191,18 @@ def _two_steps(run_dir: Path) -> list[Path]:
     return [ckpt.step_path(run_dir, s) for s in sorted(valid_scores(run_dir))[-2:]]
 
 
-@pytest.mark.parametrize("target, force, message", [
-    ("input", False, "one of the checkpoints being averaged"),
-    ("input", True, "one of the checkpoints being averaged"),
-    ("symlink", True, "one of the checkpoints being averaged"),
-    ("hardlink", True, "one of the checkpoints being averaged"),
-    ("best", False, "a name the trainer writes"),
-    ("new_step", False, "a name the trainer writes"),
-    ("existing", False, "exists; give another file name, or --force"),
-])
+@pytest.mark.parametrize(
+    "target, force, message",
+    [
+        ("input", False, "one of the checkpoints being averaged"),
+        ("input", True, "one of the checkpoints being averaged"),
+        ("symlink", True, "one of the checkpoints being averaged"),
+        ("hardlink", True, "one of the checkpoints being averaged"),
+        ("best", False, "a name the trainer writes"),
+        ("new_step", False, "a name the trainer writes"),
+        ("existing", False, "exists; give another file name, or --force"),
+    ],
+)
 def test_average_never_overwrites_an_input_nor_without_force(run_dir, tmp_path, capsys, target, force, message):
     """-o an input (any path to it): refused even with --force; -o best.pt, a step file's name or an
     existing file: refused without it. One line, exit 2, every file as it was."""
@@ -167,9 +213,14 @@ def test_average_never_overwrites_an_input_nor_without_force(run_dir, tmp_path, 
         (tmp_path / "link.pt").symlink_to(b)
     elif target == "hardlink":
         os.link(b, tmp_path / "link.pt")
-    output = {"input": b, "symlink": tmp_path / "link.pt", "hardlink": tmp_path / "link.pt",
-              "best": run_dir / "checkpoints" / "best.pt", "new_step": ckpt.step_path(run_dir, 9_999_999),
-              "existing": existing}[target]
+    output = {
+        "input": b,
+        "symlink": tmp_path / "link.pt",
+        "hardlink": tmp_path / "link.pt",
+        "best": run_dir / "checkpoints" / "best.pt",
+        "new_step": ckpt.step_path(run_dir, 9_999_999),
+        "existing": existing,
+    }[target]
     watched = [a, b, existing, run_dir / "checkpoints" / "best.pt", run_dir / "checkpoints" / "last.pt"]
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in watched}
     listing = sorted(run_dir.rglob("*")), sorted(tmp_path.rglob("*"))
@@ -186,7 +237,7 @@ def test_average_force_replaces_an_existing_file_or_takes_a_trainer_name(run_dir
     trainer_name = tmp_path / "checkpoints" / "best.pt"  # a checkpoints folder of a run being set up by hand
     trainer_name.parent.mkdir()
     for output in (existing, trainer_name):
-        code, stdout, err = run_cli(["average", str(a), str(b), "-o", str(output), "--force"], capsys)
+        code, _stdout, err = run_cli(["average", str(a), str(b), "-o", str(output), "--force"], capsys)
         assert code == 0, err
         assert ckpt.load(output).averaged_from == [str(a), str(b)]
 

@@ -30,8 +30,13 @@ def test_a_raw_pickle_is_one_line_on_stderr(tmp_path, text):
     """A real process, where torch's "Detected pickle protocol" warning added two lines."""
     raw = tmp_path / "raw.pt"
     raw.write_bytes(pickle.dumps({"weights": [1.0, 2.0]}, protocol=4))
-    proc = subprocess.run(NMT + ["translate", "--checkpoint", str(raw), "-i", str(text)],
-                          cwd=REPO, capture_output=True, text=True, timeout=PROC_TIMEOUT)
+    proc = subprocess.run(
+        NMT + ["translate", "--checkpoint", str(raw), "-i", str(text)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=PROC_TIMEOUT,
+    )
     one_line_error(proc.returncode, proc.stderr, str(raw), "not a loadable nmt checkpoint")
 
 
@@ -45,10 +50,13 @@ def test_translate_and_serve_say_the_same_of_a_folder_and_a_missing_file(tmp_pat
 
 def test_an_altered_config_is_one_line_naming_the_file(tmp_path, text, capsys):
     path = tmp_path / "altered.pt"
-    payload = ckpt.Checkpoint(config={"model": {"hidden_size": -5}}, model={"w": torch.ones(2)},
-                              tokenizers={"src": b"s", "tgt": b"t"}).to_payload()
+    payload = ckpt.Checkpoint(
+        config={"model": {"hidden_size": -5}}, model={"w": torch.ones(2)}, tokenizers={"src": b"s", "tgt": b"t"}
+    ).to_payload()
     ckpt.write_payload(path, payload)
-    for argv in (["translate", "--checkpoint", str(path), "-i", str(text)],
-                 ["serve", "--port", "0", "--checkpoint", str(path)]):
+    for argv in (
+        ["translate", "--checkpoint", str(path), "-i", str(text)],
+        ["serve", "--port", "0", "--checkpoint", str(path)],
+    ):
         code, _, err = run_cli(argv, capsys)
         one_line_error(code, err, f"{path}: the run config saved in the checkpoint is invalid", "model.hidden_size")

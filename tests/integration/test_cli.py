@@ -75,22 +75,30 @@ def test_version(capsys):
 
 def test_misspelled_key_exits_2_with_suggestion():
     """The issue's own example, through a real process: one line on stderr, status 2."""
-    proc = subprocess.run(NMT + ["train", "--config", "configs/demo.yaml", "--set", "model.atention.type=x"],
-                          cwd=REPO, capture_output=True, text=True, timeout=PROC_TIMEOUT)
+    proc = subprocess.run(
+        NMT + ["train", "--config", "configs/demo.yaml", "--set", "model.atention.type=x"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=PROC_TIMEOUT,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert "model.atention" in proc.stderr and "did you mean 'attention'?" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["train", "--config", "no/such.yaml"], "not found"),
-    (["train", "--no-such-option"], "No such option"),
-    (["train", "--set", "train.teacher_forcing=2"], "train.teacher_forcing"),
-    (["translate", "--checkpoint", "missing.pt", "-i", "README.md"], "checkpoint not found"),
-    (["eval", "--hyp", "x.txt"], "--ref"),
-    (["data", "prepare", "multi30k", "--pair", "de"], "SRC-TGT"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["train", "--config", "no/such.yaml"], "not found"),
+        (["train", "--no-such-option"], "No such option"),
+        (["train", "--set", "train.teacher_forcing=2"], "train.teacher_forcing"),
+        (["translate", "--checkpoint", "missing.pt", "-i", "README.md"], "checkpoint not found"),
+        (["eval", "--hyp", "x.txt"], "--ref"),
+        (["data", "prepare", "multi30k", "--pair", "de"], "SRC-TGT"),
+    ],
+)
 def test_user_errors_exit_2_with_one_line(argv, needle, capsys):
     code, _, err = run(argv, capsys)
     assert code == 2
@@ -107,25 +115,47 @@ def test_debug_shows_traceback(capsys):
 @pytest.mark.parametrize("config", sorted((REPO / "configs").glob("synthetic_*.yaml")), ids=lambda p: p.stem)
 def test_every_attention_config_trains_from_the_cli(config, tmp_path, capsys):
     """Each configs/synthetic_<type>.yaml trains (tiny data, a few steps) and writes a checkpoint."""
-    argv = ["train", "--config", str(config), "--no-progress",
-            "--set", f"data.root={tmp_path / 'data'}", "--set", f"runs_dir={tmp_path / 'runs'}",
-            "--set", "data.synthetic_sizes={train: 200, valid: 8, test: 8}", "--set", "data.vocab_size=300",
-            "--set", "model.hidden_size=32", "--set", "model.emb_size=16", "--set", "train.max_steps=3",
-            "--set", "train.max_tokens=1500"]
-    code, out, err = run(argv, capsys)
+    argv = [
+        "train",
+        "--config",
+        str(config),
+        "--no-progress",
+        "--set",
+        f"data.root={tmp_path / 'data'}",
+        "--set",
+        f"runs_dir={tmp_path / 'runs'}",
+        "--set",
+        "data.synthetic_sizes={train: 200, valid: 8, test: 8}",
+        "--set",
+        "data.vocab_size=300",
+        "--set",
+        "model.hidden_size=32",
+        "--set",
+        "model.emb_size=16",
+        "--set",
+        "train.max_steps=3",
+        "--set",
+        "train.max_tokens=1500",
+    ]
+    code, _out, err = run(argv, capsys)
     assert code == 0, err
     run_dir = tmp_path / "runs" / config.stem
     assert (run_dir / "checkpoints" / "best.pt").is_file()
-    events = [json.loads(l) for l in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert events[0]["event"] == "start" and events[0]["params"] > 0 and events[0]["device"] == "cpu"
     assert (events[-1]["event"], events[-1]["reason"], events[-1]["step"]) == ("stop", "max_steps", 3)
 
 
 def test_translate_stdin_to_stdout_keeps_line_alignment(trained_toy):
     lines = ["ant bee cat", "", "owl " * 600, "dog eel", ""]
-    proc = subprocess.run(NMT + ["translate", "--checkpoint", str(trained_toy / "checkpoints/best.pt"),
-                                 "--beam", "2"], input="\n".join(lines) + "\n", capture_output=True,
-                          text=True, cwd=REPO, timeout=PROC_TIMEOUT)
+    proc = subprocess.run(
+        NMT + ["translate", "--checkpoint", str(trained_toy / "checkpoints/best.pt"), "--beam", "2"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=PROC_TIMEOUT,
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.split("\n")[:-1]
     assert len(out) == len(lines)
@@ -138,8 +168,24 @@ def test_translate_files_nbest_and_attention(trained_toy, tmp_path, capsys):
     src = tmp_path / "in.txt"
     src.write_text("ant bee\nfox gnu hen\n", encoding="utf-8")
     out, att = tmp_path / "out.tsv", tmp_path / "att"
-    code, _, err = run(["translate", "--checkpoint", str(trained_toy / "checkpoints/best.pt"), "-i", str(src),
-                        "-o", str(out), "--beam", "3", "--n-best", "3", "--attention", str(att)], capsys)
+    code, _, err = run(
+        [
+            "translate",
+            "--checkpoint",
+            str(trained_toy / "checkpoints/best.pt"),
+            "-i",
+            str(src),
+            "-o",
+            str(out),
+            "--beam",
+            "3",
+            "--n-best",
+            "3",
+            "--attention",
+            str(att),
+        ],
+        capsys,
+    )
     assert code == 0, err
     rows = [r.split("\t") for r in out.read_text().splitlines()]
     assert len(rows) == 6 and [int(r[0]) for r in rows] == [0, 0, 0, 1, 1, 1]
@@ -153,8 +199,9 @@ def test_translate_rejects_binary_input_without_partial_output(trained_toy, tmp_
     src = tmp_path / "bin.txt"
     src.write_bytes(b"ant bee\n" * 5000 + b"\x00\x01\x02garbage\n")
     out = tmp_path / "out.txt"
-    code, _, err = run(["translate", "--checkpoint", str(trained_toy / "checkpoints/best.pt"),
-                        "-i", str(src), "-o", str(out)], capsys)
+    code, _, err = run(
+        ["translate", "--checkpoint", str(trained_toy / "checkpoints/best.pt"), "-i", str(src), "-o", str(out)], capsys
+    )
     assert code == 2 and "line 5001" in err
     assert list(tmp_path.iterdir()) == [src]  # neither out.txt nor a temporary file
 
@@ -164,23 +211,56 @@ def test_eval_equals_sacrebleu_on_files(tmp_path, capsys):
     hyps = ["The cat sat on a mat .", "A dog barks", "Two kids play in the park"]
     (tmp_path / "ref.txt").write_text("\n".join(refs) + "\n")
     (tmp_path / "hyp.txt").write_text("\n".join(hyps) + "\n")
-    code, out, err = run(["eval", "--hyp", str(tmp_path / "hyp.txt"), "--ref", str(tmp_path / "ref.txt"),
-                          "--out", str(tmp_path / "report")], capsys)
+    code, out, err = run(
+        [
+            "eval",
+            "--hyp",
+            str(tmp_path / "hyp.txt"),
+            "--ref",
+            str(tmp_path / "ref.txt"),
+            "--out",
+            str(tmp_path / "report"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     expected = sacrebleu.corpus_bleu(hyps, [refs])
     assert f"{report['systems']['hyp.txt']['bleu']:.2f}" == f"{expected.score:.2f}"
-    cli = subprocess.run([str(Path(sys.executable).parent / "sacrebleu"), str(tmp_path / "ref.txt"),
-                          "-i", str(tmp_path / "hyp.txt"), "-b", "-w", "2"], capture_output=True, text=True,
-                         timeout=PROC_TIMEOUT)
+    cli = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "sacrebleu"),
+            str(tmp_path / "ref.txt"),
+            "-i",
+            str(tmp_path / "hyp.txt"),
+            "-b",
+            "-w",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=PROC_TIMEOUT,
+    )
     assert cli.returncode == 0 and f"{expected.score:.2f}" == cli.stdout.strip()
     assert f"{expected.score:.2f}" in out
 
 
 def test_eval_from_checkpoint_with_length_plot(trained_toy, capsys):
     out_dir = trained_toy / "eval-test"
-    code, out, err = run(["eval", "--checkpoint", str(trained_toy / "checkpoints/best.pt"),
-                          "--split", "test", "--beam", "1", "--out", str(out_dir)], capsys)
+    code, _out, err = run(
+        [
+            "eval",
+            "--checkpoint",
+            str(trained_toy / "checkpoints/best.pt"),
+            "--split",
+            "test",
+            "--beam",
+            "1",
+            "--out",
+            str(out_dir),
+        ],
+        capsys,
+    )
     assert code == 0, err
     report = json.loads((out_dir / "report.json").read_text())
     assert report["systems"]["beam1"]["bleu"] >= 90
@@ -190,11 +270,22 @@ def test_eval_from_checkpoint_with_length_plot(trained_toy, capsys):
 def test_translate_with_stdin_closed_and_reader_gone(trained_toy):
     """No input gives no output and status 0; a reader that leaves early is not an error."""
     ckpt_path = str(trained_toy / "checkpoints/best.pt")
-    proc = subprocess.run(NMT + ["translate", "--checkpoint", ckpt_path], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, cwd=REPO, timeout=PROC_TIMEOUT)
+    proc = subprocess.run(
+        NMT + ["translate", "--checkpoint", ckpt_path],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=PROC_TIMEOUT,
+    )
     assert proc.returncode == 0 and proc.stdout == ""
-    reader = subprocess.Popen(NMT + ["translate", "--checkpoint", ckpt_path], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    reader = subprocess.Popen(
+        NMT + ["translate", "--checkpoint", ckpt_path],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
     reader.stdout.close()  # like `nmt translate ... | head -0`
     try:
         _, err = reader.communicate(("ant bee\n" * 3000).encode(), timeout=PROC_TIMEOUT)
@@ -214,9 +305,25 @@ def test_unreachable_hub_is_one_line_and_exit_2(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))}
     env["HF_ENDPOINT"] = "http://127.0.0.1:9"
-    proc = subprocess.run(NMT + ["data", "prepare", "hub", "--pair", "de-en", "--set", "data.hub_name=wmt14",
-                                 "--set", f"data.root={tmp_path}"], capture_output=True, text=True,
-                          cwd=REPO, env=env, timeout=PROC_TIMEOUT)
+    proc = subprocess.run(
+        NMT
+        + [
+            "data",
+            "prepare",
+            "hub",
+            "--pair",
+            "de-en",
+            "--set",
+            "data.hub_name=wmt14",
+            "--set",
+            f"data.root={tmp_path}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=PROC_TIMEOUT,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "cannot reach the Hugging Face hub" in proc.stderr
     assert "(127.0.0.1: " in proc.stderr  # the up-front probe's answer, not the hub client's

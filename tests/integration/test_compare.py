@@ -8,28 +8,37 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli, toy_overrides
-from nmt.evaluate.compare import Plan, parse_list, run_compare
+from nmt.evaluate.compare import parse_list
 
 
 def compare_args(root: Path, files: dict[str, list[str]], *extra: str) -> list[str]:
     sets = [s for s in toy_overrides(root, files) if not s.startswith(("name=", "runs_dir="))]
-    return ["compare", "--runs-dir", str(root / "cmp"), "--no-progress",
-            *[arg for s in sets for arg in ("--set", s)], *extra]
+    return [
+        "compare",
+        "--runs-dir",
+        str(root / "cmp"),
+        "--no-progress",
+        *[arg for s in sets for arg in ("--set", s)],
+        *extra,
+    ]
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--variants", "bahdanau,nope", "--steps", "5"], "unknown variant 'nope'"),
-    (["--variants", "bahdanau", "--baseline", "qkv", "--steps", "5"], "--baseline 'qkv' is not among"),
-    (["--variants", "bahdanau", "--seeds", " , ", "--steps", "5"], "--seeds: give at least one"),
-    (["--variants", "bahdanau", "--seeds", "1,x", "--steps", "5"], "expected comma-separated int"),
-    (["--variants", "bahdanau,bahdanau", "--steps", "5"], "each may appear once"),
-    (["--variants", "bahdanau"], "fixed number of updates"),
-    (["--variants", "bahdanau", "--steps", "0"], "fixed number of updates"),
-    (["--variants", "bahdanau", "--seeds", f"1,{2**32}", "--steps", "5"], "train.seed"),  # the second seed too
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--variants", "bahdanau,nope", "--steps", "5"], "unknown variant 'nope'"),
+        (["--variants", "bahdanau", "--baseline", "qkv", "--steps", "5"], "--baseline 'qkv' is not among"),
+        (["--variants", "bahdanau", "--seeds", " , ", "--steps", "5"], "--seeds: give at least one"),
+        (["--variants", "bahdanau", "--seeds", "1,x", "--steps", "5"], "expected comma-separated int"),
+        (["--variants", "bahdanau,bahdanau", "--steps", "5"], "each may appear once"),
+        (["--variants", "bahdanau"], "fixed number of updates"),
+        (["--variants", "bahdanau", "--steps", "0"], "fixed number of updates"),
+        (["--variants", "bahdanau", "--seeds", f"1,{2**32}", "--steps", "5"], "train.seed"),  # the second seed too
+    ],
+)
 def test_bad_plans_fail_in_one_line_before_training(tmp_path, toy_files, capsys, extra, message):
     _, files = toy_files
-    code, out, err = run_cli(compare_args(tmp_path, files, *extra), capsys)
+    code, _out, err = run_cli(compare_args(tmp_path, files, *extra), capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "cmp").exists()  # nothing trained
 
@@ -41,8 +50,9 @@ def test_parse_list():
 
 def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, capsys, monkeypatch):
     _, files = toy_files
-    args = compare_args(tmp_path, files, "--variants", "bahdanau,none", "--seeds", "1,2", "--steps", "40",
-                        "--beam", "1")
+    args = compare_args(
+        tmp_path, files, "--variants", "bahdanau,none", "--seeds", "1,2", "--steps", "40", "--beam", "1"
+    )
     code, out, err = run_cli(args, capsys)
     assert code == 0, err
     report = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())
@@ -60,8 +70,9 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     # the runs differ by seed
     runs = tmp_path / "cmp"
     assert (runs / "bahdanau_s1").is_dir() and (runs / "bahdanau_s2").is_dir()
-    assert (runs / "bahdanau_s1" / "checkpoints" / "best.pt").read_bytes() != \
-        (runs / "bahdanau_s2" / "checkpoints" / "best.pt").read_bytes()
+    assert (runs / "bahdanau_s1" / "checkpoints" / "best.pt").read_bytes() != (
+        runs / "bahdanau_s2" / "checkpoints" / "best.pt"
+    ).read_bytes()
 
     # a second call reuses the finished runs and their scores: nothing retrained or translated again
     before = (runs / "none_s2" / "metrics.jsonl").read_text()
@@ -70,14 +81,16 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
         raise AssertionError("a finished run with a saved score was translated again")
 
     monkeypatch.setattr("nmt.evaluate.eval_command.translate_split", no_translation)
-    code, out2, err = run_cli(args, capsys)
+    code, _out2, err = run_cli(args, capsys)
     assert code == 0, err
     assert (runs / "none_s2" / "metrics.jsonl").read_text() == before
     again = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())
     assert again["variants"] == report["variants"]
 
     # --dry-run tells reused runs from new ones and from runs another config would overwrite
-    code, out3, err = run_cli(args[:-8] + ["--variants", "none,qkv", "--seeds", "2", "--steps", "40", "--dry-run"], capsys)
+    code, out3, err = run_cli(
+        args[:-8] + ["--variants", "none,qkv", "--seeds", "2", "--steps", "40", "--dry-run"], capsys
+    )
     assert code == 0, err
     assert [line.split()[:2] for line in out3.strip().splitlines()] == [["reuse", "none"], ["train", "qkv"]]
     code, out4, err = run_cli(args + ["--set", "model.dropout=0.25", "--dry-run"], capsys)
@@ -92,9 +105,21 @@ def test_a_slower_machine_gets_the_same_scores(tmp_path, toy_files, capsys):
     reports = []
     for threads in (2, 1):
         runs = tmp_path / f"threads{threads}"
-        args = compare_args(runs, files, "--variants", "bahdanau,luong_general", "--seeds", "3", "--steps", "30",
-                            "--beam", "1", "--set", f"train.threads={threads}")
-        code, out, err = run_cli(args, capsys)
+        args = compare_args(
+            runs,
+            files,
+            "--variants",
+            "bahdanau,luong_general",
+            "--seeds",
+            "3",
+            "--steps",
+            "30",
+            "--beam",
+            "1",
+            "--set",
+            f"train.threads={threads}",
+        )
+        code, _out, err = run_cli(args, capsys)
         assert code == 0, err
         reports.append(json.loads((runs / "cmp" / "report" / "report.json").read_text())["variants"])
     fast, slow = ({r["variant"]: (r["bleu"], r["chrf"], r["updates"]) for r in rows} for rows in reports)
@@ -139,7 +164,8 @@ def test_an_out_that_is_a_file_is_refused_before_training(tmp_path, toy_files, c
     _, files = toy_files
     taken = tmp_path / "report.md"
     taken.write_text("mine\n")
-    code, out, err = run_cli(compare_args(tmp_path, files, "--variants", "bahdanau", "--steps", "5",
-                                          "--out", str(taken)), capsys)
+    code, out, err = run_cli(
+        compare_args(tmp_path, files, "--variants", "bahdanau", "--steps", "5", "--out", str(taken)), capsys
+    )
     assert code == 2 and out == "" and "is not a folder" in err and len(err.strip().splitlines()) == 1, err
     assert taken.read_text() == "mine\n" and not (tmp_path / "cmp").exists()  # nothing trained

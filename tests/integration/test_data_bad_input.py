@@ -35,16 +35,29 @@ def toy_jsonl(path: Path) -> Path:
 
 
 def prepare_local_argv(tmp_path: Path, files: dict[str, list[str]]) -> list[str]:
-    return ["data", "prepare", "local", "--pair", "de-en", "--no-progress",
-            "--set", f"data.root={tmp_path / 'data'}", "--set", f"data.local_files={json.dumps(files)}",
-            "--set", "data.vocab_size=60"]
+    return [
+        "data",
+        "prepare",
+        "local",
+        "--pair",
+        "de-en",
+        "--no-progress",
+        "--set",
+        f"data.root={tmp_path / 'data'}",
+        "--set",
+        f"data.local_files={json.dumps(files)}",
+        "--set",
+        "data.vocab_size=60",
+    ]
 
 
 # --- 4: JSONL that is not UTF-8 ------------------------------------------------------------------
 
+
 def test_latin1_jsonl_names_file_and_line(tmp_path: Path) -> None:
-    path = write(tmp_path / "train.jsonl", '{"de": "gut", "en": "good"}\n'.encode() +
-                 '{"de": "schön", "en": "nice"}\n'.encode("latin-1"))
+    path = write(
+        tmp_path / "train.jsonl", b'{"de": "gut", "en": "good"}\n' + '{"de": "schön", "en": "nice"}\n'.encode("latin-1")
+    )
     with pytest.raises(DataError, match=r"train\.jsonl: line 2 is not valid UTF-8") as err:
         load_local({"train": path}, "de", "en", hf_cache_dir=tmp_path / "hf")
     assert "\n" not in str(err.value)
@@ -65,6 +78,7 @@ def test_invalid_json_names_the_line_counted_from_one(tmp_path: Path) -> None:
 
 # --- 5: empty files --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["train.tsv", "train.jsonl"])
 def test_empty_table_file_says_so(tmp_path: Path, name: str) -> None:
     path = write(tmp_path / name, b"")
@@ -82,12 +96,16 @@ def test_empty_text_file_says_so_in_the_same_words(tmp_path: Path) -> None:
 
 # --- 6: TSV rows need exactly one tab --------------------------------------------------------------
 
-@pytest.mark.parametrize("text,line,found", [
-    ("a\tb\nno tab here\nc\td\n", 2, "no tab"),
-    ("a\tb\nc\td\te\n", 2, "2 tabs"),
-    ("a\tb\n\nc\td\n", 2, "no tab"),        # a blank line is not an empty pair (that is a lone tab)
-    ("a\tb\nc\td\n\n", 3, "no tab"),        # nor is a blank last line
-])
+
+@pytest.mark.parametrize(
+    "text,line,found",
+    [
+        ("a\tb\nno tab here\nc\td\n", 2, "no tab"),
+        ("a\tb\nc\td\te\n", 2, "2 tabs"),
+        ("a\tb\n\nc\td\n", 2, "no tab"),  # a blank line is not an empty pair (that is a lone tab)
+        ("a\tb\nc\td\n\n", 3, "no tab"),  # nor is a blank last line
+    ],
+)
 def test_tsv_line_without_exactly_one_tab_is_named(tmp_path: Path, text: str, line: int, found: str) -> None:
     path = write(tmp_path / "test.tsv", text)
     with pytest.raises(DataError) as err:
@@ -109,6 +127,7 @@ def test_tsv_splits_lines_like_the_text_files(tmp_path: Path) -> None:
 
 # --- 7: every split needs a pair -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("split", ["valid", "test"])
 def test_prepare_refuses_a_split_without_pairs(toy_raw: dict, tmp_path: Path, split: str) -> None:
     raw = {**toy_raw, split: ([], [])}
@@ -123,35 +142,53 @@ def test_synthetic_size_zero_leaves_the_split_out() -> None:
 
 
 def test_training_refuses_a_prepared_corpus_with_an_empty_valid_split(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A corpus prepared before the check existed is refused by load_corpus, which the trainer
     calls first, instead of at the first validation."""
     train = toy_jsonl(tmp_path / "train.jsonl")
     valid = [str(write(tmp_path / "valid.de", b"")), str(write(tmp_path / "valid.en", b""))]
-    cfg = config_mod.load(None, [
-        "data.corpus=local", "data.src=de", "data.tgt=en", f"data.root={tmp_path / 'data'}",
-        f"data.local_files={json.dumps({'train': [str(train)], 'valid': valid})}", "data.vocab_size=60"]).data
-    raw = {"train": load_local({"train": train}, "de", "en", hf_cache_dir=tmp_path / "hf")["train"],
-           "valid": ([], [])}
+    cfg = config_mod.load(
+        None,
+        [
+            "data.corpus=local",
+            "data.src=de",
+            "data.tgt=en",
+            f"data.root={tmp_path / 'data'}",
+            f"data.local_files={json.dumps({'train': [str(train)], 'valid': valid})}",
+            "data.vocab_size=60",
+        ],
+    ).data
+    raw = {"train": load_local({"train": train}, "de", "en", hf_cache_dir=tmp_path / "hf")["train"], "valid": ([], [])}
     from nmt.data.pipeline import _filters, _spm, source_info
 
     with monkeypatch.context() as old_version:  # what an older version wrote without complaint
         old_version.setattr(prepare_module, "_check_not_empty", lambda corpus, raw: None)
-        prepare("local", raw, cfg.prepared_dir, "de", "en", filters=_filters(cfg), spm=_spm(cfg),
-                source_info=source_info(cfg))
+        prepare(
+            "local",
+            raw,
+            cfg.prepared_dir,
+            "de",
+            "en",
+            filters=_filters(cfg),
+            spm=_spm(cfg),
+            source_info=source_info(cfg),
+        )
     with pytest.raises(DataError, match=r"split 'valid' in .* has no sentence pairs"):
         load_corpus(cfg, splits=("train", "valid"))
 
 
 # --- 15a: datasets stays quiet without --progress --------------------------------------------------
 
+
 def test_jsonl_loader_without_progress_prints_nothing(tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
     import datasets
 
     before = (datasets.is_progress_bar_enabled(), datasets.logging.get_verbosity())
     bad = write(tmp_path / "bad.jsonl", '{"de": "a", "en": "b"}\n{"de": oops}\n')
-    raw = load_local({"train": toy_jsonl(tmp_path / "train.jsonl")}, "de", "en",
-                     hf_cache_dir=tmp_path / "hf", progress=False)
+    raw = load_local(
+        {"train": toy_jsonl(tmp_path / "train.jsonl")}, "de", "en", hf_cache_dir=tmp_path / "hf", progress=False
+    )
     with pytest.raises(DataError):
         load_local({"train": bad}, "de", "en", hf_cache_dir=tmp_path / "hf", progress=False)
     err = capfd.readouterr().err
@@ -165,7 +202,13 @@ def test_prepare_no_progress_shows_no_datasets_bars(tmp_path: Path) -> None:
     train = toy_jsonl(tmp_path / "train.jsonl")
     valid = write(tmp_path / "valid.tsv", "Ein Hund.\tA dog.\n")
     env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run(NMT + prepare_local_argv(tmp_path, {"train": [str(train)], "valid": [str(valid)]}),
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=PROC_TIMEOUT)
+    proc = subprocess.run(
+        NMT + prepare_local_argv(tmp_path, {"train": [str(train)], "valid": [str(valid)]}),
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=PROC_TIMEOUT,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Generating" not in proc.stderr and "examples/s" not in proc.stderr, proc.stderr

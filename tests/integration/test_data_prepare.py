@@ -14,8 +14,8 @@ from nmt.data.clean import clean_pairs
 from nmt.data.pipeline import prepare_corpus
 from nmt.data.prepare import MANIFEST, filter_settings, load_prepared, prepare, spm_settings
 from nmt.data.sources import load_multi30k
-from nmt.util.fileio import read_lines
 from nmt.util.errors import ConfigError, DataError
+from nmt.util.fileio import read_lines
 
 SMALL_SPM = {"vocab_size": 60, "num_threads": 1}
 
@@ -64,8 +64,9 @@ def test_same_inputs_reuse_the_folder(toy_raw: dict, tmp_path: Path, monkeypatch
 
 
 def test_separate_vocabularies(toy_raw: dict, tmp_path: Path) -> None:
-    manifest = prepare("toy", toy_raw, tmp_path, "de", "en", filters={},
-                       spm={**SMALL_SPM, "joint": False}, source_info={})
+    manifest = prepare(
+        "toy", toy_raw, tmp_path, "de", "en", filters={}, spm={**SMALL_SPM, "joint": False}, source_info={}
+    )
     assert manifest["tokenizers"]["src"]["path"] == "spm.de.model"
     assert manifest["tokenizers"]["tgt"]["path"] == "spm.en.model"
     _, src_tok, tgt_tok = load_prepared(tmp_path)
@@ -89,8 +90,11 @@ def test_unknown_setting_is_rejected(toy_raw: dict, tmp_path: Path) -> None:
 
 def test_multi30k_line_counts(multi30k_prepared: Path) -> None:
     manifest, src_tok, _ = load_prepared(multi30k_prepared)
-    counts = {split: len(read_lines(multi30k_prepared / f"{split}.{lang}"))
-              for split in manifest["splits"] for lang in ("de", "en")}
+    counts = {
+        split: len(read_lines(multi30k_prepared / f"{split}.{lang}"))
+        for split in manifest["splits"]
+        for lang in ("de", "en")
+    }
     assert counts == {"train": 29000, "valid": 1014, "test2016": 1000}
     assert src_tok.vocab_size == 2000
 
@@ -108,13 +112,34 @@ def test_settings_left_out_take_the_config_defaults(toy_raw: dict, tmp_path: Pat
 def test_the_cli_path_applies_every_data_setting(tmp_path: Path) -> None:
     """What ``nmt data prepare`` runs, with every cleaning and SentencePiece option changed
     from its default, records exactly those values: none is lost or replaced on the way."""
-    cfg = C.load(None, [f"data.root={tmp_path}", "data.synthetic_sizes={train: 300, valid: 5, test: 5}",
-                        "data.min_len=2", "data.max_len=30", "data.max_ratio=2.5", "data.normalization=nfkc",
-                        "data.vocab_size=200", "data.spm_type=bpe", "data.joint_vocab=false",
-                        "data.character_coverage=0.9995", "data.input_sentence_size=250"]).data
+    cfg = C.load(
+        None,
+        [
+            f"data.root={tmp_path}",
+            "data.synthetic_sizes={train: 300, valid: 5, test: 5}",
+            "data.min_len=2",
+            "data.max_len=30",
+            "data.max_ratio=2.5",
+            "data.normalization=nfkc",
+            "data.vocab_size=200",
+            "data.spm_type=bpe",
+            "data.joint_vocab=false",
+            "data.character_coverage=0.9995",
+            "data.input_sentence_size=250",
+        ],
+    ).data
     defaults = C.load(None).data
-    changed = ("min_len", "max_len", "max_ratio", "normalization", "vocab_size", "spm_type", "joint_vocab",
-               "character_coverage", "input_sentence_size")
+    changed = (
+        "min_len",
+        "max_len",
+        "max_ratio",
+        "normalization",
+        "vocab_size",
+        "spm_type",
+        "joint_vocab",
+        "character_coverage",
+        "input_sentence_size",
+    )
     assert all(getattr(cfg, key) != getattr(defaults, key) for key in changed)
     manifest = prepare_corpus(cfg)
     filters = filter_settings(cfg)

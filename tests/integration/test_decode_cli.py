@@ -14,8 +14,19 @@ def source(tmp_path):
 
 
 def translate(trained_toy, source, out, capsys, *options):
-    code, _, err = run(["translate", "--checkpoint", str(trained_toy / "checkpoints/best.pt"), "-i", str(source),
-                        "-o", str(out), *options], capsys)
+    code, _, err = run(
+        [
+            "translate",
+            "--checkpoint",
+            str(trained_toy / "checkpoints/best.pt"),
+            "-i",
+            str(source),
+            "-o",
+            str(out),
+            *options,
+        ],
+        capsys,
+    )
     assert code == 0, err
     return out.read_text(encoding="utf-8").splitlines()
 
@@ -33,7 +44,7 @@ def test_no_repeat_ngram_and_length_limit(trained_toy, source, tmp_path, capsys)
     lines = translate(trained_toy, source, tmp_path / "a.txt", capsys, "--no-repeat-ngram", "1", "--beam", "3")
     assert all(not repeats_an_ngram(line.split(), 1) for line in lines)
     short = translate(trained_toy, source, tmp_path / "b.txt", capsys, "--max-len-a", "0", "--max-len-b", "2")
-    assert all(len(line.split()) <= 1 for line in short)             # one token, then EOS
+    assert all(len(line.split()) <= 1 for line in short)  # one token, then EOS
 
 
 def test_coverage_penalty_runs_with_beam(trained_toy, source, tmp_path, capsys):
@@ -41,19 +52,33 @@ def test_coverage_penalty_runs_with_beam(trained_toy, source, tmp_path, capsys):
     assert len(lines) == 3 and all(lines)
 
 
-@pytest.mark.parametrize("options, message", [
-    (["--sample", "--beam", "3"], "sampling draws"),
-    (["--sample", "--top-p", "0"], "top_p"),
-    (["--sample", "--top-p", "1.5"], "top_p"),
-    (["--sample", "--temperature", "0"], "temperature"),
-    (["--no-repeat-ngram", "0"], "no_repeat_ngram"),
-    (["--no-repeat-ngram", "-2"], "no_repeat_ngram"),
-    (["--coverage-penalty", "0.2", "--set", "decode.beam=1"], "coverage_penalty"),
-    (["--set", "decode.sample=true", "--set", "decode.beam=4"], "decode.sample"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--sample", "--beam", "3"], "sampling draws"),
+        (["--sample", "--top-p", "0"], "top_p"),
+        (["--sample", "--top-p", "1.5"], "top_p"),
+        (["--sample", "--temperature", "0"], "temperature"),
+        (["--no-repeat-ngram", "0"], "no_repeat_ngram"),
+        (["--no-repeat-ngram", "-2"], "no_repeat_ngram"),
+        (["--coverage-penalty", "0.2", "--set", "decode.beam=1"], "coverage_penalty"),
+        (["--set", "decode.sample=true", "--set", "decode.beam=4"], "decode.sample"),
+    ],
+)
 def test_bad_decoding_options_exit_2_with_one_line(trained_toy, source, tmp_path, capsys, options, message):
-    code, out, err = run(["translate", "--checkpoint", str(trained_toy / "checkpoints/best.pt"), "-i", str(source),
-                          "-o", str(tmp_path / "out.txt"), *options], capsys)
+    code, _out, err = run(
+        [
+            "translate",
+            "--checkpoint",
+            str(trained_toy / "checkpoints/best.pt"),
+            "-i",
+            str(source),
+            "-o",
+            str(tmp_path / "out.txt"),
+            *options,
+        ],
+        capsys,
+    )
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "out.txt").exists()

@@ -21,13 +21,13 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from conftest import PROC_TIMEOUT, toy_overrides
-from nmt.run import checkpoint as ckpt
 from nmt import config as C
-from nmt.train import distributed
 from nmt.data.batching import collate
-from nmt.util.errors import UserError
 from nmt.model.build import build_model
+from nmt.run import checkpoint as ckpt
+from nmt.train import distributed
 from nmt.train.loop import Trainer, run_training
+from nmt.util.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]
 STEPS = 4
@@ -86,7 +86,7 @@ def test_shards_partition_every_update():
         for size in range(0, 9):
             group = [[i] for i in range(size)]
             shards = [distributed.shard(group, r, world) for r in range(world)]
-            assert sorted(sum(shards, [])) == group
+            assert sorted(row for shard in shards for row in shard) == group
             assert max(map(len, shards)) - min(map(len, shards)) <= 1
             assert all(shards) == (size >= world)
 
@@ -102,8 +102,18 @@ def test_single_process_context_is_a_no_op():
 
 def test_torchrun_command_and_no_nesting(monkeypatch):
     argv = distributed.torchrun_argv(2, ["train", "--config", "x.yaml"])
-    assert argv[1:] == ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                        "-m", "nmt", "train", "--config", "x.yaml"]
+    assert argv[1:] == [
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "nmt",
+        "train",
+        "--config",
+        "x.yaml",
+    ]
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("RANK", "1")
     with pytest.raises(UserError, match="under torchrun"):
@@ -126,13 +136,20 @@ def test_nproc_relaunches_the_same_command_after_checking_it(tmp_path, monkeypat
     assert len(calls) == 1
 
 
-@pytest.mark.parametrize("change", [
-    [], ["model.cell=lstm", "model.init_state=last"], ["model.init_state=zero", "model.tie_embeddings=true"],
-    ["model.enc_self_attention.layers=1", "model.dec_self_attention.enabled=true"],
-    ["model.attention.type=custom", "model.attention.energy=location", "model.attention.input_feeding=false"],
-    *[[f"model.attention.type={t}", "model.bidirectional=false"]
-      for t in ("none", "luong_dot", "luong_general", "luong_concat", "scaled_dot", "qkv", "gaussian")],
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        [],
+        ["model.cell=lstm", "model.init_state=last"],
+        ["model.init_state=zero", "model.tie_embeddings=true"],
+        ["model.enc_self_attention.layers=1", "model.dec_self_attention.enabled=true"],
+        ["model.attention.type=custom", "model.attention.energy=location", "model.attention.input_feeding=false"],
+        *[
+            [f"model.attention.type={t}", "model.bidirectional=false"]
+            for t in ("none", "luong_dot", "luong_general", "luong_concat", "scaled_dot", "qkv", "gaussian")
+        ],
+    ],
+)
 def test_every_parameter_gets_a_gradient(change):
     """DDP runs without the per-step search for unused parameters; that needs this."""
     cfg = C.load(None, ["model.emb_size=8", "model.hidden_size=8", *change]).model
@@ -150,7 +167,7 @@ def test_target_tokens_from_lengths_match_collate(tmp_path, toy_files, data_root
     _, files = toy_files
     cfg = C.load(None, overrides(tmp_path, files, data_root, train__max_len=6))
     trainer = Trainer(cfg, tmp_path, progress=False)
-    for group in (trainer.sampler.batches(0)[i:i + 3] for i in range(0, 30, 3)):
+    for group in (trainer.sampler.batches(0)[i : i + 3] for i in range(0, 30, 3)):
         batches = [collate(trainer.train_split, idx, cfg.train.max_len) for idx in group]
         assert trainer.target_tokens(group) == sum(b.n_tgt_tokens for b in batches)
 
@@ -161,8 +178,16 @@ def test_target_tokens_from_lengths_match_collate(tmp_path, toy_files, data_root
 def test_two_ranks_equal_one_rank_with_accumulation(tmp_path, toy_files, data_root, reference):
     """``nmt train --nproc 2`` (torchrun, Gloo): same updates, one set of files, one summary."""
     _, files = toy_files
-    command = [sys.executable, "-m", "nmt", "train", "--nproc", "2", "--no-progress",
-               *as_cli(overrides(tmp_path, files, data_root, train__accumulate=1))]
+    command = [
+        sys.executable,
+        "-m",
+        "nmt",
+        "train",
+        "--nproc",
+        "2",
+        "--no-progress",
+        *as_cli(overrides(tmp_path, files, data_root, train__accumulate=1)),
+    ]
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=PROC_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count(f"stopped (max_steps) at step {STEPS}") == 1  # rank 0 alone prints
@@ -183,14 +208,31 @@ def test_two_ranks_equal_one_rank_with_accumulation(tmp_path, toy_files, data_ro
 def test_resume_one_rank_run_with_two_ranks(tmp_path, toy_files, data_root, reference):
     """Plain ``torchrun ... -m nmt train --resume``: the update slicing continues across world sizes."""
     _, files = toy_files
-    run_training(None, overrides(tmp_path, files, data_root, train__accumulate=2, train__max_steps=2),
-                 progress=False)
+    run_training(None, overrides(tmp_path, files, data_root, train__accumulate=2, train__max_steps=2), progress=False)
     run_dir = tmp_path / "runs" / "toy"
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-               "-m", "nmt", "train", "--no-progress", "--resume", str(run_dir),
-               *as_cli(["train.accumulate=1", f"train.max_steps={STEPS}"])]
-    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=PROC_TIMEOUT,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "nmt",
+        "train",
+        "--no-progress",
+        "--resume",
+        str(run_dir),
+        *as_cli(["train.accumulate=1", f"train.max_steps={STEPS}"]),
+    ]
+    proc = subprocess.run(
+        command,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=PROC_TIMEOUT,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "checkpoint written by 1 process(es), resuming with 2" in proc.stderr
     assert_same_training(run_dir, reference)
@@ -202,8 +244,14 @@ def _rank(rank: int, port: int, assignments: list[str]) -> None:
     ``port`` is the test's rendezvous store (see :func:`spawn_two_ranks`); as under torchrun,
     every rank joins it as a client, so no rank has to bind a port of its own.
     """
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
-                      MASTER_PORT=str(port), TORCHELASTIC_USE_AGENT_STORE="True")
+    os.environ.update(
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE="2",
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        TORCHELASTIC_USE_AGENT_STORE="True",
+    )
     run_training(None, assignments, progress=False)
 
 
@@ -229,8 +277,7 @@ def spawn_two_ranks(fn, args: tuple, timeout_s: float = PROC_TIMEOUT) -> None:
     whole run: no window between choosing a port and binding it in which another process can
     take it (torchrun's agent hosts the store for its workers the same way).
     """
-    store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False,
-                          timeout=timedelta(seconds=timeout_s))
+    store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=timedelta(seconds=timeout_s))
     context = mp.spawn(fn, args=(store.port, *args), nprocs=2, join=False)
     deadline = time.monotonic() + timeout_s
     while not context.join(timeout=1):
@@ -258,8 +305,7 @@ def test_short_last_update_of_an_epoch(tmp_path, toy_files, data_root):
     """11 batches per epoch on 2 ranks: the 6th update has one batch, rank 1 joins with a zero gradient."""
     _, files = toy_files
     settings = dict(train__max_tokens=2000, train__max_steps="null", train__max_epochs=1)
-    run_training(None, overrides(tmp_path / "one", files, data_root, train__accumulate=2, **settings),
-                 progress=False)
+    run_training(None, overrides(tmp_path / "one", files, data_root, train__accumulate=2, **settings), progress=False)
     spawn_two_ranks(_rank, (overrides(tmp_path / "two", files, data_root, **settings),))
     reference = tmp_path / "one" / "runs" / "toy"
     assert len(train_events(reference)) == 6
@@ -271,7 +317,7 @@ def _rank_reporting(rank: int, port: int, assignments: list[str], out: Path) -> 
     try:
         _rank(rank, port, assignments)
         outcome = "ok"
-    except Exception as exc:  # noqa: BLE001 - the test inspects it
+    except Exception as exc:
         outcome = type(exc).__name__
     (out / f"rank{rank}").write_text(outcome)
 

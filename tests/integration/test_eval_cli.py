@@ -10,7 +10,7 @@ import sacrebleu
 
 from conftest import run_cli as run
 
-WORDS = "red green blue small large old young happy quiet fast".split()
+WORDS = ["red", "green", "blue", "small", "large", "old", "young", "happy", "quiet", "fast"]
 # Small numbers of resamples and trials keep each command well under a second of testing.
 FAST = ["--bootstrap-samples", "50", "--ar-trials", "100", "--seed", "3"]
 
@@ -35,12 +35,26 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 
 def _eval(files: dict[str, Path], out: Path, *extra: str) -> list[str]:
-    return ["eval", "--hyp", str(files["base"]), "--hyp", str(files["perfect"]), "--hyp", str(files["copy"]),
-            "--ref", str(files["ref"]), "--src", str(files["src"]), "--out", str(out), *FAST, *extra]
+    return [
+        "eval",
+        "--hyp",
+        str(files["base"]),
+        "--hyp",
+        str(files["perfect"]),
+        "--hyp",
+        str(files["copy"]),
+        "--ref",
+        str(files["ref"]),
+        "--src",
+        str(files["src"]),
+        "--out",
+        str(out),
+        *FAST,
+        *extra,
+    ]
 
 
-def test_compare_hyp_files_by_both_tests(files: dict[str, Path], tmp_path: Path,
-                                         capsys: pytest.CaptureFixture) -> None:
+def test_compare_hyp_files_by_both_tests(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "report"
     code, printed, err = run(_eval(files, out), capsys)
     assert code == 0, err
@@ -60,8 +74,12 @@ def test_compare_hyp_files_by_both_tests(files: dict[str, Path], tmp_path: Path,
     assert copy["bleu_p_value"] == 1.0 and copy["bleu_ar_p_value"] == 1.0
     assert not copy["significant"] and not copy["ar_significant"]
     assert perfect["bleu_p_value"] < 0.05 and perfect["bleu_ar_p_value"] < 0.05
-    assert report["significance"] == {"tests": ["bootstrap", "ar"], "bootstrap_samples": 50,
-                                      "ar_trials": 100, "seed": 3}
+    assert report["significance"] == {
+        "tests": ["bootstrap", "ar"],
+        "bootstrap_samples": 50,
+        "ar_trials": 100,
+        "seed": 3,
+    }
 
     # report.md: what was scored, every metric, every p-value, every signature, the plot.
     md = (out / "report.md").read_text(encoding="utf-8")
@@ -90,33 +108,45 @@ def test_one_test_only(files: dict[str, Path], tmp_path: Path, capsys: pytest.Ca
     assert "p (AR)" in md and "p (bootstrap)" not in md and "bs:50" not in md
 
 
-def test_line_count_mismatch_exits_2_naming_the_file(files: dict[str, Path], tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture) -> None:
+def test_line_count_mismatch_exits_2_naming_the_file(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     short = _write(tmp_path / "short.txt", files["perfect"].read_text(encoding="utf-8").splitlines()[:-1])
     out = tmp_path / "never"
-    code, _, err = run(["eval", "--hyp", str(files["base"]), "--hyp", str(short), "--ref", str(files["ref"]),
-                        "--out", str(out)], capsys)
+    code, _, err = run(
+        ["eval", "--hyp", str(files["base"]), "--hyp", str(short), "--ref", str(files["ref"]), "--out", str(out)],
+        capsys,
+    )
     assert code == 2 and err.strip().count("\n") == 0
     assert str(short) in err and "23 lines" in err and "has 24" in err
     assert not out.exists()  # refused before anything was written
 
 
-@pytest.mark.parametrize("extra,needle", [
-    (["--test", "permutation"], "--test must be one of both, bootstrap, ar"),
-    (["--ar-trials", "0"], "--ar-trials must be at least 1"),
-    (["--seed", "0"], "--seed must be at least 1"),
-])
-def test_bad_options_exit_2(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture,
-                            extra: list[str], needle: str) -> None:
+@pytest.mark.parametrize(
+    "extra,needle",
+    [
+        (["--test", "permutation"], "--test must be one of both, bootstrap, ar"),
+        (["--ar-trials", "0"], "--ar-trials must be at least 1"),
+        (["--seed", "0"], "--seed must be at least 1"),
+    ],
+)
+def test_bad_options_exit_2(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture, extra: list[str], needle: str
+) -> None:
     code, _, err = run(_eval(files, tmp_path / "out") + extra, capsys)
     assert code == 2 and needle in err and err.strip().count("\n") == 0
 
 
 @pytest.mark.parametrize("inside", [False, True])
 @pytest.mark.parametrize("mode", ["hyp", "checkpoint"])
-def test_out_that_is_a_file_is_refused_before_any_work(files: dict[str, Path], tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch,
-                                                       mode: str, inside: bool) -> None:
+def test_out_that_is_a_file_is_refused_before_any_work(
+    files: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    mode: str,
+    inside: bool,
+) -> None:
     """--out FILE (or a folder under a file): one line, exit 2, the file untouched, no model loaded."""
     taken = _write(tmp_path / "notes.txt", ["keep me"])
     out = taken / "report" if inside else taken
@@ -125,8 +155,9 @@ def test_out_that_is_a_file_is_refused_before_any_work(files: dict[str, Path], t
         raise AssertionError("a model was loaded before --out was checked")
 
     monkeypatch.setattr("nmt.decode.inference.load_models", no_loading)
-    argv = (_eval(files, out) if mode == "hyp"
-            else ["eval", "--checkpoint", str(tmp_path / "model.pt"), "--out", str(out)])
+    argv = (
+        _eval(files, out) if mode == "hyp" else ["eval", "--checkpoint", str(tmp_path / "model.pt"), "--out", str(out)]
+    )
     code, printed, err = run(argv, capsys)
     assert code == 2 and printed == "" and err.strip().count("\n") == 0, err
     assert f"--out {out}" in err and "is not a folder" in err

@@ -12,7 +12,6 @@ import shutil
 import threading
 import time
 from collections import namedtuple
-from pathlib import Path
 
 import pytest
 import torch
@@ -21,9 +20,9 @@ from tensorboard.summary.writer import record_writer
 from conftest import run_cli, toy_overrides
 from nmt.run import checkpoint as ckpt
 from nmt.run import events
-from nmt.util.fileio import DiskFullError
-from nmt.train.tensorboard import Board
 from nmt.train.loop import run_training
+from nmt.train.tensorboard import Board
+from nmt.util.fileio import DiskFullError
 
 Usage = namedtuple("Usage", "total used free")
 
@@ -84,8 +83,9 @@ def test_a_full_disk_in_the_tensorboard_thread(tmp_path, toy_files, monkeypatch,
 
     monkeypatch.setattr(record_writer.RecordWriter, "write", write)
     code, _, err = run_cli(train_argv(toy_overrides(tmp_path, files, train__max_steps=8)), capsys)
-    one_line_error(code, err, "no space left on device while writing TensorBoard events",
-                   str(tmp_path / "runs" / "toy" / "tb"))
+    one_line_error(
+        code, err, "no space left on device while writing TensorBoard events", str(tmp_path / "runs" / "toy" / "tb")
+    )
     assert escaped == []
     assert threading.excepthook.__name__ == "record"  # the board gave the hook back
 
@@ -127,4 +127,3 @@ def test_other_thread_errors_still_reach_the_hook(tmp_path, escaped):
     finally:
         board.close()
     assert [type(e) for e in escaped] == [ZeroDivisionError]
-

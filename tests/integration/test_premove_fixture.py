@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO
 from conftest import run_cli as run
 
@@ -59,8 +60,21 @@ def test_old_run_resumes_on_the_old_curve_and_rotates_its_step_files(premove: Pa
     resumed the same run, and the old step file 40 removed by train.keep_last=2."""
     run_dir = premove / "runs" / "premove"
     before = len(events(run_dir))
-    code, _, err = run(["train", "--resume", "runs/premove", "--no-progress", "--set", "train.max_steps=44",
-                        "--set", "train.valid_every=2", "--set", "train.device=cpu"], capsys)  # the old curve's device
+    code, _, err = run(
+        [
+            "train",
+            "--resume",
+            "runs/premove",
+            "--no-progress",
+            "--set",
+            "train.max_steps=44",
+            "--set",
+            "train.valid_every=2",
+            "--set",
+            "train.device=cpu",
+        ],
+        capsys,
+    )  # the old curve's device
     assert code == 0, err
     new = events(run_dir)[before:]
     want = EXPECTED["resume_to_44_valid_every_2"]
@@ -79,8 +93,9 @@ def test_old_checkpoints_average_and_evaluate_as_before(premove: Path, capsys) -
     code, _, err = run(["average", BEST, LAST, "-o", "avg.pt"], capsys)
     assert code == 0, err
     assert translate(capsys, "avg.pt", "--beam", "1") == EXPECTED["average_of_best_and_last_beam1"]
-    code, _, err = run(["data", "prepare", "local", "--pair", "xx-yy", "--config", "runs/premove/config.yaml",
-                        "--no-progress"], capsys)
+    code, _, err = run(
+        ["data", "prepare", "local", "--pair", "xx-yy", "--config", "runs/premove/config.yaml", "--no-progress"], capsys
+    )
     assert code == 0, err
     code, _, err = run(["eval", "--checkpoint", BEST, "--split", "test", "--beam", "1", "--out", "evalout"], capsys)
     assert code == 0, err

@@ -12,10 +12,13 @@ from conftest import toy_overrides, write_toy_task
 from nmt.train.loop import run_training
 
 
-@pytest.mark.parametrize("stop, resume, position", [
-    ({"train__max_steps": 3}, ["train.max_steps=4"], r"step 3 \(epoch 1, after batch 3\)"),
-    ({"train__max_epochs": 1}, ["train.max_epochs=2"], r"step \d+ \(end of epoch 1\)"),
-])
+@pytest.mark.parametrize(
+    "stop, resume, position",
+    [
+        ({"train__max_steps": 3}, ["train.max_steps=4"], r"step 3 \(epoch 1, after batch 3\)"),
+        ({"train__max_epochs": 1}, ["train.max_epochs=2"], r"step \d+ \(end of epoch 1\)"),
+    ],
+)
 def test_the_resume_log_names_the_position_the_stop_line_named(tmp_path, caplog, stop, resume, position):
     files = write_toy_task(tmp_path / "text", {"train": 600, "valid": 10})
     overrides = toy_overrides(tmp_path, files, train__tensorboard=False, train__valid_every=0, **stop)

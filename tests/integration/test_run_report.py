@@ -15,40 +15,86 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from nmt.run import events
 from nmt.evaluate.run_report import FIGURES, REPORT_NAME
+from nmt.run import events
 
 BLEU_SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 CHRF_SIG = "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0"
 
 
-def write_run(run: Path, valid: list[tuple[int, float, float]], *, params: int = 2_345_678, attention: str = "bahdanau",
-              speeds: tuple[tuple[float, int], ...] = ((1000.0, 500), (3000.0, 3000)), stop: bool = True) -> None:
+def write_run(
+    run: Path,
+    valid: list[tuple[int, float, float]],
+    *,
+    params: int = 2_345_678,
+    attention: str = "bahdanau",
+    speeds: tuple[tuple[float, int], ...] = ((1000.0, 500), (3000.0, 3000)),
+    stop: bool = True,
+) -> None:
     """A run folder: config.yaml, and metrics.jsonl with a start event, train events of
     (tok_s, tgt_tokens), one validation per (step, elapsed_s, bleu) and a stop event."""
     run.mkdir(parents=True)
-    (run / "config.yaml").write_text(f"data:\n  src: de\n  tgt: en\nmodel:\n  arch: rnn\n  attention:\n"
-                                     f"    type: {attention}\n", encoding="utf-8")
-    events.append(run, events.Start(step=0, epoch=0, elapsed_s=0.0, params=params,
-                                    hardware={"device": "cpu", "device_name": "Test CPU", "threads": 2, "torch": "t"}))
+    (run / "config.yaml").write_text(
+        f"data:\n  src: de\n  tgt: en\nmodel:\n  arch: rnn\n  attention:\n    type: {attention}\n", encoding="utf-8"
+    )
+    events.append(
+        run,
+        events.Start(
+            step=0,
+            epoch=0,
+            elapsed_s=0.0,
+            params=params,
+            hardware={"device": "cpu", "device_name": "Test CPU", "threads": 2, "torch": "t"},
+        ),
+    )
     for i, (tok_s, tokens) in enumerate(speeds, start=1):
-        events.append(run, events.Train(step=i, epoch=1, loss=3.0, lr=1e-3, tf=1.0, tok_s=tok_s,
-                                        tgt_tokens=tokens, elapsed_s=float(i)))
+        events.append(
+            run,
+            events.Train(
+                step=i, epoch=1, loss=3.0, lr=1e-3, tf=1.0, tok_s=tok_s, tgt_tokens=tokens, elapsed_s=float(i)
+            ),
+        )
     for step, elapsed_s, bleu in valid:
-        events.append(run, events.Valid(step=step, epoch=1 + step // 100, elapsed_s=elapsed_s, lr=1e-3, best=None,
-                                        loss=2.0, ppl=7.4, bleu=bleu, chrf=bleu + 20, bleu_signature=BLEU_SIG))
+        events.append(
+            run,
+            events.Valid(
+                step=step,
+                epoch=1 + step // 100,
+                elapsed_s=elapsed_s,
+                lr=1e-3,
+                best=None,
+                loss=2.0,
+                ppl=7.4,
+                bleu=bleu,
+                chrf=bleu + 20,
+                bleu_signature=BLEU_SIG,
+            ),
+        )
     if stop:
         last_step, last_s, _ = valid[-1]
-        events.append(run, events.Stop(reason="max_steps", step=last_step, epoch=1 + last_step // 100,
-                                       elapsed_s=last_s + 6.0, best=None))
+        events.append(
+            run,
+            events.Stop(
+                reason="max_steps", step=last_step, epoch=1 + last_step // 100, elapsed_s=last_s + 6.0, best=None
+            ),
+        )
 
 
 def write_eval(folder: Path, bleu: float, chrf: float, beam: int, split: str = "test2016") -> None:
     """A report.json in the layout ``nmt eval --checkpoint ... --out FOLDER`` writes."""
     folder.mkdir(parents=True)
-    report = {"info": {"checkpoints": ["best.pt"], "step": 300, "split": split, "beam": beam},
-              "systems": {f"beam{beam}": {"bleu": bleu, "chrf": chrf, "bleu_signature": BLEU_SIG,
-                                          "chrf_signature": CHRF_SIG, "n": 1000}}}
+    report = {
+        "info": {"checkpoints": ["best.pt"], "step": 300, "split": split, "beam": beam},
+        "systems": {
+            f"beam{beam}": {
+                "bleu": bleu,
+                "chrf": chrf,
+                "bleu_signature": BLEU_SIG,
+                "chrf_signature": CHRF_SIG,
+                "n": 1000,
+            }
+        },
+    }
     (folder / "report.json").write_text(json.dumps(report), encoding="utf-8")
 
 
@@ -67,8 +113,7 @@ def two_runs(tmp_path: Path) -> tuple[Path, Path]:
     """``a``: scored greedily and with beam 5; ``b``: a no-attention run scored greedily only."""
     a, b = tmp_path / "runs" / "a", tmp_path / "runs" / "b"
     write_run(a, [(100, 60.0, 10.0), (200, 150.0, 25.5), (300, 240.0, 25.5)])  # a tie: the first counts
-    write_run(b, [(100, 90.0, 5.0), (200, 180.0, 12.25)], params=987_654, attention="none",
-              speeds=((2000.0, 1000),))
+    write_run(b, [(100, 90.0, 5.0), (200, 180.0, 12.25)], params=987_654, attention="none", speeds=((2000.0, 1000),))
     write_eval(a / "eval-greedy", 24.123, 50.0, beam=1)
     write_eval(a / "eval-beam5", 26.789, 52.345, beam=5)
     write_eval(b / "eval-greedy", 11.0, 40.0, beam=1)
@@ -146,8 +191,20 @@ def test_report_reads_what_train_and_eval_wrote(trained_toy, tmp_path, capsys):
     comes from best.pt and is the same."""
     run = tmp_path / "toy"
     shutil.copytree(trained_toy, run)
-    code, _, err = run_cli(["eval", "--checkpoint", str(run / "checkpoints/best.pt"), "--split", "test",
-                            "--beam", "1", "--out", str(run / "eval-greedy")], capsys)
+    code, _, err = run_cli(
+        [
+            "eval",
+            "--checkpoint",
+            str(run / "checkpoints/best.pt"),
+            "--split",
+            "test",
+            "--beam",
+            "1",
+            "--out",
+            str(run / "eval-greedy"),
+        ],
+        capsys,
+    )
     assert code == 0, err
     (system,) = json.loads((run / "eval-greedy" / "report.json").read_text())["systems"].values()
     log = events.read(run)

@@ -11,11 +11,9 @@ import pytest
 
 from conftest import NMT, PROC_TIMEOUT, REPO, stop, toy_overrides, wait_until
 from nmt import config as C
-from nmt.util.errors import ConfigError, UserError
 from nmt.run.folder import LOCK_NAME, RunBusyError, RunLock, check_replaceable, is_run
 from nmt.train.loop import run_training
-
-
+from nmt.util.errors import ConfigError, UserError
 
 # ------------------------------------------------------------ run names
 
@@ -37,8 +35,13 @@ def test_overwrite_with_name_dotdot_deletes_nothing(tmp_path):
     keep.write_text("not a run")
     runs = tmp_path / "runs"
     runs.mkdir()
-    proc = subprocess.run(NMT + ["train", "--set", "name=..", "--set", f"runs_dir={runs}", "--overwrite"],
-                          cwd=REPO, capture_output=True, text=True, timeout=PROC_TIMEOUT)
+    proc = subprocess.run(
+        NMT + ["train", "--set", "name=..", "--set", f"runs_dir={runs}", "--overwrite"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=PROC_TIMEOUT,
+    )
     assert proc.returncode == 2 and "a run name is one folder name" in proc.stderr
     assert keep.read_text() == "not a run" and runs.is_dir()
 
@@ -90,9 +93,8 @@ def test_check_replaceable(tmp_path):
 
 
 def test_second_lock_names_the_holder(tmp_path):
-    with RunLock(tmp_path / "run"):
-        with pytest.raises(RunBusyError, match=f"PID {os.getpid()}"):
-            RunLock(tmp_path / "run").acquire()
+    with RunLock(tmp_path / "run"), pytest.raises(RunBusyError, match=f"PID {os.getpid()}"):
+        RunLock(tmp_path / "run").acquire()
     RunLock(tmp_path / "run").acquire().release()  # free again once released
 
 
@@ -113,9 +115,16 @@ def test_training_into_a_locked_run_is_refused_and_changes_nothing(tmp_path, toy
 
 def test_lock_of_a_killed_process_does_not_block(tmp_path):
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from nmt.run.folder import RunLock; "
-         f"lock = RunLock({str(tmp_path)!r}).acquire(); print('locked', flush=True); time.sleep(600)"],
-        cwd=REPO, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from nmt.run.folder import RunLock; "
+            f"lock = RunLock({str(tmp_path)!r}).acquire(); print('locked', flush=True); time.sleep(600)",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"  # '' if it died first, never a hang
         with pytest.raises(RunBusyError, match=f"PID {holder.pid}"):
@@ -177,8 +186,11 @@ def test_sigterm_saves_and_exits_143(tmp_path, toy_files):
     with open(out_path, "w") as out_file, open(err_path, "w") as err_file:
         proc = subprocess.Popen(argv, cwd=REPO, stdout=out_file, stderr=err_file, text=True)
     try:
-        wait_until(lambda: metrics.is_file() and '"event": "train"' in metrics.read_text(), proc,
-                   "a training line in metrics.jsonl")
+        wait_until(
+            lambda: metrics.is_file() and '"event": "train"' in metrics.read_text(),
+            proc,
+            "a training line in metrics.jsonl",
+        )
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=PROC_TIMEOUT)
     finally:

@@ -12,17 +12,30 @@ SCRIPTS = REPO / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 import bench_train  # noqa: E402  (after the path insert)
+
 from nmt.util.errors import UserError  # noqa: E402
 
 COMMON_KEYS = {"bench", "threads", "keep_memory", "torch", "device"}
-TRAIN_KEYS = COMMON_KEYS | {"variant", "attention", "style", "fast_path", "cell", "params", "target_tokens_per_s",
-                            "ms_per_update", "updates", "tokens", "peak_rss_mb"}
+TRAIN_KEYS = COMMON_KEYS | {
+    "variant",
+    "attention",
+    "style",
+    "fast_path",
+    "cell",
+    "params",
+    "target_tokens_per_s",
+    "ms_per_update",
+    "updates",
+    "tokens",
+    "peak_rss_mb",
+}
 DECODE_KEYS = COMMON_KEYS | {"beam", "batch_size", "sentences", "sentences_per_s", "seconds"}
 
 
 def run_script(name: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPTS / name), *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(SCRIPTS / name), *args], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
 
 
 def json_lines(stdout: str) -> list[dict]:
@@ -44,14 +57,27 @@ def test_variant_names_map_to_overrides():
 
 
 def test_bench_train_one_line_per_variant(trained_toy):
-    proc = run_script("bench_train.py", "--config", str(trained_toy / "config.yaml"),
-                      "--variants", "luong_dot,luong_general-fast,transformer", "--steps", "2", "--warmup", "1",
-                      "--set", "train.max_tokens=300", "--threads", "1", "--no-keep-memory")
+    proc = run_script(
+        "bench_train.py",
+        "--config",
+        str(trained_toy / "config.yaml"),
+        "--variants",
+        "luong_dot,luong_general-fast,transformer",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--set",
+        "train.max_tokens=300",
+        "--threads",
+        "1",
+        "--no-keep-memory",
+    )
     assert proc.returncode == 0, proc.stderr
     records = json_lines(proc.stdout)
     assert [r["variant"] for r in records] == ["luong_dot", "luong_general-fast", "transformer"]
     for record in records:
-        assert TRAIN_KEYS <= record.keys() and record["bench"] == "train"
+        assert record.keys() >= TRAIN_KEYS and record["bench"] == "train"
         assert record["target_tokens_per_s"] > 0 and record["ms_per_update"] > 0 and record["params"] > 0
         assert record["updates"] == 2 and record["isolated"] and record["keep_memory"] is False
     by_name = {r["variant"]: r for r in records}
@@ -69,14 +95,26 @@ def test_bench_train_rejects_unknown_variant_in_one_line(trained_toy):
 
 
 def test_bench_decode_quick_on_the_test_split(trained_toy):
-    proc = run_script("bench_decode.py", "--checkpoint", str(trained_toy / "checkpoints/best.pt"),
-                      "--quick", "--limit", "12", "--beams", "1,3", "--batch-sizes", "1,8", "--threads", "1")
+    proc = run_script(
+        "bench_decode.py",
+        "--checkpoint",
+        str(trained_toy / "checkpoints/best.pt"),
+        "--quick",
+        "--limit",
+        "12",
+        "--beams",
+        "1,3",
+        "--batch-sizes",
+        "1,8",
+        "--threads",
+        "1",
+    )
     assert proc.returncode == 0, proc.stderr
     records = json_lines(proc.stdout)
     assert [(r["beam"], r["batch_size"]) for r in records] == [(1, 1), (1, 8), (3, 8)]  # beam 3 x 1 skipped
     assert "skipping beam 3 with batch size 1" in proc.stderr
     for record in records:
-        assert DECODE_KEYS <= record.keys() and record["bench"] == "decode"
+        assert record.keys() >= DECODE_KEYS and record["bench"] == "decode"
         assert record["sentences"] == 12 and record["sentences_per_s"] > 0 and isinstance(record["keep_memory"], bool)
         assert Path(record["input"]).name == "test.xx"
 
@@ -97,8 +135,13 @@ def test_seeds_table_aggregates_seeds_and_ensembles(trained_toy, tmp_path):
 
     def evaluate(out: Path, *checkpoints: Path) -> float:
         args = [a for c in checkpoints for a in ("--checkpoint", str(c))]
-        proc = subprocess.run([sys.executable, "-m", "nmt", "eval", *args, "--split", "test", "--beam", "1",
-                               "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "nmt", "eval", *args, "--split", "test", "--beam", "1", "--out", str(out)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         (system,) = json.loads((out / "report.json").read_text())["systems"].values()
         return system["bleu"]
@@ -140,13 +183,29 @@ def ttq_args(tmp_path: Path, toy_files, *extra: str, **settings: object) -> list
 
 def test_bench_time_to_quality_levels_on_the_toy_task(tmp_path, toy_files):
     levels = [1.0, 5.0]
-    proc = run_script(TTQ, *ttq_args(tmp_path, toy_files, "--levels", "1", "5", "--steps", "60",
-                                     "--valid-every", "10", "--device", "cpu", "--threads", "1"))
+    proc = run_script(
+        TTQ,
+        *ttq_args(
+            tmp_path,
+            toy_files,
+            "--levels",
+            "1",
+            "5",
+            "--steps",
+            "60",
+            "--valid-every",
+            "10",
+            "--device",
+            "cpu",
+            "--threads",
+            "1",
+        ),
+    )
     assert proc.returncode == 0, proc.stderr
     *rows, done = json_lines(proc.stdout)
     assert [r["level"] for r in rows] == levels and done["event"] == "done"
     for row in rows:
-        assert TTQ_HARDWARE <= row.keys() and row["device"] == "cpu" and row["threads"] == 1
+        assert row.keys() >= TTQ_HARDWARE and row["device"] == "cpu" and row["threads"] == 1
         if row["reached"]:
             assert row["bleu"] >= row["level"] and 1 <= row["step"] <= done["steps"]
         else:
@@ -165,14 +224,17 @@ def test_bench_time_to_quality_levels_on_the_toy_task(tmp_path, toy_files):
     assert len(valid_steps) == done["validations"] and 10 in valid_steps  # --valid-every 10 took effect
 
 
-@pytest.mark.parametrize("bad, message", [
-    (["--steps", "0"], "--steps must be positive"),
-    (["--steps", "-3"], "--steps must be positive"),
-    (["--levels", "25", "20"], "strictly increasing"),
-    (["--levels", "20", "20"], "strictly increasing"),
-    (["--levels"], "at least one BLEU level"),
-    (["--levels", "abc"], "invalid float value"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (["--steps", "0"], "--steps must be positive"),
+        (["--steps", "-3"], "--steps must be positive"),
+        (["--levels", "25", "20"], "strictly increasing"),
+        (["--levels", "20", "20"], "strictly increasing"),
+        (["--levels"], "at least one BLEU level"),
+        (["--levels", "abc"], "invalid float value"),
+    ],
+)
 def test_bench_time_to_quality_bad_options_fail_in_one_line(tmp_path, toy_files, bad, message):
     proc = run_script(TTQ, *ttq_args(tmp_path, toy_files, *bad))
     assert proc.returncode == 2 and proc.stdout == ""
@@ -191,6 +253,7 @@ def test_bench_time_to_quality_refuses_a_corpus_without_valid_split(tmp_path, to
 
 def test_bench_time_to_quality_knows_which_corpora_have_a_valid_split():
     import bench_time_to_quality as ttq
+
     from nmt.config import DataConfig
 
     assert ttq.has_valid_split(DataConfig(corpus="multi30k"))
@@ -204,15 +267,28 @@ def test_bench_time_to_quality_knows_which_corpora_have_a_valid_split():
 
 # --- bench_scale.py ---------------------------------------------------------------------------
 
-SCALE_KEYS = {"bench", "pairs", "prepare_s", "prepare_s_per_pair", "prepare_peak_rss_mb", "train_s",
-              "train_s_per_pair", "train_peak_rss_mb", "train_loop_s", "device", "device_name", "cpus", "date"}
+SCALE_KEYS = {
+    "bench",
+    "pairs",
+    "prepare_s",
+    "prepare_s_per_pair",
+    "prepare_peak_rss_mb",
+    "train_s",
+    "train_s_per_pair",
+    "train_peak_rss_mb",
+    "train_loop_s",
+    "device",
+    "device_name",
+    "cpus",
+    "date",
+}
 
 
 def test_bench_scale_quick_prepares_and_trains_one_epoch(tmp_path):
     proc = run_script("bench_scale.py", "--quick", "--valid", "10", "--work-dir", str(tmp_path), "--keep")
     assert proc.returncode == 0, proc.stderr
     (record,) = json_lines(proc.stdout)
-    assert SCALE_KEYS <= record.keys() and record["bench"] == "scale" and record["device"] == "cpu"
+    assert record.keys() >= SCALE_KEYS and record["bench"] == "scale" and record["device"] == "cpu"
     assert record["pairs"] == record["train_pairs"] == 300 and record["threads"] == 1
     assert record["prepare_s"] > 0 and record["train_s"] > record["train_loop_s"] > 0
     assert record["prepare_s_per_pair"] == pytest.approx(record["prepare_s"] / 300, rel=0.01)
@@ -223,9 +299,14 @@ def test_bench_scale_quick_prepares_and_trains_one_epoch(tmp_path):
     assert "stopped (max_epochs)" in (tmp_path / "logs" / "train-300.log").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("bad, message", [(["--sizes", "3k"], "comma-separated whole numbers"),
-                                          (["--sizes", "0"], "at least one positive"),
-                                          (["--max-tokens", "0"], "--max-tokens must be positive")])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (["--sizes", "3k"], "comma-separated whole numbers"),
+        (["--sizes", "0"], "at least one positive"),
+        (["--max-tokens", "0"], "--max-tokens must be positive"),
+    ],
+)
 def test_bench_scale_bad_options_fail_in_one_line(tmp_path, bad, message):
     proc = run_script("bench_scale.py", *bad, "--work-dir", str(tmp_path / "w"))
     assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.strip().count("\n") == 0

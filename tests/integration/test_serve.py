@@ -7,8 +7,9 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 from urllib.parse import urlsplit
 
 import pytest
@@ -18,24 +19,57 @@ from conftest import PROC_TIMEOUT, run_cli, serving, transformer_overrides
 
 READ_TIMEOUT = 2.0
 """The shared server's --read-timeout (s): short, so a test can wait it out."""
-LIMITS = ["--max-sentences", "8", "--max-chars", "200", "--max-src-tokens", "30", "--max-beam", "6",
-          "--max-output-tokens", "40", "--max-request-bytes", "4096", "--batch-wait-ms", "50",
-          "--max-attention-sentences", "3", "--read-timeout", str(READ_TIMEOUT)]
+LIMITS = [
+    "--max-sentences",
+    "8",
+    "--max-chars",
+    "200",
+    "--max-src-tokens",
+    "30",
+    "--max-beam",
+    "6",
+    "--max-output-tokens",
+    "40",
+    "--max-request-bytes",
+    "4096",
+    "--batch-wait-ms",
+    "50",
+    "--max-attention-sentences",
+    "3",
+    "--read-timeout",
+    str(READ_TIMEOUT),
+]
 
 
-def call(url: str, path: str, payload: Any = None, *, method: Optional[str] = None, raw: Optional[bytes] = None,
-         chunked: bool = False) -> tuple[int, Any]:
+def call(
+    url: str,
+    path: str,
+    payload: Any = None,
+    *,
+    method: Optional[str] = None,
+    raw: Optional[bytes] = None,
+    chunked: bool = False,
+) -> tuple[int, Any]:
     """One HTTP request; (status, parsed JSON body)."""
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=120)
     body = raw if raw is not None else (None if payload is None else json.dumps(payload).encode())
     try:
         if chunked:
-            conn.request(method or "POST", path, body=iter([body]), encode_chunked=True,
-                         headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+            conn.request(
+                method or "POST",
+                path,
+                body=iter([body]),
+                encode_chunked=True,
+                headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+            )
         else:
-            conn.request(method or ("GET" if body is None else "POST"), path, body=body,
-                         headers={"Content-Type": "application/json"})
+            conn.request(
+                method or ("GET" if body is None else "POST"),
+                path,
+                body=body,
+                headers={"Content-Type": "application/json"},
+            )
         response = conn.getresponse()
         data = response.read()
         assert response.getheader("Content-Type", "").startswith("application/json"), data[:200]
@@ -48,8 +82,9 @@ def call(url: str, path: str, payload: Any = None, *, method: Optional[str] = No
 def server(trained_toy: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ckpt = trained_toy / "checkpoints"
     log = tmp_path_factory.mktemp("serve") / "server.log"
-    with serving(["--checkpoint", f"toy={ckpt / 'best.pt'}", "--checkpoint", f"twin={ckpt / 'last.pt'}",
-                  *LIMITS], log) as url:
+    with serving(
+        ["--checkpoint", f"toy={ckpt / 'best.pt'}", "--checkpoint", f"twin={ckpt / 'last.pt'}", *LIMITS], log
+    ) as url:
         yield url
 
 
@@ -66,8 +101,9 @@ def reference(trained_toy: Path, sentences: list[str], beam: int) -> list[str]:
     loaded = load_checkpoint(trained_toy / "checkpoints" / "best.pt", torch.device("cpu"))
     out = []
     for line in sentences:
-        result = translate_ids(loaded.model, loaded.src_tok.encode([line]), loaded.config.decode,
-                               torch.device("cpu"), beam=beam)
+        result = translate_ids(
+            loaded.model, loaded.src_tok.encode([line]), loaded.config.decode, torch.device("cpu"), beam=beam
+        )
         out.append(loaded.tgt_tok.decode(result[0].ids[0]))
     return out
 
@@ -94,8 +130,7 @@ def test_translations_equal_those_of_the_model_alone(server: str, trained_toy: P
         assert item["hypotheses"][0]["text"] == item["translation"] and "attention" not in item
 
 
-def test_attention_has_a_row_per_output_token_and_a_column_per_source_token(server: str,
-                                                                              sentences: list[str]) -> None:
+def test_attention_has_a_row_per_output_token_and_a_column_per_source_token(server: str, sentences: list[str]) -> None:
     status, answer = call(server, "/translate", {"text": sentences[:2], "beam": 1, "attention": True})
     assert status == 200
     for item in answer["translations"]:
@@ -111,8 +146,9 @@ def test_max_len_bounds_the_output(server: str, sentences: list[str]) -> None:
     assert status == 200 and len(answer["translations"][0]["attention"]["target_tokens"]) <= 2
 
 
-def test_concurrent_requests_share_searches_and_get_their_own_answers(server: str, trained_toy: Path,
-                                                                       sentences: list[str]) -> None:
+def test_concurrent_requests_share_searches_and_get_their_own_answers(
+    server: str, trained_toy: Path, sentences: list[str]
+) -> None:
     expected = reference(trained_toy, sentences, beam=2)
     _, before = call(server, "/health")
     gate, answers = threading.Barrier(len(sentences)), {}
@@ -144,13 +180,13 @@ def toy_transformer(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path
     return root / "runs" / "toy" / "checkpoints" / "best.pt"
 
 
-def test_a_transformer_returns_every_layer_and_head(toy_transformer: Path, sentences: list[str],
-                                                    tmp_path: Path) -> None:
+def test_a_transformer_returns_every_layer_and_head(
+    toy_transformer: Path, sentences: list[str], tmp_path: Path
+) -> None:
     with serving(["--checkpoint", f"tf={toy_transformer}"], tmp_path / "server.log") as url:
         status, listing = call(url, "/models")
         assert status == 200 and listing["models"][0]["attention"] == "transformer"
-        status, answer = call(url, "/translate", {"text": sentences[:2], "beam": 2, "attention": True,
-                                                   "max_len": 6})
+        status, answer = call(url, "/translate", {"text": sentences[:2], "beam": 2, "attention": True, "max_len": 6})
     assert status == 200
     for item in answer["translations"]:
         view = item["attention"]
@@ -159,8 +195,9 @@ def test_a_transformer_returns_every_layer_and_head(toy_transformer: Path, sente
         assert torch.allclose(layers.sum(-1), torch.ones(layers.shape[:-1]), atol=1e-3)
 
 
-def test_merged_requests_get_their_own_translations_and_scores_within_rounding(toy_transformer: Path,
-                                                                               sentences: list[str]) -> None:
+def test_merged_requests_get_their_own_translations_and_scores_within_rounding(
+    toy_transformer: Path, sentences: list[str]
+) -> None:
     """Requests of different sizes and lengths, merged into one search per key, against each sentence alone."""
     from nmt.decode.inference import load_checkpoint
     from nmt.serve.batcher import SCORE_ATOL, SCORE_RTOL, Batcher
@@ -168,7 +205,7 @@ def test_merged_requests_get_their_own_translations_and_scores_within_rounding(t
 
     cpu = torch.device("cpu")
     served = ServedModel("tf", toy_transformer, load_checkpoint(toy_transformer, cpu), cpu)
-    requests = [served.encode(sentences[start:start + n], 100) for start, n in ((0, 1), (1, 4), (5, 2), (7, 6))]
+    requests = [served.encode(sentences[start : start + n], 100) for start, n in ((0, 1), (1, 4), (5, 2), (7, 6))]
     keys = [SearchKey("tf", 1, 1, None, False), SearchKey("tf", 3, 2, None, False)]
     batcher = Batcher(served.translate, wait_s=0.0, max_sentences=64, max_pending=64)
     futures = {(key, r): batcher.submit(key, ids) for key in keys for r, ids in enumerate(requests)}  # all queued
@@ -193,14 +230,14 @@ def test_a_second_model_is_chosen_by_name(server: str, sentences: list[str]) -> 
 
 BAD = [
     ({"text": []}, 422, "text"),
-    ({"text": ["a b"] * 9}, 422, "text"),                         # over --max-sentences 8
-    ({"text": ["a" * 201]}, 422, "text"),                         # over --max-chars 200
-    ({"text": [" ".join(["zz"] * 40)]}, 422, "subword tokens"),   # over --max-src-tokens 30
-    ({"text": ["a"], "beam": 7}, 422, "beam"),                    # over --max-beam 6
+    ({"text": ["a b"] * 9}, 422, "text"),  # over --max-sentences 8
+    ({"text": ["a" * 201]}, 422, "text"),  # over --max-chars 200
+    ({"text": [" ".join(["zz"] * 40)]}, 422, "subword tokens"),  # over --max-src-tokens 30
+    ({"text": ["a"], "beam": 7}, 422, "beam"),  # over --max-beam 6
     ({"text": ["a"], "beam": 0}, 422, "beam"),
     ({"text": ["a"], "beam": 2, "n_best": 3}, 422, "n_best"),
-    ({"text": ["a"], "n_best": 6}, 422, "n_best"),                # above the default beam 5
-    ({"text": ["a"], "max_len": 41}, 422, "max_len"),             # over --max-output-tokens 40
+    ({"text": ["a"], "n_best": 6}, 422, "n_best"),  # above the default beam 5
+    ({"text": ["a"], "max_len": 41}, 422, "max_len"),  # over --max-output-tokens 40
     ({"text": ["a"], "model": "nope"}, 404, "unknown model"),
     ({"text": "a"}, 422, "text"),
     ({"text": ["a"], "temperature": 2}, 422, "temperature"),
@@ -209,11 +246,14 @@ BAD = [
     ({"text": ["a"], "n_best": 0}, 422, "n_best"),
     ({"text": ["a"], "max_len": 0}, 422, "max_len"),
     ({"text": [None]}, 422, "text"),
-    ({"text": ["\ud800 a"]}, 422, "text"),                       # a lone surrogate: not text
-    ({"text": ["a"] * 4, "attention": True}, 422, "attention"),   # over --max-attention-sentences 3
-    *[({"text": ["a"], field: value}, 422, field)                 # a boolean or float is not an integer
-      for field in ("beam", "n_best", "max_len") for value in (True, 2.0)],
-    ({"text": ["a"], "attention": 1}, 422, "attention"),          # nor an integer a boolean
+    ({"text": ["\ud800 a"]}, 422, "text"),  # a lone surrogate: not text
+    ({"text": ["a"] * 4, "attention": True}, 422, "attention"),  # over --max-attention-sentences 3
+    *[
+        ({"text": ["a"], field: value}, 422, field)  # a boolean or float is not an integer
+        for field in ("beam", "n_best", "max_len")
+        for value in (True, 2.0)
+    ],
+    ({"text": ["a"], "attention": 1}, 422, "attention"),  # nor an integer a boolean
 ]
 
 
@@ -229,9 +269,14 @@ def test_a_body_over_the_size_limit_is_413(server: str, chunked: bool) -> None:
     assert got == 413 and "4096 bytes" in body["error"]
 
 
-@pytest.mark.parametrize("path, method, raw, status", [
-    ("/translate", "POST", b"{not json", 422), ("/nowhere", "GET", None, 404), ("/translate", "GET", None, 405),
-])
+@pytest.mark.parametrize(
+    "path, method, raw, status",
+    [
+        ("/translate", "POST", b"{not json", 422),
+        ("/nowhere", "GET", None, 404),
+        ("/translate", "GET", None, 405),
+    ],
+)
 def test_malformed_requests(server: str, path: str, method: str, raw: Optional[bytes], status: int) -> None:
     got, body = call(server, path, method=method, raw=raw)
     assert got == status and body["error"]
@@ -249,14 +294,18 @@ def test_the_page_and_its_script_are_served_without_outside_assets(server: str) 
         assert response.status == 200 and "http://" not in text and "https://" not in text, path
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--checkpoint", "missing.pt"], "checkpoint not found"),
-    (["--checkpoint", "a=best.pt", "--checkpoint", "a=last.pt"], "taken"),
-    (["--checkpoint", "best.pt", "--max-beam", "0"], "--max-beam 0"),
-    (["--checkpoint", "best.pt", "--port", "70000"], "--port 70000"),
-])
-def test_bad_command_lines_fail_in_one_line_before_serving(args: list[str], message: str, capsys,
-                                                           trained_toy: Path, monkeypatch) -> None:
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--checkpoint", "missing.pt"], "checkpoint not found"),
+        (["--checkpoint", "a=best.pt", "--checkpoint", "a=last.pt"], "taken"),
+        (["--checkpoint", "best.pt", "--max-beam", "0"], "--max-beam 0"),
+        (["--checkpoint", "best.pt", "--port", "70000"], "--port 70000"),
+    ],
+)
+def test_bad_command_lines_fail_in_one_line_before_serving(
+    args: list[str], message: str, capsys, trained_toy: Path, monkeypatch
+) -> None:
     monkeypatch.chdir(trained_toy / "checkpoints")
     code, _, err = run_cli(["serve", *args, *([] if "--port" in args else ["--port", "0"])], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
@@ -268,7 +317,7 @@ HALF_REQUESTS = {
     "nothing": b"",
     "half the headers": b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Le",
     "half the body": b"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 100\r\n\r\n{\"text\": [",
+    b'Content-Length: 100\r\n\r\n{"text": [',
 }
 
 
@@ -291,8 +340,9 @@ def read_response(sock: socket.socket) -> bytes:
     while b"\r\n\r\n" not in got:
         got += sock.recv(4096)
     head, _, body = got.partition(b"\r\n\r\n")
-    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                  if line.lower().startswith(b"content-length:"))
+    length = next(
+        int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+    )
     while len(body) < length:
         body += sock.recv(4096)
     return head + b"\r\n\r\n" + body

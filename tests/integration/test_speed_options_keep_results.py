@@ -9,10 +9,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import V_SRC, V_TGT, random_batch
 from nmt.config import AttentionConfig, ModelConfig
 from nmt.model.build import build_model
-
-from conftest import V_SRC, V_TGT, random_batch
 
 
 def loss_and_grads(compiled: bool, teacher_forcing: float, **attention: object) -> tuple[float, list[torch.Tensor]]:
@@ -29,10 +28,13 @@ def loss_and_grads(compiled: bool, teacher_forcing: float, **attention: object) 
     return loss.item(), [p.grad.clone() for p in model.parameters()]
 
 
-@pytest.mark.parametrize("attention, teacher_forcing", [
-    (dict(type="bahdanau"), 1.0),
-    (dict(type="luong_general", input_feeding=True), 0.5),  # the sampled loop: step outputs fed back
-])
+@pytest.mark.parametrize(
+    "attention, teacher_forcing",
+    [
+        (dict(type="bahdanau"), 1.0),
+        (dict(type="luong_general", input_feeding=True), 0.5),  # the sampled loop: step outputs fed back
+    ],
+)
 def test_compiled_step_matches_eager(attention: dict, teacher_forcing: float) -> None:
     torch._dynamo.reset()
     eager_loss, eager_grads = loss_and_grads(False, teacher_forcing, **attention)

@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from conftest import toy_overrides
-from nmt.run import checkpoint as ckpt
 from nmt import config as C
-from nmt.util.errors import CheckpointError, UserError
-from nmt.score.metrics import score
 from nmt.decode.inference import load_checkpoint, translate_ids
-from nmt.train.loop import Trainer, TrainingError, run_training
+from nmt.run import checkpoint as ckpt
 from nmt.run.state import TrainState
+from nmt.score.metrics import score
+from nmt.train.loop import Trainer, TrainingError, run_training
+from nmt.util.errors import CheckpointError, UserError
 
 
 def losses(run_dir: Path) -> dict[int, float]:
@@ -25,21 +25,26 @@ def losses(run_dir: Path) -> dict[int, float]:
 
 def test_toy_task_learned_to_high_bleu(trained_toy, toy_files):
     """System test: a tiny model learns reversal + lexicon from scratch (greedy BLEU on test)."""
-    root, files = toy_files
+    _, files = toy_files
     loaded = load_checkpoint(trained_toy / "checkpoints" / "best.pt", torch.device("cpu"))
     srcs = Path(files["test"][0]).read_text().splitlines()
     refs = Path(files["test"][1]).read_text().splitlines()
-    out = translate_ids(loaded.model, loaded.src_tok.encode(srcs), loaded.config.decode,
-                        torch.device("cpu"), beam=1)
+    out = translate_ids(loaded.model, loaded.src_tok.encode(srcs), loaded.config.decode, torch.device("cpu"), beam=1)
     hyps = [loaded.tgt_tok.decode(t.ids[0]) for t in out]
     assert score(hyps, refs).bleu >= 90.0
 
 
 def test_run_directory_contents(trained_toy):
-    for name in ("config.yaml", "metrics.jsonl", "spm.src.model", "spm.tgt.model",
-                 "checkpoints/last.pt", "checkpoints/best.pt"):
+    for name in (
+        "config.yaml",
+        "metrics.jsonl",
+        "spm.src.model",
+        "spm.tgt.model",
+        "checkpoints/last.pt",
+        "checkpoints/best.pt",
+    ):
         assert (trained_toy / name).is_file(), name
-    events = [json.loads(l) for l in (trained_toy / "metrics.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (trained_toy / "metrics.jsonl").read_text().splitlines()]
     valid = [e for e in events if e["event"] == "valid"]
     assert valid and {"loss", "ppl", "bleu", "chrf", "samples"} <= set(valid[-1])
     assert events[-1]["event"] == "stop"
@@ -60,15 +65,23 @@ def _interrupt_at(monkeypatch, step: int) -> None:
     monkeypatch.setattr(Trainer, "after_update", after_update)
 
 
-REGULARIZED = dict(model__src_word_dropout=0.2, model__tgt_word_dropout=0.2, train__subword_alpha=0.3,
-                   train__max_tokens=4000)  # about 5 updates per epoch: the interrupt falls in epoch 2
+REGULARIZED = dict(
+    model__src_word_dropout=0.2, model__tgt_word_dropout=0.2, train__subword_alpha=0.3, train__max_tokens=4000
+)  # about 5 updates per epoch: the interrupt falls in epoch 2
 
 
 @pytest.mark.parametrize("more", [{}, REGULARIZED], ids=["plain", "word_dropout+subword_sampling"])
 def test_resume_after_interrupt_gives_identical_losses(tmp_path, toy_files, monkeypatch, more):
     _, files = toy_files
-    extra = dict(train__max_steps=14, train__teacher_forcing=0.6, model__dropout=0.3,
-                 train__valid_every=5, train__schedule="plateau", train__accumulate=2, **more)
+    extra = dict(
+        train__max_steps=14,
+        train__teacher_forcing=0.6,
+        model__dropout=0.3,
+        train__valid_every=5,
+        train__schedule="plateau",
+        train__accumulate=2,
+        **more,
+    )
     run_training(None, toy_overrides(tmp_path / "a", files, **extra), progress=False)
     reference = losses(tmp_path / "a" / "runs" / "toy")
     assert sorted(reference) == list(range(1, 15))
@@ -97,14 +110,15 @@ def test_refuses_to_overwrite_a_run(tmp_path, toy_files):
 def test_resume_with_different_model_is_refused(tmp_path, toy_files):
     _, files = toy_files
     run_training(None, toy_overrides(tmp_path, files, train__max_steps=1), progress=False)
-    with pytest.raises(UserError, match="model.hidden_size: 64 -> 32"):
+    with pytest.raises(UserError, match=r"model\.hidden_size: 64 -> 32"):
         run_training(None, ["model.hidden_size=32"], resume=tmp_path / "runs" / "toy", progress=False)
 
 
 def test_nonfinite_losses_skip_updates_then_stop(tmp_path, toy_files, monkeypatch):
     _, files = toy_files
-    monkeypatch.setattr(torch.nn.functional, "cross_entropy",
-                        lambda *a, **k: torch.tensor(float("nan"), requires_grad=True))
+    monkeypatch.setattr(
+        torch.nn.functional, "cross_entropy", lambda *a, **k: torch.tensor(float("nan"), requires_grad=True)
+    )
     with pytest.raises(TrainingError, match="non-finite"):
         run_training(None, toy_overrides(tmp_path, files, train__max_nonfinite=3), progress=False)
 
@@ -207,13 +221,23 @@ def test_kill_9_during_checkpoint_writes_leaves_a_loadable_file(tmp_path):
 
     path = tmp_path / "last.pt"
     ckpt.save(path, _tiny(0, torch.zeros(10)))
-    writer = subprocess.Popen([sys.executable, "-c", (
-        "import torch, sys\n"
-        "from nmt.run import checkpoint as c\n"
-        "from nmt.run.state import TrainState\n"
-        "for step in range(1, 10**6):\n"
-        "    c.save(sys.argv[1], c.Checkpoint({}, {'w': torch.full((5_000_000,), float(step))}, {}, TrainState(step)))\n"
-        "    print(step, flush=True)\n"), str(path)], stdout=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import torch, sys\n"
+                "from nmt.run import checkpoint as c\n"
+                "from nmt.run.state import TrainState\n"
+                "for step in range(1, 10**6):\n"
+                "    c.save(sys.argv[1], c.Checkpoint({}, {'w': torch.full((5_000_000,), float(step))}, {}, TrainState(step)))\n"
+                "    print(step, flush=True)\n"
+            ),
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     # Each line is a complete save; right after one the writer is in the next, whatever the machine's speed.
     assert [writer.stdout.readline().strip() for _ in range(3)] == ["1", "2", "3"]
     writer.kill()

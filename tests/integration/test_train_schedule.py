@@ -25,8 +25,9 @@ def _epoch_ends(run_dir: Path) -> list[int]:
 def test_a_stop_rule_of_the_caller_ends_the_run_at_its_validation(tmp_path, toy_files):
     """Trainer(should_stop=...): the public hook scripts/bench_time_to_quality.py stops through."""
     _, files = toy_files
-    cfg = C.load(None, toy_overrides(tmp_path, files, train__max_epochs=3, train__valid_every=0,
-                                     train__tensorboard=False))
+    cfg = C.load(
+        None, toy_overrides(tmp_path, files, train__max_epochs=3, train__valid_every=0, train__tensorboard=False)
+    )
     run_dir = Path(cfg.runs_dir) / cfg.name
     seen = []
 
@@ -45,16 +46,22 @@ def test_a_stop_rule_of_the_caller_ends_the_run_at_its_validation(tmp_path, toy_
 def test_an_epoch_end_right_after_a_scheduled_validation_does_not_validate_again(tmp_path, toy_files):
     _, files = toy_files
     first = tmp_path / "a"
-    run_training(None, toy_overrides(first, files, train__max_epochs=1, train__valid_every=0,
-                                     train__tensorboard=False), progress=False)
+    run_training(
+        None,
+        toy_overrides(first, files, train__max_epochs=1, train__valid_every=0, train__tensorboard=False),
+        progress=False,
+    )
     (updates,) = _epoch_ends(first / "runs" / "toy")
     assert _valid_steps(first / "runs" / "toy") == [updates]  # no valid_every: the epoch end validates
     assert updates >= 6, "the toy epoch is too short for this test"
 
     every = updates - 1  # each epoch ends one or two updates after a scheduled validation
     second = tmp_path / "b"
-    run_training(None, toy_overrides(second, files, train__max_epochs=2, train__valid_every=every,
-                                     train__tensorboard=False), progress=False)
+    run_training(
+        None,
+        toy_overrides(second, files, train__max_epochs=2, train__valid_every=every, train__tensorboard=False),
+        progress=False,
+    )
     run_dir = second / "runs" / "toy"
     ends = _epoch_ends(run_dir)
     assert ends == [updates, 2 * updates]

@@ -10,9 +10,10 @@ import pytest
 import torch
 
 from conftest import run_cli, transformer_overrides
-from nmt.score.metrics import score
 from nmt.decode.inference import load_checkpoint, load_models, translate_ids
+from nmt.score.metrics import score
 from nmt.train.loop import run_training
+
 
 @pytest.fixture(scope="module")
 def trained_transformer(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
@@ -35,8 +36,13 @@ def test_resume_after_interrupt_gives_identical_losses(tmp_path, toy_files):
     from test_train import _interrupt_at, losses  # the RNN's resume test, same mechanics
 
     _, files = toy_files
-    extra = dict(train__max_steps=10, model__dropout=0.3, train__valid_every=4, train__max_tokens=4000,
-                 model__src_word_dropout=0.1)
+    extra = dict(
+        train__max_steps=10,
+        model__dropout=0.3,
+        train__valid_every=4,
+        train__max_tokens=4000,
+        model__src_word_dropout=0.1,
+    )
     run_training(None, transformer_overrides(tmp_path / "a", files, **extra), progress=False)
     reference = losses(tmp_path / "a" / "runs" / "toy")
     with pytest.MonkeyPatch.context() as patch:
@@ -49,12 +55,22 @@ def test_resume_after_interrupt_gives_identical_losses(tmp_path, toy_files):
 
 
 def test_translate_writes_every_layer_and_head(trained_transformer, toy_files, tmp_path, capsys):
-    _, files = toy_files
+    _, _files = toy_files
     source = tmp_path / "in.txt"
     source.write_text("ant bee cat\nowl pig\n")
     maps = tmp_path / "maps"
-    code, out, _ = run_cli(["translate", "--checkpoint", str(trained_transformer / "checkpoints" / "best.pt"),
-                            "-i", str(source), "--attention", str(maps)], capsys)
+    code, out, _ = run_cli(
+        [
+            "translate",
+            "--checkpoint",
+            str(trained_transformer / "checkpoints" / "best.pt"),
+            "-i",
+            str(source),
+            "--attention",
+            str(maps),
+        ],
+        capsys,
+    )
     assert code == 0 and out.splitlines()[0] == "CAT BEE ANT"
     record = json.loads((maps / "000000.layers.json").read_text())
     S, T = len(record["src"]), len(record["tgt"])  # T counts </s>
@@ -70,19 +86,23 @@ def test_translate_writes_every_layer_and_head(trained_transformer, toy_files, t
 def test_ensemble_of_a_transformer_and_an_rnn(trained_transformer, trained_toy, toy_files):
     """Both kinds offer the same search interface, so they ensemble (same vocabulary sizes)."""
     _, files = toy_files
-    loaded = load_models([trained_transformer / "checkpoints" / "best.pt",
-                          trained_toy / "checkpoints" / "best.pt"], torch.device("cpu"))
+    loaded = load_models(
+        [trained_transformer / "checkpoints" / "best.pt", trained_toy / "checkpoints" / "best.pt"], torch.device("cpu")
+    )
     srcs = Path(files["test"][0]).read_text().splitlines()[:30]
     refs = Path(files["test"][1]).read_text().splitlines()[:30]
     out = translate_ids(loaded.model, loaded.src_tok.encode(srcs), loaded.config.decode, torch.device("cpu"), beam=3)
     assert score([loaded.tgt_tok.decode(t.ids[0]) for t in out], refs).bleu >= 80.0
 
 
-@pytest.mark.parametrize("sets,needle", [
-    (["model.arch=transformer", "model.transformer.heads=5"], "does not divide"),
-    (["model.arch=transformer", "model.attention.input_feeding=false"], "model.attention.input_feeding"),
-    (["model.transformer.ff_size=512"], "model.arch=transformer"),
-])
+@pytest.mark.parametrize(
+    "sets,needle",
+    [
+        (["model.arch=transformer", "model.transformer.heads=5"], "does not divide"),
+        (["model.arch=transformer", "model.attention.input_feeding=false"], "model.attention.input_feeding"),
+        (["model.transformer.ff_size=512"], "model.arch=transformer"),
+    ],
+)
 def test_bad_transformer_options_exit_2_with_one_line(sets, needle, capsys):
     argv = ["train"] + [arg for s in sets for arg in ("--set", s)]
     code, _, err = run_cli(argv, capsys)

@@ -33,6 +33,7 @@ def ckpt(trained_toy) -> str:
 @pytest.fixture()
 def no_model_load(monkeypatch):
     """Fail the test if translate gets as far as loading the model."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded before the paths were checked")
 
@@ -47,6 +48,7 @@ def src(tmp_path) -> Path:
 
 
 # --- 3: read-only and permission bits of the output file ------------------------------------
+
 
 def test_read_only_output_is_refused_and_left_alone(ckpt, src, tmp_path, capsys, no_model_load):
     out = tmp_path / "ro.txt"
@@ -63,8 +65,7 @@ def test_replaced_output_keeps_its_mode(mode, ckpt, src, tmp_path, capsys):
     out = tmp_path / "out.txt"
     out.write_text("old\n")
     out.chmod(mode)
-    code, _, err = run(["translate", "--checkpoint", ckpt, "-i", str(src), "-o", str(out), "--beam", "1"],
-                       capsys)
+    code, _, err = run(["translate", "--checkpoint", ckpt, "-i", str(src), "-o", str(out), "--beam", "1"], capsys)
     assert code == 0, err
     assert len(out.read_text().splitlines()) == 2
     assert stat.S_IMODE(out.stat().st_mode) == mode
@@ -72,14 +73,20 @@ def test_replaced_output_keeps_its_mode(mode, ckpt, src, tmp_path, capsys):
 
 # --- 11 and 15c: paths that are not what the option needs -----------------------------------
 
-@pytest.mark.parametrize("option,make,needle", [
-    ("-o", lambda tmp: tmp, "is a directory"),
-    ("-o", lambda tmp: Path("."), "is a directory"),
-    ("-i", lambda tmp: tmp, "is a directory"),
-    ("--attention", lambda tmp: tmp / "in.txt", "is a file"),
-], ids=["output-folder", "output-dot", "input-folder", "attention-file"])
-def test_wrong_kind_of_path_is_one_line_before_loading(option, make, needle, ckpt, src, tmp_path, capsys,
-                                                       monkeypatch, no_model_load):
+
+@pytest.mark.parametrize(
+    "option,make,needle",
+    [
+        ("-o", lambda tmp: tmp, "is a directory"),
+        ("-o", lambda tmp: Path("."), "is a directory"),
+        ("-i", lambda tmp: tmp, "is a directory"),
+        ("--attention", lambda tmp: tmp / "in.txt", "is a file"),
+    ],
+    ids=["output-folder", "output-dot", "input-folder", "attention-file"],
+)
+def test_wrong_kind_of_path_is_one_line_before_loading(
+    option, make, needle, ckpt, src, tmp_path, capsys, monkeypatch, no_model_load
+):
     monkeypatch.chdir(tmp_path)
     argv = ["translate", "--checkpoint", ckpt, "-i", str(src), "-o", str(tmp_path / "out.txt")]
     argv += [option, str(make(tmp_path))]  # a repeated option: the last one counts
@@ -96,12 +103,18 @@ def test_checkpoint_directory_is_named_as_such(trained_toy, src, capsys):
 
 def test_closed_stdin_is_one_line_error(ckpt):
     """``nmt translate --checkpoint X <&-`` (a real shell redirection)."""
-    proc = subprocess.run(["sh", "-c", 'exec "$@" <&-', "sh", *NMT, "translate", "--checkpoint", ckpt],
-                          capture_output=True, text=True, cwd=REPO, timeout=TIMEOUT)
+    proc = subprocess.run(
+        ["sh", "-c", 'exec "$@" <&-', "sh", *NMT, "translate", "--checkpoint", ckpt],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=TIMEOUT,
+    )
     one_line_error(proc.returncode, proc.stderr, "standard input is closed")
 
 
 # --- 12: the beam's upper bound and the rows one search may hold ----------------------------
+
 
 def test_sentences_per_search_keeps_rows_under_budget():
     from nmt.decode.inference import _batches, sentences_per_search
@@ -111,7 +124,7 @@ def test_sentences_per_search_keeps_rows_under_budget():
             for beam in list(range(1, 130)) + [999, 1000, 4096, 5000]:
                 n = sentences_per_search(batch_size, beam, max_rows)
                 assert 1 <= n <= batch_size
-                assert n * beam <= max_rows or n == 1        # one sentence is always searched
+                assert n * beam <= max_rows or n == 1  # one sentence is always searched
                 assert n == batch_size or (n + 1) * beam > max_rows  # never cut more than needed
     lengths = [5, 1, 9, 9, 2, 7, 3]
     parts = list(_batches(lengths, sentences_per_search(64, 3, 7)))
@@ -156,8 +169,8 @@ def test_wide_beam_is_split_and_translates_the_same(loaded, sources, monkeypatch
 
 
 def test_beam_wider_than_the_vocabulary_is_refused(loaded, sources):
-    from nmt.util.errors import UserError
     from nmt.decode.inference import translate_ids
+    from nmt.util.errors import UserError
 
     V = loaded.tgt_tok.vocab_size
     with pytest.raises(UserError, match=f"between 1 and {V}"):
@@ -176,6 +189,7 @@ def test_cli_refuses_huge_beam_naming_the_limit(command, loaded, ckpt, src, tmp_
 
 # --- 14: a line in, a line out, while the input is still open --------------------------------
 
+
 def read_line_with_timeout(stream, seconds: float) -> bytes | None:
     """One line from ``stream``, or None when none comes in time (the reader thread is a daemon)."""
     got: list[bytes] = []
@@ -189,16 +203,25 @@ def read_line_with_timeout(stream, seconds: float) -> bytes | None:
 def test_each_line_is_answered_before_input_ends(stdin_kind, ckpt):
     """``--flush`` on a pipe, or a terminal as stdin: the first answer comes while stdin is open."""
     if stdin_kind == "pipe":
-        proc = subprocess.Popen(NMT + ["translate", "--checkpoint", ckpt, "--beam", "2", "--flush"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                cwd=REPO)
+        proc = subprocess.Popen(
+            NMT + ["translate", "--checkpoint", ckpt, "--beam", "2", "--flush"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=REPO,
+        )
         writer = proc.stdin
     else:
         import pty
 
         master, slave = pty.openpty()
-        proc = subprocess.Popen(NMT + ["translate", "--checkpoint", ckpt, "--beam", "2"], stdin=slave,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=REPO)
+        proc = subprocess.Popen(
+            NMT + ["translate", "--checkpoint", ckpt, "--beam", "2"],
+            stdin=slave,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=REPO,
+        )
         os.close(slave)
         writer = os.fdopen(master, "wb", buffering=0)
     try:

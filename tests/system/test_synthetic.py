@@ -45,14 +45,17 @@ def test_same_seed_same_pairs_and_different_seed_different() -> None:
 
 
 def test_output_does_not_depend_on_the_process_hash_seed() -> None:
-    code = ("import hashlib; from nmt.data.synthetic import generate_pairs; "
-            "print(hashlib.sha256(repr(generate_pairs(300, seed=9)).encode()).hexdigest())")
+    code = (
+        "import hashlib; from nmt.data.synthetic import generate_pairs; "
+        "print(hashlib.sha256(repr(generate_pairs(300, seed=9)).encode()).hexdigest())"
+    )
     here = hashlib.sha256(repr(generate_pairs(300, seed=9)).encode()).hexdigest()
     root = Path(__file__).resolve().parents[2]
     for hash_seed in ("0", "4242"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True,
-                             check=True, timeout=300)
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, check=True, timeout=300
+        )
         assert out.stdout.strip() == here
 
 
@@ -153,8 +156,11 @@ def test_separable_particle_ends_a_simple_main_clause(pairs: list[tuple[str, str
 
 def test_relative_clauses_and_inverted_main_clauses_exist(pairs: list[tuple[str, str]]) -> None:
     assert sum(bool(re.search(r", (den|dem|denen) ", de)) for _, de in pairs) > 300
-    fronted = [de for en, de in pairs if re.match(r"(Because|If|Although|While) [^,]*, ", en)
-               and " that " not in en.split(",")[0]]  # no relative clause: the first German comma ends it
+    fronted = [
+        de
+        for en, de in pairs
+        if re.match(r"(Because|If|Although|While) [^,]*, ", en) and " that " not in en.split(",")[0]
+    ]  # no relative clause: the first German comma ends it
     assert len(fronted) > 200
     assert all(words(de.split(", ")[1])[0] in FINITE for de in fronted)  # "Weil ..., schläft der Mann"
 

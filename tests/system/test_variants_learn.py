@@ -16,10 +16,10 @@ import pytest
 import torch
 
 from conftest import toy_overrides, toy_task_pairs
-from nmt.score.metrics import score
-from nmt.decode.inference import load_checkpoint, translate_ids
-from nmt.train.loop import run_training
 from nmt.config.variants import VARIANTS, run_name
+from nmt.decode.inference import load_checkpoint, translate_ids
+from nmt.score.metrics import score
+from nmt.train.loop import run_training
 
 STEPS = 600
 MORE_STEPS = {
@@ -57,8 +57,9 @@ def updates(variant: str) -> int:
 def reversal_bleu(root: Path, files: dict[str, list[str]], variant: str) -> float:
     """Greedy test BLEU of ``variant`` after :func:`updates` updates."""
     steps = updates(variant)
-    overrides = toy_overrides(root, files, name=run_name(variant), train__max_steps=steps,
-                              train__max_epochs=1000, train__valid_every=steps) + list(VARIANTS[variant])
+    overrides = toy_overrides(
+        root, files, name=run_name(variant), train__max_steps=steps, train__max_epochs=1000, train__valid_every=steps
+    ) + list(VARIANTS[variant])
     run_training(None, overrides, progress=False)
     loaded = load_checkpoint(root / "runs" / run_name(variant) / "checkpoints" / "last.pt", torch.device("cpu"))
     srcs = Path(files["test"][0]).read_text(encoding="utf-8").splitlines()
@@ -68,8 +69,7 @@ def reversal_bleu(root: Path, files: dict[str, list[str]], variant: str) -> floa
 
 
 @pytest.mark.parametrize("variant", [v for v in VARIANTS if v != "none"])
-def test_attention_variant_learns_long_reversal(variant: str, tmp_path: Path, long_reversal,
-                                                record_property) -> None:
+def test_attention_variant_learns_long_reversal(variant: str, tmp_path: Path, long_reversal, record_property) -> None:
     bleu = reversal_bleu(tmp_path, long_reversal, variant)
     record_property("bleu", bleu)  # listed with its bound at the end of the run (tests/conftest.py)
     record_property("bound", f">= {FLOOR} after {updates(variant)} updates")

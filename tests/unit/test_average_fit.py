@@ -23,8 +23,15 @@ def _saved(path: Path, overrides: list[str], step: int, seed: int) -> Path:
     cfg = C.load(None, overrides)
     torch.manual_seed(seed)
     model = build_model(cfg.model, 11, 13)
-    return ckpt.save(path, ckpt.Checkpoint(config=cfg.model_dump(mode="json"), model=model.state_dict(),
-                                           tokenizers=TOKENIZERS, state=TrainState(step=step)))
+    return ckpt.save(
+        path,
+        ckpt.Checkpoint(
+            config=cfg.model_dump(mode="json"),
+            model=model.state_dict(),
+            tokenizers=TOKENIZERS,
+            state=TrainState(step=step),
+        ),
+    )
 
 
 def test_half_and_its_size_average_together(tmp_path: Path) -> None:

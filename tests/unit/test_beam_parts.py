@@ -10,14 +10,25 @@ from __future__ import annotations
 import pytest
 import torch
 
-from nmt.decode.beam import (BeamState, Beams, Candidates, beam_search, compact, expand, extend, finish, is_done, prune,
-                      survive)
 from nmt.config import AttentionConfig, ModelConfig
 from nmt.data.tokenizer import EOS, PAD
-from nmt.model.build import build_model
-from nmt.model.state import EncoderOutput
+from nmt.decode.beam import (
+    Beams,
+    BeamState,
+    Candidates,
+    beam_search,
+    compact,
+    expand,
+    extend,
+    finish,
+    is_done,
+    prune,
+    survive,
+)
 from nmt.decode.common import length_penalty
 from nmt.decode.greedy import greedy
+from nmt.model.build import build_model
+from nmt.model.state import EncoderOutput
 
 NEG_INF = -float("inf")
 
@@ -26,14 +37,13 @@ def gen(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def random_beams(n: int, k: int, L: int, S: int, g: torch.Generator, *, sorted_: bool = True,
-                 empty: int = 0) -> Beams:
+def random_beams(n: int, k: int, L: int, S: int, g: torch.Generator, *, sorted_: bool = True, empty: int = 0) -> Beams:
     """k random hypotheses per sentence, best first, the last ``empty`` of them -inf."""
     log_probs = -torch.rand(n, k, generator=g) * 10
     if sorted_:
         log_probs = log_probs.sort(dim=1, descending=True).values
     if empty:
-        log_probs[:, k - empty:] = NEG_INF
+        log_probs[:, k - empty :] = NEG_INF
     tokens = torch.randint(4, 20, (n, k, L), generator=g)
     attention = torch.rand(n, k, L, S, generator=g)
     return Beams(log_probs, log_probs.clone(), tokens, attention)
@@ -105,7 +115,7 @@ def test_extend_copies_each_parent_and_writes_the_new_token_at_t(t: int) -> None
     parents_tokens = alive.tokens.view(n * K, L)[rows]  # (n, C, L)
     assert torch.equal(grown.tokens[:, :, :t], parents_tokens[:, :, :t])
     assert torch.equal(grown.tokens[:, :, t], cand.tokens)
-    assert (grown.tokens[:, :, t + 1:] == PAD).all()
+    assert (grown.tokens[:, :, t + 1 :] == PAD).all()
     assert torch.equal(grown.attention[:, :, :t], alive.attention.view(n * K, L, S)[rows][:, :, :t])
     assert torch.equal(grown.attention[:, :, t], attn[rows])
     assert torch.equal(grown.log_probs, cand.log_probs) and torch.equal(grown.scores, cand.log_probs)
@@ -130,7 +140,7 @@ def candidates_with_eos(n: int, K: int, L: int, S: int, t: int, g: torch.Generat
     cand = random_beams(n, 2 * K, L, S, g)
     ends = torch.rand(n, 2 * K, generator=g) < 0.35
     cand.tokens[:, :, t] = torch.where(ends, torch.full_like(ends, EOS, dtype=torch.long), cand.tokens[:, :, t])
-    cand.tokens[:, :, t + 1:] = PAD
+    cand.tokens[:, :, t + 1 :] = PAD
     cand.log_probs[0, -2:] = NEG_INF  # candidates that cannot be (nothing left to choose)
     cand.tokens[0, -2:, t] = EOS
     cand.scores = cand.log_probs
@@ -150,11 +160,14 @@ def test_finish_keeps_the_k_best_of_pool_and_new_eos_with_length_normalized_scor
     lp = float(length_penalty(torch.tensor([t + 1.0]), alpha))
     for i in range(n):
         # brute force: the old pool and every finite in-beam EOS candidate, by score
-        entries = [(float(pool.scores[i, k]), float(pool.log_probs[i, k]), pool.tokens[i, k].tolist())
-                   for k in range(K)]
-        entries += [(float(cand.log_probs[i, c]) / lp, float(cand.log_probs[i, c]), cand.tokens[i, c].tolist())
-                    for c in range(K)  # only the first K of the 2K rank inside the beam
-                    if cand.tokens[i, c, t] == EOS and cand.log_probs[i, c] > NEG_INF]
+        entries = [
+            (float(pool.scores[i, k]), float(pool.log_probs[i, k]), pool.tokens[i, k].tolist()) for k in range(K)
+        ]
+        entries += [
+            (float(cand.log_probs[i, c]) / lp, float(cand.log_probs[i, c]), cand.tokens[i, c].tolist())
+            for c in range(K)  # only the first K of the 2K rank inside the beam
+            if cand.tokens[i, c, t] == EOS and cand.log_probs[i, c] > NEG_INF
+        ]
         best = sorted(entries, key=lambda e: -e[0])[:K]
         for k, (score, log_prob, tokens) in enumerate(best):
             assert float(new.scores[i, k]) == pytest.approx(score, rel=1e-6, abs=0)
@@ -164,8 +177,9 @@ def test_finish_keeps_the_k_best_of_pool_and_new_eos_with_length_normalized_scor
 
 def test_finish_admits_no_eos_ranked_outside_the_beam_nor_any_other_token() -> None:
     n, K, L, S, t = 1, 2, 3, 1, 1
-    pool = Beams(torch.full((n, K), NEG_INF), torch.full((n, K), NEG_INF),
-                 torch.full((n, K, L), PAD), torch.zeros(n, K, L, S))
+    pool = Beams(
+        torch.full((n, K), NEG_INF), torch.full((n, K), NEG_INF), torch.full((n, K, L), PAD), torch.zeros(n, K, L, S)
+    )
     tokens = torch.full((n, 2 * K, L), PAD)
     tokens[0, :, t] = torch.tensor([7, 8, EOS, EOS])  # the EOS candidates rank 3rd and 4th of 2K
     log_probs = torch.tensor([[-0.1, -0.2, -0.3, -0.4]])
@@ -223,13 +237,23 @@ def test_is_done_is_sound_no_continuation_of_a_done_sentence_could_enter_its_poo
 def random_state(n: int, K: int, L: int, S: int, g: torch.Generator, lstm: bool) -> BeamState:
     h = torch.randn(2, n * K, 4, generator=g)
     final = (h, torch.randn(2, n * K, 4, generator=g)) if lstm else h
-    enc = EncoderOutput(memory=torch.randn(n * K, S, 4, generator=g), keys=torch.randn(n * K, S, 3, generator=g),
-                        values=torch.randn(n * K, S, 5, generator=g), mask=torch.rand(n * K, S, generator=g) < 0.8,
-                        final=final)
-    return BeamState(ids=torch.randperm(n, generator=g) + 10, limit=torch.randint(3, 9, (n,), generator=g),
-                     lp_max=torch.rand(n, generator=g) + 1, alive=random_beams(n, K, L, S, g),
-                     finished=random_beams(n, K, L, S, g), prev=torch.randint(4, 20, (n, K), generator=g),
-                     parents=torch.randint(0, n * K, (n, K), generator=g), enc=enc)
+    enc = EncoderOutput(
+        memory=torch.randn(n * K, S, 4, generator=g),
+        keys=torch.randn(n * K, S, 3, generator=g),
+        values=torch.randn(n * K, S, 5, generator=g),
+        mask=torch.rand(n * K, S, generator=g) < 0.8,
+        final=final,
+    )
+    return BeamState(
+        ids=torch.randperm(n, generator=g) + 10,
+        limit=torch.randint(3, 9, (n,), generator=g),
+        lp_max=torch.rand(n, generator=g) + 1,
+        alive=random_beams(n, K, L, S, g),
+        finished=random_beams(n, K, L, S, g),
+        prev=torch.randint(4, 20, (n, K), generator=g),
+        parents=torch.randint(0, n * K, (n, K), generator=g),
+        enc=enc,
+    )
 
 
 @pytest.mark.parametrize("lstm", [False, True])
@@ -288,8 +312,16 @@ def test_untrained_search_ends_sentences_at_different_steps_and_orders_them_back
     together = beam_search(model, src, src_len, beam=3, alpha=1.0, max_len_b=4, n_best=3, return_attention=True)
     assert len(set(together.lengths[:, 0].tolist())) > 2  # sentences left the batch at different steps
     for i in range(src.size(0)):
-        alone = beam_search(model, src[i:i + 1, : src_len[i]], src_len[i:i + 1], beam=3, alpha=1.0, max_len_b=4,
-                            n_best=3, return_attention=True)
+        alone = beam_search(
+            model,
+            src[i : i + 1, : src_len[i]],
+            src_len[i : i + 1],
+            beam=3,
+            alpha=1.0,
+            max_len_b=4,
+            n_best=3,
+            return_attention=True,
+        )
         L, s = alone.tokens.size(2), int(src_len[i])
         assert torch.equal(together.tokens[i, :, :L], alone.tokens[0])
         assert (together.tokens[i, :, L:] == PAD).all()

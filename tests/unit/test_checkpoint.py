@@ -12,19 +12,25 @@ import pytest
 import torch
 
 from nmt.run import checkpoint as ckpt
+from nmt.run.state import TrainState
 from nmt.util import fileio
 from nmt.util.errors import CheckpointError, UserError
-from nmt.run.state import TrainState
 
 
 def _full() -> ckpt.Checkpoint:
     return ckpt.Checkpoint(
-        config={"name": "x"}, model={"w": torch.arange(6.0).view(2, 3)},
+        config={"name": "x"},
+        model={"w": torch.arange(6.0).view(2, 3)},
         tokenizers={"src": b"\x00spm-src\xff", "tgt": b"spm-tgt"},
-        state=TrainState(step=12, epoch=1, pos=4, best=20.5, history=[(20.5, 12)], bad_validations=1,
-                         nonfinite=0, elapsed=3.5),
-        optimizer={"state": {}, "param_groups": []}, schedule={"steps": 12, "plateau": None},
-        scaler={}, rng={"torch": torch.get_rng_state()}, world_size=1)
+        state=TrainState(
+            step=12, epoch=1, pos=4, best=20.5, history=[(20.5, 12)], bad_validations=1, nonfinite=0, elapsed=3.5
+        ),
+        optimizer={"state": {}, "param_groups": []},
+        schedule={"steps": 12, "plateau": None},
+        scaler={},
+        rng={"torch": torch.get_rng_state()},
+        world_size=1,
+    )
 
 
 def test_save_load_round_trip(tmp_path):
@@ -44,24 +50,41 @@ def test_a_model_only_checkpoint_loads_but_cannot_resume(tmp_path):
 
 
 def test_format_1_payloads_still_load():
-    payload = {"format": ckpt.FORMAT, "version": 1, "config": {}, "model": {},
-               "tokenizers": {"src": ckpt.bytes_to_tensor(b"s"), "tgt": ckpt.bytes_to_tensor(b"t")},
-               "step": 5, "epoch": 1, "pos": 2, "best": 9.0, "best_history": [[9.0, 5]],
-               "bad_validations": 0, "elapsed": 1.5, "optimizer": {}, "schedule": {}, "scaler": {}, "rng": {}}
+    payload = {
+        "format": ckpt.FORMAT,
+        "version": 1,
+        "config": {},
+        "model": {},
+        "tokenizers": {"src": ckpt.bytes_to_tensor(b"s"), "tgt": ckpt.bytes_to_tensor(b"t")},
+        "step": 5,
+        "epoch": 1,
+        "pos": 2,
+        "best": 9.0,
+        "best_history": [[9.0, 5]],
+        "bad_validations": 0,
+        "elapsed": 1.5,
+        "optimizer": {},
+        "schedule": {},
+        "scaler": {},
+        "rng": {},
+    }
     back = ckpt.Checkpoint.from_payload(payload)
     assert back.state == TrainState(step=5, epoch=1, pos=2, best=9.0, history=[(9.0, 5)], elapsed=1.5)
     assert back.tokenizers == {"src": b"s", "tgt": b"t"}
 
 
-@pytest.mark.parametrize("version, message", [
-    (ckpt.VERSION + 1, "newer than this nmt reads.*upgrade nmt"),
-    (0, "not one this nmt reads"),
-    ("2", r"version '2' \(a str\) is not an integer"),
-    (True, r"version True \(a bool\) is not an integer"),
-    (2.0, r"version 2.0 \(a float\) is not an integer"),
-    pytest.param("9" * 1000, r"version '9{39}\.\.\. \(a str\)", id="long-str"),  # the line stays short
-    pytest.param(10**5000, r"version of 16610 bits is newer", id="huge-int"),  # str() would refuse it
-])
+@pytest.mark.parametrize(
+    "version, message",
+    [
+        (ckpt.VERSION + 1, "newer than this nmt reads.*upgrade nmt"),
+        (0, "not one this nmt reads"),
+        ("2", r"version '2' \(a str\) is not an integer"),
+        (True, r"version True \(a bool\) is not an integer"),
+        (2.0, r"version 2.0 \(a float\) is not an integer"),
+        pytest.param("9" * 1000, r"version '9{39}\.\.\. \(a str\)", id="long-str"),  # the line stays short
+        pytest.param(10**5000, r"version of 16610 bits is newer", id="huge-int"),  # str() would refuse it
+    ],
+)
 def test_an_unknown_version_is_a_clear_error(version, message):
     payload = {**_full().to_payload(), "version": version}
     with pytest.raises(CheckpointError, match=message):
@@ -71,7 +94,7 @@ def test_an_unknown_version_is_a_clear_error(version, message):
 def test_a_payload_missing_a_part_names_it():
     payload = _full().to_payload()
     del payload["model"]
-    with pytest.raises(CheckpointError, match="incomplete.*'model'"):
+    with pytest.raises(CheckpointError, match=r"incomplete.*'model'"):
         ckpt.Checkpoint.from_payload(payload, "x.pt")
 
 
@@ -90,6 +113,7 @@ def _disk_with(monkeypatch, free: int) -> None:
 
 def _save_fails(monkeypatch, context: BaseException | None = None) -> None:
     """Make torch.save write a little, then fail as torch does (RuntimeError, maybe chained)."""
+
     def failing(obj, handle, *a, **k):
         handle.write(b"PK\x03\x04 part of a zip")
         if context is None:
@@ -97,7 +121,7 @@ def _save_fails(monkeypatch, context: BaseException | None = None) -> None:
         try:
             raise context
         except BaseException:
-            raise RuntimeError(TORCH_WRITE_FAILED)  # chained: __context__ is the OSError
+            raise RuntimeError(TORCH_WRITE_FAILED)  # noqa: B904 - as torch does: implicitly chained, __context__ only
 
     monkeypatch.setattr(torch, "save", failing)
 
@@ -112,8 +136,11 @@ def test_torch_write_failure_on_a_full_disk_is_a_user_error(tmp_path, monkeypatc
     path = ckpt.save(tmp_path / "last.pt", _full())
     _save_fails(monkeypatch)
     _disk_with(monkeypatch, free=0)
-    with pytest.raises(fileio.DiskFullError, match=r"no space left on device while writing .*last\.pt "
-                                                   r"\(earlier checkpoints are intact\)"):
+    with pytest.raises(
+        fileio.DiskFullError,
+        match=r"no space left on device while writing .*last\.pt "
+        r"\(earlier checkpoints are intact\)",
+    ):
         ckpt.save(path, _full())
     monkeypatch.undo()
     _assert_previous_kept(path, 12)
@@ -169,10 +196,13 @@ def test_ctrl_c_while_the_disk_is_full_stays_an_interrupt(tmp_path, monkeypatch)
 # ------------------------------------------------------------ paths, files and configs (items 13, 14, 18)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda tmp: tmp, "is a directory; give a checkpoint file"),
-    (lambda tmp: tmp / "missing.pt", "checkpoint not found"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda tmp: tmp, "is a directory; give a checkpoint file"),
+        (lambda tmp: tmp / "missing.pt", "checkpoint not found"),
+    ],
+)
 def test_checkpoint_paths_are_checked_in_one_place(tmp_path, make, message):
     with pytest.raises(CheckpointError, match=message):
         ckpt.check_checkpoint_path(make(tmp_path))
@@ -210,11 +240,14 @@ def test_a_raw_pickle_is_refused_without_torch_warnings(tmp_path):
     assert [str(w.message) for w in caught] == []
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"model": {"hidden_size": "lots"}}, "model.hidden_size"),
-    ({"model": {"arch": "lstm-9000"}}, "model.arch"),
-    (["not", "a", "mapping"], "a list, not a mapping"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"model": {"hidden_size": "lots"}}, "model.hidden_size"),
+        ({"model": {"arch": "lstm-9000"}}, "model.arch"),
+        (["not", "a", "mapping"], "a list, not a mapping"),
+    ],
+)
 def test_an_altered_config_names_the_checkpoint_file(tmp_path, config, message):
     path = tmp_path / "altered.pt"
     ckpt.write_payload(path, {**_full().to_payload(), "config": config})

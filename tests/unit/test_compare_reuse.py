@@ -17,10 +17,20 @@ def _same(a: list[str], b: list[str]) -> bool:
 
 def test_speed_options_do_not_tell_runs_apart_but_the_rest_do() -> None:
     assert set(SPEED_ONLY) == {"threads", "log_every", "tensorboard"}
-    assert _same(["train.threads=1", "train.log_every=1", "train.tensorboard=true"],
-                 ["train.threads=2", "train.log_every=50", "train.tensorboard=false"])
-    for option in ("train.device=cpu", "train.amp=bf16", "train.compile=default", "train.valid_batch_size=7",
-                   "train.valid_every=3", "train.lr=0.01", "train.seed=9", "train.max_steps=10"):
+    assert _same(
+        ["train.threads=1", "train.log_every=1", "train.tensorboard=true"],
+        ["train.threads=2", "train.log_every=50", "train.tensorboard=false"],
+    )
+    for option in (
+        "train.device=cpu",
+        "train.amp=bf16",
+        "train.compile=default",
+        "train.valid_batch_size=7",
+        "train.valid_every=3",
+        "train.lr=0.01",
+        "train.seed=9",
+        "train.max_steps=10",
+    ):
         assert not _same([option], []), option  # may change the weights or the best checkpoint
 
 

@@ -76,19 +76,24 @@ def test_the_cli_refuses_a_bomb_in_one_line_with_exit_2(tmp_path, capsys):
 
 
 def test_a_config_with_a_few_aliases_still_loads(tmp_path):
-    text = ("data:\n  src: &lang de\n  tgt: en\nmodel:\n  attention: &att {type: luong_general}\n"
-            "train:\n  lr: &rate 0.002\n  min_lr: *rate\n")
+    text = (
+        "data:\n  src: &lang de\n  tgt: en\nmodel:\n  attention: &att {type: luong_general}\n"
+        "train:\n  lr: &rate 0.002\n  min_lr: *rate\n"
+    )
     config = C.load(write(tmp_path, text))
     assert (config.data.src, config.train.lr, config.train.min_lr) == ("de", 0.002, 0.002)
     assert config.model.attention.type == "luong_general"
 
 
-@pytest.mark.parametrize("text, needle", [
-    ("a: &a [*a]\n", "an alias refers to a collection that holds it"),
-    ("x: " + "[" * 100 + "]" * 100 + "\n", f"nested more than {C.MAX_YAML_DEPTH} levels deep"),
-    ("train:\n  seed: " + "9" * 5000 + "\n", "an integer of 5,000 characters is too long"),
-    ("? [1, 2]\n: 3\n", "a list cannot be a key"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("a: &a [*a]\n", "an alias refers to a collection that holds it"),
+        ("x: " + "[" * 100 + "]" * 100 + "\n", f"nested more than {C.MAX_YAML_DEPTH} levels deep"),
+        ("train:\n  seed: " + "9" * 5000 + "\n", "an integer of 5,000 characters is too long"),
+        ("? [1, 2]\n: 3\n", "a list cannot be a key"),
+    ],
+)
 def test_yaml_that_python_cannot_build_is_a_config_error(tmp_path, text, needle):
     """Each of these was an internal error (RecursionError, ValueError, TypeError) or a cyclic value."""
     message = config_error(lambda: C.load(write(tmp_path, text)))
@@ -118,12 +123,15 @@ def test_long_values_and_keys_are_shortened_in_errors():
     assert len(config_error(lambda: C.load(None, ["model.enc_hidden_size=" + "7" * 3000 + "x"]))) <= C.MAX_PHRASE_CHARS
 
 
-@pytest.mark.parametrize("value, shown", [
-    ([1, 2, 3], "[1, 2, 3]"),
-    ({"a": [1]}, "{'a': [1]}"),
-    ("x" * 100, "'" + "x" * 76 + "..."),
-    (list(range(100)), ", ".join(map(str, range(22))).join("[]")[:77] + "..."),
-])
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        ([1, 2, 3], "[1, 2, 3]"),
+        ({"a": [1]}, "{'a': [1]}"),
+        ("x" * 100, "'" + "x" * 76 + "..."),
+        (list(range(100)), ", ".join(map(str, range(22))).join("[]")[:77] + "..."),
+    ],
+)
 def test_short_repr_is_repr_up_to_the_limit(value, shown):
     assert C.short_repr(value) == shown
 
@@ -155,17 +163,22 @@ def test_every_folder_of_runs_dir_must_fit_a_folder_name(tmp_path):
 def test_train_with_a_too_long_run_name_is_one_line_and_exit_2(tmp_path, capsys):
     """It was exit 1, "File name too long", from creating the run folder."""
     runs = tmp_path / "runs"
-    code, out, err = run_cli(["train", "--set", f"runs_dir={runs}", "--set", "name=" + "n" * 300], capsys)
+    code, _out, err = run_cli(["train", "--set", f"runs_dir={runs}", "--set", "name=" + "n" * 300], capsys)
     assert code == 2 and err.count("\n") == 1 and "too long for a folder name" in err
     assert not runs.exists()
 
 
-@pytest.mark.parametrize("overrides, phrase", [
-    (["model.arch=transformer", "model.cell=lstm"], "model.cell only applies to model.arch=rnn"),
-    (["model.transformer.enc_layers=4"], "model.transformer.enc_layers only applies to model.arch=transformer"),
-    (["model.transformer.enc_layers=4", "model.transformer.heads=2"],
-     "model.transformer.heads, model.transformer.enc_layers only apply to model.arch=transformer"),
-])
+@pytest.mark.parametrize(
+    "overrides, phrase",
+    [
+        (["model.arch=transformer", "model.cell=lstm"], "model.cell only applies to model.arch=rnn"),
+        (["model.transformer.enc_layers=4"], "model.transformer.enc_layers only applies to model.arch=transformer"),
+        (
+            ["model.transformer.enc_layers=4", "model.transformer.heads=2"],
+            "model.transformer.heads, model.transformer.enc_layers only apply to model.arch=transformer",
+        ),
+    ],
+)
 def test_options_of_the_other_architecture_read_as_english(overrides, phrase):
     assert phrase in config_error(lambda: C.load(None, overrides))
 
@@ -178,5 +191,5 @@ def test_a_bad_encoder_size_quotes_a_short_excerpt() -> None:
 
 @pytest.mark.parametrize("seed", ["-1", str(2**32)])
 def test_a_training_seed_outside_what_the_generators_take_is_refused(seed: str) -> None:
-    with pytest.raises(ConfigError, match="train.seed"):
+    with pytest.raises(ConfigError, match=r"train\.seed"):
         C.load(None, [f"train.seed={seed}"])

@@ -20,8 +20,9 @@ def random_split(n: int, seed: int = 0, longest: int = 80) -> EncodedSplit:
     rng = np.random.default_rng(seed)
     src_len = np.minimum(rng.geometric(1 / 15, n) - 1, longest)
     tgt_len = np.minimum(rng.geometric(1 / 15, n) - 1, longest)
-    return EncodedSplit.from_sequences([rng.integers(4, 100, k).tolist() for k in src_len],
-                                       [rng.integers(4, 100, k).tolist() for k in tgt_len])
+    return EncodedSplit.from_sequences(
+        [rng.integers(4, 100, k).tolist() for k in src_len], [rng.integers(4, 100, k).tolist() for k in tgt_len]
+    )
 
 
 def test_collate_layout() -> None:
@@ -59,8 +60,9 @@ def test_to_device_keeps_every_field() -> None:
 @pytest.mark.parametrize("max_tokens", [64, 500, 4096])
 def test_token_budget_and_coverage(max_tokens: int) -> None:
     split = random_split(3000)
-    sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=max_tokens, batch_size=None,
-                           shuffle=True, seed=7)
+    sampler = BatchSampler(
+        split.src_lengths, split.tgt_lengths, max_tokens=max_tokens, batch_size=None, shuffle=True, seed=7
+    )
     for epoch in (0, 1):
         batches = sampler.batches(epoch)
         assert sorted(i for b in batches for i in b) == list(range(len(split)))
@@ -81,8 +83,9 @@ def test_batches_are_a_pure_function_of_seed_and_epoch() -> None:
     split = random_split(2000)
 
     def make(seed: int) -> BatchSampler:
-        return BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=800, batch_size=None,
-                            shuffle=True, seed=seed)
+        return BatchSampler(
+            split.src_lengths, split.tgt_lengths, max_tokens=800, batch_size=None, shuffle=True, seed=seed
+        )
 
     a, b = make(1), make(1)
     assert a.batches(3) == b.batches(3)
@@ -94,8 +97,7 @@ def test_batches_are_a_pure_function_of_seed_and_epoch() -> None:
 
 def test_fixed_batch_size_and_unshuffled_order() -> None:
     split = random_split(103)
-    sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=None, batch_size=10,
-                           shuffle=False, seed=0)
+    sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=None, batch_size=10, shuffle=False, seed=0)
     batches = sampler.batches(0)
     assert [len(b) for b in batches] == [10] * 10 + [3]
     order = [i for b in batches for i in b]
@@ -105,13 +107,20 @@ def test_fixed_batch_size_and_unshuffled_order() -> None:
 
 def test_sampler_clips_lengths_like_collate() -> None:
     split = EncodedSplit.from_sequences([[5] * 100] * 4, [[6] * 100] * 4)
-    sampler = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=40, batch_size=None,
-                           shuffle=False, seed=0, max_len=9)
+    sampler = BatchSampler(
+        split.src_lengths, split.tgt_lengths, max_tokens=40, batch_size=None, shuffle=False, seed=0, max_len=9
+    )
     assert sampler.batches(0) == [[0, 1, 2, 3]]  # 4 rows x (9 + 1) target columns = 40 cells
 
 
-@pytest.mark.parametrize("kwargs", [{"max_tokens": None, "batch_size": None},
-                                    {"max_tokens": 100, "batch_size": 10}, {"max_tokens": 0, "batch_size": None}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"max_tokens": None, "batch_size": None},
+        {"max_tokens": 100, "batch_size": 10},
+        {"max_tokens": 0, "batch_size": None},
+    ],
+)
 def test_sampler_settings_are_checked(kwargs: dict) -> None:
     with pytest.raises(ConfigError):
         BatchSampler(np.ones(3), np.ones(3), shuffle=True, seed=0, **kwargs)
@@ -119,8 +128,9 @@ def test_sampler_settings_are_checked(kwargs: dict) -> None:
 
 def test_padding_ratio_matches_the_batches() -> None:
     split = random_split(500)
-    batches = BatchSampler(split.src_lengths, split.tgt_lengths, max_tokens=600, batch_size=None,
-                           shuffle=True, seed=3).batches(0)
+    batches = BatchSampler(
+        split.src_lengths, split.tgt_lengths, max_tokens=600, batch_size=None, shuffle=True, seed=3
+    ).batches(0)
     tensors = [collate(split, b) for b in batches]
     pad = sum(t.src.numel() + t.tgt_out.numel() - t.n_src_tokens - t.n_tgt_tokens for t in tensors)
     cells = sum(t.src.numel() + t.tgt_out.numel() for t in tensors)
@@ -130,12 +140,11 @@ def test_padding_ratio_matches_the_batches() -> None:
 def test_multi30k_padding_is_low(multi30k_prepared: Path) -> None:
     _, src_tok, tgt_tok = load_prepared(multi30k_prepared)
     train = load_split(multi30k_prepared, "train", "de", "en", src_tok, tgt_tok)
-    sampler = BatchSampler(train.src_lengths, train.tgt_lengths, max_tokens=4096, batch_size=None,
-                           shuffle=True, seed=1)
+    sampler = BatchSampler(train.src_lengths, train.tgt_lengths, max_tokens=4096, batch_size=None, shuffle=True, seed=1)
     batches = sampler.batches(0)
     assert padding_ratio(batches, train.src_lengths, train.tgt_lengths) < 0.10
     random_order = np.random.default_rng(0).permutation(len(train))
-    unsorted = [random_order[i:i + 150].tolist() for i in range(0, len(train), 150)]
+    unsorted = [random_order[i : i + 150].tolist() for i in range(0, len(train), 150)]
     assert padding_ratio(unsorted, train.src_lengths, train.tgt_lengths) > 0.3
 
 

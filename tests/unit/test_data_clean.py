@@ -67,6 +67,6 @@ def test_eval_normalization_keeps_count_order_and_empty_lines() -> None:
 
 def test_a_ten_thousand_word_line_is_filtered_from_training_only():
     huge = " ".join(["wort"] * 10_000)
-    src, tgt, removed = clean_pairs(["ein Hund", huge], ["a dog", "a word"], **CLI)
+    src, _tgt, removed = clean_pairs(["ein Hund", huge], ["a dog", "a word"], **CLI)
     assert src == ["ein Hund"] and removed["too_long"] == 1
     assert normalize_lines([huge], CLI["normalization"])[0] == huge  # evaluation splits keep it, untouched

@@ -10,9 +10,9 @@ import pytest
 
 from nmt.data.dataset import EncodedSplit, load_split
 from nmt.data.prepare import load_prepared
-from nmt.util.fileio import read_lines
 from nmt.data.tokenizer import Tokenizer
 from nmt.util.errors import DataError
+from nmt.util.fileio import read_lines
 
 
 @pytest.fixture()
@@ -88,6 +88,7 @@ def test_from_sequences_round_trip() -> None:
 
 # --- encoding a large file: a chunk at a time --------------------------------------------------
 
+
 def write_long_split(folder: Path, n: int) -> None:
     """``n`` aligned lines on each side of the train split (long enough to dwarf one chunk)."""
     de = [f"Ein Hund läuft {i % 7} mal über die Straße und sieht eine Katze." for i in range(n)]
@@ -96,23 +97,24 @@ def write_long_split(folder: Path, n: int) -> None:
     (folder / "train.en").write_text("".join(line + "\n" for line in en), encoding="utf-8")
 
 
-def test_encoding_in_chunks_equals_encoding_the_whole_file(prepared_copy: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_encoding_in_chunks_equals_encoding_the_whole_file(
+    prepared_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import nmt.data.dataset as dataset
 
     write_long_split(prepared_copy, 25)
     _, src_tok, tgt_tok = load_prepared(prepared_copy)
     monkeypatch.setattr(dataset, "ENCODE_CHUNK", 4)  # 25 lines: six full chunks and one of a single line
     split = load_split(prepared_copy, "train", "de", "en", src_tok, tgt_tok)
-    whole = EncodedSplit.from_sequences(src_tok.encode(read_lines(prepared_copy / "train.de")),
-                                        tgt_tok.encode(read_lines(prepared_copy / "train.en")))
+    whole = EncodedSplit.from_sequences(
+        src_tok.encode(read_lines(prepared_copy / "train.de")), tgt_tok.encode(read_lines(prepared_copy / "train.en"))
+    )
     assert len(split) == 25
     assert np.array_equal(split.src_ids, whole.src_ids) and np.array_equal(split.src_offsets, whole.src_offsets)
     assert np.array_equal(split.tgt_ids, whole.tgt_ids) and np.array_equal(split.tgt_offsets, whole.tgt_offsets)
 
 
-def test_encoding_memory_is_the_arrays_not_python_lists(prepared_copy: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_encoding_memory_is_the_arrays_not_python_lists(prepared_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Encoding holds the ids as int32 arrays (twice, while they are joined) plus one chunk of
     Python objects; a list and a pointer per token of the whole file would take over three
     times the arrays' size (the 3M-pair corpus of bench_scale.py: gigabytes)."""

@@ -53,8 +53,12 @@ def test_tsv_pairs_are_read_without_holding_the_file_whole(tmp_path: Path, monke
     monkeypatch.setattr(nmt.data.lines, "CHUNK_LINES", 500)
     n = 20_000
     path = tmp_path / "train.tsv"
-    path.write_text("".join(f"Ein Hund läuft {i} mal über die Straße.\tA dog runs {i} times across the street.\n"
-                            for i in range(n)), encoding="utf-8")
+    path.write_text(
+        "".join(
+            f"Ein Hund läuft {i} mal über die Straße.\tA dog runs {i} times across the street.\n" for i in range(n)
+        ),
+        encoding="utf-8",
+    )
     tracemalloc.start()
     try:
         src, tgt = load_local({"train": path}, "de", "en")["train"]

@@ -12,9 +12,9 @@ import pytest
 
 from nmt.data import sources
 from nmt.data.sources import load_hub, load_local, load_multi30k, load_synthetic
-from nmt.util.fileio import read_lines
 from nmt.data.synthetic import write_corpus
 from nmt.util.errors import DataError
+from nmt.util.fileio import read_lines
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -24,6 +24,7 @@ def write(path: Path, text: str | bytes) -> Path:
 
 # --- plain text ------------------------------------------------------------------------------
 
+
 def test_plain_text_keeps_empty_lines_and_separators(tmp_path: Path) -> None:
     src = write(tmp_path / "a.de", "eins\n\nzwei\u2028halb\r\ndrei\n")
     tgt = write(tmp_path / "a.en", "one\ntwo-empty-src\ntwo\nthree")  # no final newline
@@ -32,7 +33,7 @@ def test_plain_text_keeps_empty_lines_and_separators(tmp_path: Path) -> None:
 
 
 def test_gzip_text_is_read_transparently(tmp_path: Path) -> None:
-    path = write(tmp_path / "x.en.gz", gzip.compress("a\nb\n".encode()))
+    path = write(tmp_path / "x.en.gz", gzip.compress(b"a\nb\n"))
     assert read_lines(path) == ["a", "b"]
 
 
@@ -54,11 +55,12 @@ def test_non_utf8_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="nope.de"):
+    with pytest.raises(DataError, match=r"nope\.de"):
         load_local({"train": (tmp_path / "nope.de", tmp_path / "nope.en")}, "de", "en")
 
 
 # --- TSV / JSONL through datasets --------------------------------------------------------------
+
 
 def test_tsv_keeps_quotes_empty_rows_and_strings(tmp_path: Path) -> None:
     path = write(tmp_path / "train.tsv", 'er sagt "hallo\the says "hi\nNA\t1\n\t\nnull\tnull\n')
@@ -68,15 +70,18 @@ def test_tsv_keeps_quotes_empty_rows_and_strings(tmp_path: Path) -> None:
 
 def test_tsv_with_extra_column_is_a_data_error(tmp_path: Path) -> None:
     path = write(tmp_path / "bad.tsv", "a\tb\nc\td\te\n")
-    with pytest.raises(DataError, match="bad.tsv"):
+    with pytest.raises(DataError, match=r"bad\.tsv"):
         load_local({"train": path}, "de", "en", hf_cache_dir=tmp_path / "hf")
 
 
-@pytest.mark.parametrize("rows", [
-    [{"de": "Hund", "en": "dog"}, {"de": "", "en": "cat"}],
-    [{"src": "Hund", "tgt": "dog"}, {"src": "", "tgt": "cat"}],
-    [{"translation": {"de": "Hund", "en": "dog"}}, {"translation": {"de": "", "en": "cat"}}],
-])
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [{"de": "Hund", "en": "dog"}, {"de": "", "en": "cat"}],
+        [{"src": "Hund", "tgt": "dog"}, {"src": "", "tgt": "cat"}],
+        [{"translation": {"de": "Hund", "en": "dog"}}, {"translation": {"de": "", "en": "cat"}}],
+    ],
+)
 def test_jsonl_layouts(tmp_path: Path, rows: list[dict]) -> None:
     path = write(tmp_path / "train.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     raw = load_local({"train": path}, "de", "en", hf_cache_dir=tmp_path / "hf")
@@ -95,6 +100,7 @@ def test_single_file_needs_a_table_suffix(tmp_path: Path) -> None:
 
 
 # --- Multi30k --------------------------------------------------------------------------------
+
 
 def test_multi30k_from_shared_mirror(multi30k_dir: Path, tmp_path: Path) -> None:
     raw = load_multi30k("de", "en", mirror=multi30k_dir, download_dir=tmp_path)
@@ -122,7 +128,7 @@ def test_multi30k_env_mirror_and_optional_tests(tmp_path: Path, monkeypatch: pyt
 
 def test_multi30k_mirror_missing_required_split(tmp_path: Path) -> None:
     mirror = fake_mirror(tmp_path / "m", {"train": 5, "val": 2})
-    with pytest.raises(DataError, match="test2016.*test_2016_flickr"):
+    with pytest.raises(DataError, match=r"test2016.*test_2016_flickr"):
         load_multi30k("de", "en", mirror=mirror, download_dir=tmp_path / "dl")
 
 
@@ -145,7 +151,8 @@ def test_multi30k_download_skips_404_and_reuses_files(tmp_path: Path, monkeypatc
     raw = load_multi30k("de", "en", mirror=None, download_dir=tmp_path)
     assert list(raw) == ["train", "valid", "test2016"]
     assert sorted(p.name for p in tmp_path.glob("*.gz")) == sorted(
-        f"{s}.{l}.gz" for s in ("train", "val", "test_2016_flickr") for l in ("de", "en"))
+        f"{s}.{lang}.gz" for s in ("train", "val", "test_2016_flickr") for lang in ("de", "en")
+    )
     n_calls = len(calls)
     assert load_multi30k("de", "en", mirror=None, download_dir=tmp_path) == raw
     assert len(calls) == n_calls, "files and 404s are remembered: a rerun needs no network"
@@ -164,6 +171,7 @@ def test_multi30k_without_network_suggests_mirror(tmp_path: Path, monkeypatch: p
 
 
 # --- hub, synthetic ----------------------------------------------------------------------------
+
 
 def test_hub_offline_is_a_one_line_data_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

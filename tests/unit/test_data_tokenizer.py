@@ -78,8 +78,9 @@ def test_training_is_deterministic_and_tolerates_a_large_vocab(toy_text: Path, t
 
 def test_foreign_model_is_rejected(toy_text: Path) -> None:
     proto = io.BytesIO()  # SentencePiece's default ids: unk=0, bos=1, eos=2, no pad
-    spm.SentencePieceTrainer.train(input=str(toy_text), model_writer=proto, vocab_size=60, minloglevel=2,
-                                   hard_vocab_limit=False)
+    spm.SentencePieceTrainer.train(
+        input=str(toy_text), model_writer=proto, vocab_size=60, minloglevel=2, hard_vocab_limit=False
+    )
     with pytest.raises(DataError, match="reserves ids"):
         Tokenizer(proto.getvalue(), source="foreign.model")
 
@@ -91,5 +92,5 @@ def test_too_small_vocabulary_is_a_data_error(toy_text: Path, tmp_path: Path) ->
 
 
 def test_missing_model_file(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="missing.model"):
+    with pytest.raises(DataError, match=r"missing\.model"):
         Tokenizer.load(tmp_path / "missing.model")

@@ -31,9 +31,9 @@ def test_blocking_works_on_a_batch_at_once():
     scores = torch.zeros(3, 10)
     block_repeated_ngrams(scores, prefix, 3)
     scores[:, PAD] = 0.0  # PAD (never allowed in a search) is where non-matches point; look past it
-    assert (scores[0] == -math.inf).nonzero().view(-1).tolist() == [7]   # "5 6" -> 7 would repeat "5 6 7"
-    assert (scores[1] == -math.inf).nonzero().view(-1).tolist() == []    # "8 6" never seen before
-    assert (scores[2] == -math.inf).nonzero().view(-1).tolist() == []    # a finished row: nothing to block
+    assert (scores[0] == -math.inf).nonzero().view(-1).tolist() == [7]  # "5 6" -> 7 would repeat "5 6 7"
+    assert (scores[1] == -math.inf).nonzero().view(-1).tolist() == []  # "8 6" never seen before
+    assert (scores[2] == -math.inf).nonzero().view(-1).tolist() == []  # a finished row: nothing to block
 
 
 def test_sampling_filter_keeps_top_k():
@@ -51,7 +51,7 @@ def test_sampling_filter_keeps_the_smallest_nucleus(p):
     for row in range(6):
         order = probs[row].argsort(descending=True)
         mass = probs[row][order].cumsum(0)
-        size = int((mass < p).sum()) + 1                           # the first prefix that reaches p
+        size = int((mass < p).sum()) + 1  # the first prefix that reaches p
         assert set(kept[row].nonzero().view(-1).tolist()) == set(order[:size].tolist())
 
 
@@ -74,7 +74,7 @@ def test_draws_are_seeded_follow_the_distribution_and_top_k_1_is_argmax():
     freq = torch.bincount(draw(5), minlength=4).float() / 20000
     torch.testing.assert_close(freq, torch.tensor([0.6, 0.3, 0.1, 0.0]), atol=0.02, rtol=0)
     assert (draw(6, top_k=1) == 0).all()
-    assert (draw(7, top_p=0.5) == 0).all()                        # 0.6 alone reaches 0.5
+    assert (draw(7, top_p=0.5) == 0).all()  # 0.6 alone reaches 0.5
 
 
 def test_coverage_penalty_is_gnmt_formula_and_zero_when_all_covered():

@@ -19,15 +19,16 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nmt.decode.beam import beam_search
+from conftest import V_SRC, V_TGT
+from conftest import random_batch as batch
 from nmt.config import ATTENTION_ENERGIES, ATTENTION_TYPES, ConfigError, ModelConfig, from_dict, load
-from nmt.model.attention import Attention
-from nmt.model.presets import PRESETS, describe_presets
-from nmt.model.build import build_model
-from nmt.model.seq2seq import Seq2Seq
+from nmt.decode.beam import beam_search
 from nmt.decode.greedy import greedy
+from nmt.model.attention import Attention
+from nmt.model.build import build_model
+from nmt.model.presets import PRESETS, describe_presets
+from nmt.model.seq2seq import Seq2Seq
 
-from conftest import V_SRC, V_TGT, BOS, random_batch as batch
 H = 4  # decoder hidden size; the encoder output is 8 when bidirectional
 MAPS = ("identity", "linear")
 GRID = list(itertools.product(ATTENTION_ENERGIES, MAPS, MAPS, MAPS, (False, True), (1, 2, 3), (True, False)))
@@ -38,8 +39,14 @@ def axes_of(energy: str, qm: str, km: str, vm: str, out: bool, heads: int) -> di
 
 
 def attention_config(point: dict[str, Any], bidirectional: bool) -> dict[str, Any]:
-    return {"model": {"hidden_size": H, "emb_size": 4, "bidirectional": bidirectional,
-                      "attention": {"type": "custom", **point}}}
+    return {
+        "model": {
+            "hidden_size": H,
+            "emb_size": 4,
+            "bidirectional": bidirectional,
+            "attention": {"type": "custom", **point},
+        }
+    }
 
 
 def padded(B: int = 3, S: int = 6, width: int = 8, lengths=(6, 3, 1)) -> tuple[torch.Tensor, torch.Tensor]:
@@ -59,8 +66,11 @@ def test_every_point_builds_and_behaves_or_is_refused_at_load(energy, qm, km, vm
         from_dict(attention_config(point, bidirectional))
     except ConfigError as err:
         message = str(err)
-        named = {o for o in ("energy", "query_map", "key_map", "value_map", "heads", "dim") if f"{o}=" in message
-                 or f"model.attention.{o}" in message}
+        named = {
+            o
+            for o in ("energy", "query_map", "key_map", "value_map", "heads", "dim")
+            if f"{o}=" in message or f"model.attention.{o}" in message
+        }
         assert len(named) >= 2, message  # both conflicting options are named
         with pytest.raises(ValueError):
             Attention(H, K, **point)  # the module refuses it too
@@ -79,26 +89,58 @@ def test_every_point_builds_and_behaves_or_is_refused_at_load(energy, qm, km, vm
     assert memory.grad[mask].abs().sum() > 0 and torch.all(memory.grad[~mask] == 0)  # padding gets no gradient
 
 
-@pytest.mark.parametrize("overrides,words", [
-    (["model.attention.type=custom"], ["model.attention.type=custom", "model.attention.energy"]),
-    (["model.attention.energy=dot", "model.attention.key_map=identity", "model.attention.dim=64"],
-     ["model.attention.energy=dot", "model.attention.query_map=linear", "model.attention.dim=64"]),
-    (["model.attention.type=luong_dot", "model.attention.heads=3", "model.bidirectional=false", "model.hidden_size=8"],
-     ["model.attention.heads=3", "model.attention.dim"]),
-    (["model.attention.type=custom", "model.attention.energy=location", "model.attention.key_map=linear"],
-     ["model.attention.energy=location", "model.attention.key_map=linear"]),
-    (["model.attention.type=custom", "model.attention.energy=location", "model.attention.max_src_len=50"],
-     ["model.attention.max_src_len", "decode.max_src_len", "train.max_len"]),
-    (["model.enc_self_attention.layers=1", "model.enc_self_attention.energy=location",
-      "model.enc_self_attention.key_map=identity", "model.enc_self_attention.max_len=10"],
-     ["model.enc_self_attention.max_len", "decode.max_src_len"]),
-    (["model.enc_self_attention.layers=2", "model.enc_self_attention.out_proj=false",
-      "model.enc_self_attention.dim=64"], ["model.enc_self_attention.value_map", "model.enc_self_attention.dim"]),
-    (["model.dec_self_attention.enabled=true", "model.dec_self_attention.energy=uniform"],
-     ["model.dec_self_attention.energy=uniform", "model.dec_self_attention.query_map"]),
-    (["model.attention.type=custom", "model.attention.energy=uniform", "model.attention.style=luong"],
-     ["model.attention.style=luong", "energy=uniform"]),
-])
+@pytest.mark.parametrize(
+    "overrides,words",
+    [
+        (["model.attention.type=custom"], ["model.attention.type=custom", "model.attention.energy"]),
+        (
+            ["model.attention.energy=dot", "model.attention.key_map=identity", "model.attention.dim=64"],
+            ["model.attention.energy=dot", "model.attention.query_map=linear", "model.attention.dim=64"],
+        ),
+        (
+            [
+                "model.attention.type=luong_dot",
+                "model.attention.heads=3",
+                "model.bidirectional=false",
+                "model.hidden_size=8",
+            ],
+            ["model.attention.heads=3", "model.attention.dim"],
+        ),
+        (
+            ["model.attention.type=custom", "model.attention.energy=location", "model.attention.key_map=linear"],
+            ["model.attention.energy=location", "model.attention.key_map=linear"],
+        ),
+        (
+            ["model.attention.type=custom", "model.attention.energy=location", "model.attention.max_src_len=50"],
+            ["model.attention.max_src_len", "decode.max_src_len", "train.max_len"],
+        ),
+        (
+            [
+                "model.enc_self_attention.layers=1",
+                "model.enc_self_attention.energy=location",
+                "model.enc_self_attention.key_map=identity",
+                "model.enc_self_attention.max_len=10",
+            ],
+            ["model.enc_self_attention.max_len", "decode.max_src_len"],
+        ),
+        (
+            [
+                "model.enc_self_attention.layers=2",
+                "model.enc_self_attention.out_proj=false",
+                "model.enc_self_attention.dim=64",
+            ],
+            ["model.enc_self_attention.value_map", "model.enc_self_attention.dim"],
+        ),
+        (
+            ["model.dec_self_attention.enabled=true", "model.dec_self_attention.energy=uniform"],
+            ["model.dec_self_attention.energy=uniform", "model.dec_self_attention.query_map"],
+        ),
+        (
+            ["model.attention.type=custom", "model.attention.energy=uniform", "model.attention.style=luong"],
+            ["model.attention.style=luong", "energy=uniform"],
+        ),
+    ],
+)
 def test_invalid_combinations_fail_at_load_naming_both_options(overrides, words) -> None:
     with pytest.raises(ConfigError) as err:
         load(None, overrides)
@@ -106,8 +148,9 @@ def test_invalid_combinations_fail_at_load_naming_both_options(overrides, words)
         assert word in str(err.value)
 
 
-@pytest.mark.parametrize("section, switch", [("enc_self_attention", "layers=1"),
-                                             ("dec_self_attention", "enabled=true")])
+@pytest.mark.parametrize(
+    "section, switch", [("enc_self_attention", "layers=1"), ("dec_self_attention", "enabled=true")]
+)
 def test_self_attention_sections_are_checked_only_when_on(section: str, switch: str) -> None:
     """energy=uniform with the default linear query/key maps is refused only once the section is on."""
     bad = f"model.{section}.energy=uniform"
@@ -150,10 +193,18 @@ def test_location_never_weighs_positions_past_the_source(max_len: int, heads: in
 # ------------------------------------------------------------------ whole models
 
 
-def model(overrides: dict[str, Any] | None = None, attention: dict[str, Any] | None = None,
-          cell: str = "gru", seed: int = 0) -> Seq2Seq:
-    raw = {"cell": cell, "emb_size": 8, "hidden_size": 8, "dropout": 0.0, "emb_dropout": 0.0,
-           "attention": attention or {"type": "bahdanau"}, **(overrides or {})}
+def model(
+    overrides: dict[str, Any] | None = None, attention: dict[str, Any] | None = None, cell: str = "gru", seed: int = 0
+) -> Seq2Seq:
+    raw = {
+        "cell": cell,
+        "emb_size": 8,
+        "hidden_size": 8,
+        "dropout": 0.0,
+        "emb_dropout": 0.0,
+        "attention": attention or {"type": "bahdanau"},
+        **(overrides or {}),
+    }
     cfg = ModelConfig.model_validate(raw)
     torch.manual_seed(seed)
     return build_model(cfg, V_SRC, V_TGT).eval()
@@ -161,10 +212,17 @@ def model(overrides: dict[str, Any] | None = None, attention: dict[str, Any] | N
 
 ENC_SA = {"enc_self_attention": {"layers": 2, "heads": 2}}
 DEC_SA = {"dec_self_attention": {"enabled": True, "heads": 2}}
-DEC_ENERGIES = [{"energy": "mlp"}, {"energy": "location", "key_map": "identity", "max_len": 4},
-                {"energy": "gaussian", "value_map": "identity", "out_proj": False}]
-STYLES = [{"type": "bahdanau"}, {"type": "luong_general"}, {"type": "qkv", "input_feeding": False},
-          {"type": "custom", "energy": "location", "query_map": "linear", "input_feeding": False}]
+DEC_ENERGIES = [
+    {"energy": "mlp"},
+    {"energy": "location", "key_map": "identity", "max_len": 4},
+    {"energy": "gaussian", "value_map": "identity", "out_proj": False},
+]
+STYLES = [
+    {"type": "bahdanau"},
+    {"type": "luong_general"},
+    {"type": "qkv", "input_feeding": False},
+    {"type": "custom", "energy": "location", "query_map": "linear", "input_feeding": False},
+]
 
 
 BLOCKS = [{"norm": "post", "gate": False}, {"norm": "pre", "gate": True}]
@@ -221,7 +279,7 @@ def test_self_attention_models_train_and_ignore_padding(attention: dict, cell: s
         logits, weights = m(src, lengths, tgt_in)
         assert torch.all(m.encode(src, lengths).memory[src == 0] == 0)
         for i, n in enumerate(lengths.tolist()):
-            alone, alone_w = m(src[i: i + 1, :n], lengths[i: i + 1], tgt_in[i: i + 1])
+            alone, alone_w = m(src[i : i + 1, :n], lengths[i : i + 1], tgt_in[i : i + 1])
             assert torch.allclose(logits[i], alone[0], atol=1e-5)
             assert torch.allclose(weights[i, :, :n], alone_w[0], atol=1e-6)
 
@@ -272,8 +330,10 @@ def test_search_gives_the_same_result_with_and_without_cache(attention: dict) ->
     results = {}
     for cache in (True, False):
         m.decoder.cache_self_attention = cache
-        results[cache] = (greedy(m, src, lengths, max_len_b=8),
-                          beam_search(m, src, lengths, beam=3, alpha=1.0, max_len_b=8, n_best=2))
+        results[cache] = (
+            greedy(m, src, lengths, max_len_b=8),
+            beam_search(m, src, lengths, beam=3, alpha=1.0, max_len_b=8, n_best=2),
+        )
     for with_cache, without in zip(results[True], results[False]):
         assert torch.equal(with_cache.tokens, without.tokens)
         assert torch.allclose(with_cache.scores, without.scores, atol=1e-5)

@@ -5,18 +5,19 @@ import pytest
 import torch
 
 from conftest import V_SRC, V_TGT, random_batch
-from nmt.decode.beam import beam_search
 from nmt.config import AttentionConfig, ModelConfig
 from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.decode.beam import beam_search
 from nmt.decode.ensemble import Ensemble
-from nmt.model.build import build_model
 from nmt.decode.greedy import greedy
+from nmt.model.build import build_model
 
 
 def model(seed: int, attention: str = "bahdanau", tgt_vocab: int = V_TGT):
     torch.manual_seed(seed)
-    cfg = ModelConfig(emb_size=8, hidden_size=12, dropout=0.0, emb_dropout=0.0,
-                      attention=AttentionConfig(type=attention))
+    cfg = ModelConfig(
+        emb_size=8, hidden_size=12, dropout=0.0, emb_dropout=0.0, attention=AttentionConfig(type=attention)
+    )
     return build_model(cfg, V_SRC, tgt_vocab).eval()
 
 
@@ -27,8 +28,10 @@ SEARCH = dict(max_len_a=1.0, max_len_b=4)
 def test_an_ensemble_of_one_is_the_model(attention: str) -> None:
     m = model(0, attention)
     src, src_len, _ = random_batch(B=4)
-    for run in (lambda x: greedy(x, src, src_len, **SEARCH),
-                lambda x: beam_search(x, src, src_len, beam=3, n_best=3, **SEARCH)):
+    for run in (
+        lambda x: greedy(x, src, src_len, **SEARCH),
+        lambda x: beam_search(x, src, src_len, beam=3, n_best=3, **SEARCH),
+    ):
         single, ensemble = run(m), run(Ensemble([m]))
         assert torch.equal(single.tokens, ensemble.tokens)
         torch.testing.assert_close(ensemble.log_probs, single.log_probs)
@@ -61,7 +64,7 @@ def forced_ensemble_log_prob(ens: Ensemble, src, src_len, tokens: torch.Tensor, 
     total = torch.zeros(src.size(0))
     for t in range(tokens.size(1)):
         scores, state, _ = ens.step(prev, state, enc)
-        logp = scores.log_softmax(-1).gather(1, tokens[:, t:t + 1]).squeeze(1)
+        logp = scores.log_softmax(-1).gather(1, tokens[:, t : t + 1]).squeeze(1)
         total += torch.where(t < lengths, logp, torch.zeros_like(logp))
         prev = tokens[:, t]
     return total

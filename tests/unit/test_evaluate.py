@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -10,8 +11,6 @@ import pytest
 import sacrebleu
 import torch
 
-from nmt.util.errors import UserError
-from nmt.util.fileio import read_lines
 from nmt.score.metrics import (
     Score,
     bleu_by_length,
@@ -19,6 +18,8 @@ from nmt.score.metrics import (
     score,
     write_report,
 )
+from nmt.util.errors import UserError
+from nmt.util.fileio import read_lines
 from nmt.util.plots import plot_attention, plot_bleu_by_length, plot_curves
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -43,7 +44,7 @@ HYPS = [
 
 def _corpus(n: int) -> list[str]:
     """n distinct reference sentences, long enough to have 4-gram matches."""
-    words = "red green blue small large old young happy quiet fast".split()
+    words = ["red", "green", "blue", "small", "large", "old", "young", "happy", "quiet", "fast"]
     return [f"the {words[i % 10]} {words[(i * 3) % 10]} dog number {i} runs across the wide field" for i in range(n)]
 
 
@@ -84,8 +85,8 @@ def test_ter_grows_as_hypotheses_are_damaged() -> None:
     steps = [score([_drop_tail(r) if i < k else r for i, r in enumerate(refs)], refs) for k in range(len(refs) + 1)]
     ters = [s.ter for s in steps]
     assert ters[0] == 0.0
-    assert all(a < b for a, b in zip(ters, ters[1:]))
-    assert all(a.bleu > b.bleu for a, b in zip(steps, steps[1:]))
+    assert all(a < b for a, b in pairwise(ters))
+    assert all(a.bleu > b.bleu for a, b in pairwise(steps))
     assert score([_garble(r) for r in refs], refs).ter > ters[-1]  # reordering costs more than two deletions
 
 
@@ -164,8 +165,9 @@ def test_compare_systems_approximate_randomization() -> None:
     assert perfect["bleu"] == pytest.approx(score(refs, refs).bleu)
 
     only_ar = compare_systems(systems, refs, seed=7, tests=("ar",), ar_trials=200)
-    assert [{k: v for k, v in row.items() if "_ar_" in k} for row in only_ar] == \
-        [{k: v for k, v in row.items() if "_ar_" in k} for row in rows]  # same seed, same p-values
+    assert [{k: v for k, v in row.items() if "_ar_" in k} for row in only_ar] == [
+        {k: v for k, v in row.items() if "_ar_" in k} for row in rows
+    ]  # same seed, same p-values
     assert "bleu_p_value" not in only_ar[1] and "significant" not in only_ar[1]
     with pytest.raises(ValueError, match="bootstrap, ar"):
         compare_systems(systems, refs, tests=("permutation",))
@@ -207,14 +209,14 @@ def test_write_report_failure_leaves_no_partial_file(tmp_path: Path) -> None:
 
 def test_read_lines(tmp_path: Path) -> None:
     good = tmp_path / "good.txt"
-    good.write_bytes("eins\r\nzwei\n\ndrei – vier".encode("utf-8"))
+    good.write_bytes("eins\r\nzwei\n\ndrei – vier".encode())
     assert read_lines(good) == ["eins", "zwei", "", "drei – vier"]
 
     bad = tmp_path / "bad.de"
     bad.write_bytes(b"ok\nalso ok\nbroken \xff\xfe here\nfine\n")
     with pytest.raises(UserError, match=r"bad\.de.*line 3"):
         read_lines(bad)
-    with pytest.raises(UserError, match="missing.txt"):
+    with pytest.raises(UserError, match=r"missing\.txt"):
         read_lines(tmp_path / "missing.txt")
 
 

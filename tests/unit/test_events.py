@@ -11,11 +11,23 @@ from nmt.run import events
 
 def _log() -> list[events.Event]:
     return [
-        events.Start(step=0, epoch=0, elapsed_s=0.0, params=123, world_size=1, amp="off",
-                     hardware={"device": "cpu", "cpus": 2}),
+        events.Start(
+            step=0, epoch=0, elapsed_s=0.0, params=123, world_size=1, amp="off", hardware={"device": "cpu", "cpus": 2}
+        ),
         events.Train(step=100, epoch=1, loss=4.5, lr=1e-3, tf=1.0, tok_s=5000.0, tgt_tokens=2000, elapsed_s=30.0),
-        events.Valid(step=174, epoch=2, elapsed_s=60.0, lr=1e-3, best=12.5, loss=3.3, ppl=27.1, bleu=12.5,
-                     chrf=28.0, bleu_signature="nrefs:1", samples=[{"src": "a", "ref": "b", "hyp": "c"}]),
+        events.Valid(
+            step=174,
+            epoch=2,
+            elapsed_s=60.0,
+            lr=1e-3,
+            best=12.5,
+            loss=3.3,
+            ppl=27.1,
+            bleu=12.5,
+            chrf=28.0,
+            bleu_signature="nrefs:1",
+            samples=[{"src": "a", "ref": "b", "hyp": "c"}],
+        ),
         events.Stop(reason="max_steps", step=500, epoch=3, elapsed_s=300.0, best=30.1),
     ]
 
@@ -30,15 +42,26 @@ def test_append_then_read_gives_the_same_records(tmp_path):
 def test_the_file_is_flat_json_with_the_hardware_at_the_top_level(tmp_path):
     events.append(tmp_path, _log()[0])
     line = json.loads((tmp_path / events.FILE_NAME).read_text(encoding="utf-8"))
-    assert line == {"event": "start", "step": 0, "epoch": 0, "elapsed_s": 0.0, "params": 123,
-                    "world_size": 1, "amp": "off", "device": "cpu", "cpus": 2}
+    assert line == {
+        "event": "start",
+        "step": 0,
+        "epoch": 0,
+        "elapsed_s": 0.0,
+        "params": 123,
+        "world_size": 1,
+        "amp": "off",
+        "device": "cpu",
+        "cpus": 2,
+    }
 
 
 def test_lines_of_older_runs_read_with_defaults(tmp_path):
     (tmp_path / events.FILE_NAME).write_text(
         '{"event": "start", "step": 0, "epoch": 0, "elapsed_s": 0.0}\n'
         '{"event": "valid", "step": 5, "epoch": 1, "elapsed_s": 1.0, "lr": 0.1, "best": 1.0,'
-        ' "loss": 2.0, "ppl": 7.4, "bleu": 1.0, "chrf": 2.0, "later_field": 3}\n', encoding="utf-8")
+        ' "loss": 2.0, "ppl": 7.4, "bleu": 1.0, "chrf": 2.0, "later_field": 3}\n',
+        encoding="utf-8",
+    )
     start, valid = events.read(tmp_path)
     assert start.params is None and start.hardware == {}
     assert valid.samples == [] and valid.bleu == 1.0
@@ -55,8 +78,9 @@ def test_a_line_cut_short_by_a_crash_is_dropped_and_the_log_goes_on(tmp_path):
 
 
 def test_a_broken_line_in_the_middle_names_file_and_line(tmp_path):
-    (tmp_path / events.FILE_NAME).write_text('{"event": "start", "step": 0, "epoch": 0, "elapsed_s": 0}\n'
-                                             'garbage\n{"event": "nope"}\n', encoding="utf-8")
+    (tmp_path / events.FILE_NAME).write_text(
+        '{"event": "start", "step": 0, "epoch": 0, "elapsed_s": 0}\ngarbage\n{"event": "nope"}\n', encoding="utf-8"
+    )
     with pytest.raises(ValueError, match=r"metrics.jsonl:2: not a metrics event"):
         events.read(tmp_path)
 

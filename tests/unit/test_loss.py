@@ -30,8 +30,9 @@ class FixedLogits(nn.Module):
         self.logits = logits
         self.calls: list[dict] = []
 
-    def forward(self, src: Tensor, src_len: Tensor, tgt_in: Tensor, teacher_forcing: float = 1.0,
-                fast: Optional[bool] = None) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, src: Tensor, src_len: Tensor, tgt_in: Tensor, teacher_forcing: float = 1.0, fast: Optional[bool] = None
+    ) -> tuple[Tensor, Tensor]:
         self.calls.append(dict(src=src, src_len=src_len, tgt_in=tgt_in, teacher_forcing=teacher_forcing, fast=fast))
         return self.logits, torch.zeros(src.size(0), tgt_in.size(1), src.size(1))
 
@@ -45,8 +46,14 @@ def make_batch(seed: int = 0) -> Batch:
     tgt_in = torch.cat([torch.full((B, 1), BOS), tgt_out[:, :-1]], dim=1)
     tgt_in[torch.arange(T) >= TGT_LEN.unsqueeze(1)] = PAD
     src = torch.randint(4, V, (B, 4), generator=g)
-    return Batch(src=src, src_len=torch.full((B,), 4), tgt_in=tgt_in, tgt_out=tgt_out, tgt_len=TGT_LEN.clone(),
-                 index=torch.arange(B))
+    return Batch(
+        src=src,
+        src_len=torch.full((B,), 4),
+        tgt_in=tgt_in,
+        tgt_out=tgt_out,
+        tgt_len=TGT_LEN.clone(),
+        index=torch.arange(B),
+    )
 
 
 def random_logits(seed: int = 1) -> Tensor:
@@ -54,8 +61,9 @@ def random_logits(seed: int = 1) -> Tensor:
 
 
 def loss_of(logits: Tensor, batch: Batch, eps: float) -> Tensor:
-    return batch_loss(FixedLogits(logits), batch, label_smoothing=eps, teacher_forcing=1.0,
-                      device=torch.device("cpu"), amp=None)
+    return batch_loss(
+        FixedLogits(logits), batch, label_smoothing=eps, teacher_forcing=1.0, device=torch.device("cpu"), amp=None
+    )
 
 
 def expected(logits: Tensor, batch: Batch, eps: float) -> float:
@@ -118,15 +126,16 @@ def test_loss_is_a_sum_over_sentences(eps: float) -> None:
     logits, batch = random_logits(), make_batch()
     rows = []
     for b in range(B):
-        one = Batch(**{name: value[b:b + 1] for name, value in vars(batch).items()})
-        rows.append(loss_of(logits[b:b + 1], one, eps).item())
+        one = Batch(**{name: value[b : b + 1] for name, value in vars(batch).items()})
+        rows.append(loss_of(logits[b : b + 1], one, eps).item())
     assert loss_of(logits, batch, eps).item() == pytest.approx(sum(rows), rel=1e-5)
 
 
 def test_the_model_gets_the_batch_and_the_decoding_options() -> None:
     batch, model = make_batch(), FixedLogits(random_logits())
-    batch_loss(model, batch, label_smoothing=0.1, teacher_forcing=0.25, device=torch.device("cpu"), amp=None,
-               fast=False)
+    batch_loss(
+        model, batch, label_smoothing=0.1, teacher_forcing=0.25, device=torch.device("cpu"), amp=None, fast=False
+    )
     (call,) = model.calls
     assert call["src"] is batch.src and call["src_len"] is batch.src_len and call["tgt_in"] is batch.tgt_in
     assert call["teacher_forcing"] == 0.25 and call["fast"] is False

@@ -159,7 +159,7 @@ def test_scaled_output_projection_divides_the_context_by_sqrt_of_the_value_size(
     c_plain, w_plain = plain(query, keys, values, None)
     c_scaled, w_scaled = scaled(query, scaled.project_keys(memory), values, None)
     torch.testing.assert_close(w_scaled, w_plain)  # identity query and key maps: the scores are not touched
-    torch.testing.assert_close(c_scaled, c_plain * A ** -0.5)  # W_o = W_o' g, b = b' g
+    torch.testing.assert_close(c_scaled, c_plain * A**-0.5)  # W_o = W_o' g, b = b' g
 
 
 def built_attention(type_: str, **attention: object):
@@ -173,7 +173,7 @@ def built_attention(type_: str, **attention: object):
     return build_model(cfg, 11, 13).decoder.attention
 
 
-@pytest.mark.parametrize("start, ratio", [("xavier", 1.0), ("scaled", 32 ** -0.5)])
+@pytest.mark.parametrize("start, ratio", [("xavier", 1.0), ("scaled", 32**-0.5)])
 def test_out_proj_start_sets_where_the_scaled_projection_begins(start: str, ratio: float) -> None:
     """xavier: the scaled qkv model starts as the unscaled one; scaled: its W_o starts sqrt(A_v) times smaller."""
 
@@ -187,7 +187,7 @@ def test_out_proj_start_sets_where_the_scaled_projection_begins(start: str, rati
     assert plain.std() > 0.05  # Xavier over 32 x 32: std 0.177
 
 
-@pytest.mark.parametrize("start, ratio", [("xavier", 1.0), ("scaled", 32 ** -0.5)])
+@pytest.mark.parametrize("start, ratio", [("xavier", 1.0), ("scaled", 32**-0.5)])
 def test_bilinear_start_sets_where_the_scaled_bilinear_form_begins(start: str, ratio: float) -> None:
     """xavier: luong_general with scale_bilinear starts as without it; scaled: its W starts sqrt(A) times smaller."""
 
@@ -209,7 +209,7 @@ def test_scaled_gaussian_maps_start_as_xavier_maps_and_keep_the_energy() -> None
 
     (plain, g_plain), (scaled, g_scaled) = energies(scale_gaussian=False), energies(scale_gaussian=True)
     torch.testing.assert_close(scaled, plain)
-    assert g_plain == 1.0 and g_scaled == pytest.approx(32 ** -0.25)
+    assert g_plain == 1.0 and g_scaled == pytest.approx(32**-0.25)
 
 
 @pytest.mark.parametrize("energy", ["dot", "scaled_dot"])

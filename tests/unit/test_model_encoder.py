@@ -44,7 +44,7 @@ def test_padded_sentence_encodes_as_alone(cell: str, bidirectional: bool) -> Non
     src, lengths = batch()
     memory, final = enc(src, lengths)
     for i, n in enumerate(lengths.tolist()):
-        alone, alone_final = enc(src[i: i + 1, :n], lengths[i: i + 1])
+        alone, alone_final = enc(src[i : i + 1, :n], lengths[i : i + 1])
         assert torch.allclose(memory[i, :n], alone[0], atol=1e-6)
         got = final[0] if cell == "lstm" else final
         want = alone_final[0] if cell == "lstm" else alone_final

@@ -29,8 +29,10 @@ def expected_start(start: StartState, final, enc_layers: int, dec_layers: int, d
     if start.mode == "zero":
         return zeros, (zeros if start.lstm else None)
     if start.mode == "last":  # directions summed
+
         def last(x):
             return layers(x).view(dec_layers, B, directions, H).sum(2)
+
         return last(h_enc), (last(c_enc) if start.lstm else None)
     W, b = start.hidden_bridge.weight, start.hidden_bridge.bias
     h = torch.tanh(layers(h_enc) @ W.T + b)
@@ -44,8 +46,9 @@ def expected_start(start: StartState, final, enc_layers: int, dec_layers: int, d
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 @pytest.mark.parametrize("enc_layers,dec_layers", [(1, 1), (2, 2), (1, 2), (2, 1)])
 @pytest.mark.parametrize("directions", [1, 2])
-def test_start_state_follows_its_formula(mode: str, cell: str, enc_layers: int, dec_layers: int,
-                                         directions: int) -> None:
+def test_start_state_follows_its_formula(
+    mode: str, cell: str, enc_layers: int, dec_layers: int, directions: int
+) -> None:
     lstm = cell == "lstm"
     start = StartState(mode, H * directions, directions, H, dec_layers, lstm)
     if start.hidden_bridge is not None:  # biases away from zero, so a dropped bias shows
@@ -94,20 +97,29 @@ def final_by_hand(m, src: torch.Tensor, lengths: torch.Tensor):
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
 @pytest.mark.parametrize("enc_layers,dec_layers", [(1, 1), (2, 2), (2, 1)])
 @pytest.mark.parametrize("bidirectional", [True, False])
-def test_model_start_state_comes_from_the_source(mode: str, cell: str, enc_layers: int, dec_layers: int,
-                                                 bidirectional: bool) -> None:
+def test_model_start_state_comes_from_the_source(
+    mode: str, cell: str, enc_layers: int, dec_layers: int, bidirectional: bool
+) -> None:
     """The decoder starts from its formula applied to the encoder's state after each sentence's
     last real token: padding changes nothing, a real source word changes it (except for zero)."""
-    cfg = ModelConfig(cell=cell, emb_size=4, hidden_size=H, enc_layers=enc_layers, dec_layers=dec_layers,
-                      bidirectional=bidirectional, init_state=mode,
-                      attention=AttentionConfig(type="luong_general"))
+    cfg = ModelConfig(
+        cell=cell,
+        emb_size=4,
+        hidden_size=H,
+        enc_layers=enc_layers,
+        dec_layers=dec_layers,
+        bidirectional=bidirectional,
+        init_state=mode,
+        attention=AttentionConfig(type="luong_general"),
+    )
     torch.manual_seed(0)
     m = build_model(cfg, 11, 13).eval()
     src, lengths = torch.randint(4, 11, (B, 5)), torch.tensor([5, 2, 4])
     with torch.no_grad():
         state = m.init_state(m.encode(src, lengths))
-        want_h, want_c = expected_start(m.decoder.start, final_by_hand(m, src, lengths), enc_layers, dec_layers,
-                                        2 if bidirectional else 1)
+        want_h, want_c = expected_start(
+            m.decoder.start, final_by_hand(m, src, lengths), enc_layers, dec_layers, 2 if bidirectional else 1
+        )
         torch.testing.assert_close(state.hidden, want_h)
         assert (state.cell is None) == (want_c is None)
         if state.cell is not None:

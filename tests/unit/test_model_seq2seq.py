@@ -6,22 +6,29 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import V_SRC, V_TGT
+from conftest import random_batch as batch
 from nmt.config import ATTENTION_TYPES, AttentionConfig, ModelConfig
 from nmt.model.build import build_model, count_parameters
 from nmt.model.seq2seq import DecoderState, EncoderOutput, Seq2Seq
 
-from conftest import V_SRC, V_TGT, BOS, random_batch as batch
 LUONG_TYPES = [t for t in ATTENTION_TYPES if t != "none"]
 
 
-def model(type_: str = "bahdanau", cell: str = "gru", layers: int = 1, train: bool = False,
-          **kw: object) -> Seq2Seq:
+def model(type_: str = "bahdanau", cell: str = "gru", layers: int = 1, train: bool = False, **kw: object) -> Seq2Seq:
     """A tiny model; luong_dot/scaled_dot get a unidirectional encoder so that sizes match."""
     att = {k: kw.pop(k) for k in ("style", "input_feeding") if k in kw}
     bidirectional = kw.pop("bidirectional", type_ not in ("luong_dot", "scaled_dot"))
     cfg = ModelConfig(
-        cell=cell, emb_size=8, hidden_size=8, enc_layers=layers, dec_layers=layers, bidirectional=bidirectional,
-        attention=AttentionConfig(type=type_, heads=2 if type_ == "qkv" else 1, **att), **kw)
+        cell=cell,
+        emb_size=8,
+        hidden_size=8,
+        enc_layers=layers,
+        dec_layers=layers,
+        bidirectional=bidirectional,
+        attention=AttentionConfig(type=type_, heads=2 if type_ == "qkv" else 1, **att),
+        **kw,
+    )
     torch.manual_seed(0)
     m = build_model(cfg, V_SRC, V_TGT)
     return m.train(train)
@@ -45,9 +52,8 @@ def greedy_steps(m: Seq2Seq, src, lengths, tgt_in, teacher: bool) -> tuple[torch
 def test_gradients_reach_every_parameter(type_: str, cell: str) -> None:
     m = model(type_, cell, layers=2, train=True)
     src, lengths, tgt_in = batch()
-    logits, weights = m(src, lengths, tgt_in)
-    F.cross_entropy(logits.reshape(-1, V_TGT), torch.randint(4, V_TGT, (logits.shape[0] * logits.shape[1],))
-                    ).backward()
+    logits, _weights = m(src, lengths, tgt_in)
+    F.cross_entropy(logits.reshape(-1, V_TGT), torch.randint(4, V_TGT, (logits.shape[0] * logits.shape[1],))).backward()
     for name, param in m.named_parameters():
         assert param.grad is not None and param.grad.abs().sum() > 0, name
 
@@ -81,8 +87,14 @@ def test_fast_path_equals_step_path(type_: str, cell: str, layers: int) -> None:
         assert torch.allclose(a, b, atol=1e-5) and torch.equal(a, c)
 
 
-@pytest.mark.parametrize("kw", [dict(type_="bahdanau"), dict(type_="luong_general", input_feeding=True),
-                                dict(type_="luong_general", input_feeding=False, teacher_forcing=0.5)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(type_="bahdanau"),
+        dict(type_="luong_general", input_feeding=True),
+        dict(type_="luong_general", input_feeding=False, teacher_forcing=0.5),
+    ],
+)
 def test_fast_path_refused_when_not_applicable(kw: dict) -> None:
     p = kw.pop("teacher_forcing", 1.0)
     m = model(**kw)
@@ -132,7 +144,7 @@ def test_padding_does_not_change_real_results(type_: str, cell: str) -> None:
     src, lengths, tgt_in = batch()
     logits, weights = m(src, lengths, tgt_in)
     for i, n in enumerate(lengths.tolist()):
-        alone, alone_w = m(src[i: i + 1, :n], lengths[i: i + 1], tgt_in[i: i + 1])
+        alone, alone_w = m(src[i : i + 1, :n], lengths[i : i + 1], tgt_in[i : i + 1])
         assert torch.allclose(logits[i], alone[0], atol=1e-5)
         assert torch.allclose(weights[i, :, :n], alone_w[0], atol=1e-6)
 
@@ -190,7 +202,7 @@ def _output_weight(output_init: str, tie: bool = False, vocab: int = 4000) -> to
 def test_output_init_embedding_starts_w_out_at_std_one_over_sqrt_h_and_xavier_at_xavier() -> None:
     """embedding: std H^-1/2 like a tied layer; xavier: sqrt(2 / (H + V)), far smaller with a large vocabulary."""
     H, V = 64, 4000
-    assert _output_weight("embedding").std().item() == pytest.approx(H ** -0.5, rel=0.02)
+    assert _output_weight("embedding").std().item() == pytest.approx(H**-0.5, rel=0.02)
     assert _output_weight("xavier").std().item() == pytest.approx((2 / (H + V)) ** 0.5, rel=0.02)
     assert _output_weight("embedding").std() > 3 * _output_weight("xavier").std()
 
@@ -209,6 +221,8 @@ def test_runs_saved_before_output_init_rebuild_with_xavier_and_compare_ignores_i
     assert C.from_dict(C.fill_saved_defaults(old)).model.output_init == "xavier"
     assert C.Config().model.output_init == "embedding"
     for tie, inert in (("true", True), ("false", False)):
-        a, b = (C.load(None, [f"model.tie_embeddings={tie}", f"model.output_init={value}"])
-                for value in ("embedding", "xavier"))
+        a, b = (
+            C.load(None, [f"model.tie_embeddings={tie}", f"model.output_init={value}"])
+            for value in ("embedding", "xavier")
+        )
         assert (without_inert_options(a) == without_inert_options(b)) is inert

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import math
+from itertools import pairwise
 
 import pytest
 import torch
@@ -81,7 +82,7 @@ def test_cosine_reaches_min_lr_at_the_last_step_and_stays() -> None:
     assert got[warm] == pytest.approx(LR)
     assert got[(warm + total) // 2] == pytest.approx((LR + MIN_LR) / 2)  # half way down the half cosine
     assert got[total:] == pytest.approx([MIN_LR] * 11)
-    assert all(a >= b for a, b in zip(got[warm:], got[warm + 1:]))
+    assert all(a >= b for a, b in zip(got[warm:], got[warm + 1 :]))
 
 
 # ------------------------------------------------------------ plateau
@@ -117,7 +118,7 @@ def test_plateau_counts_only_validations_in_a_row_and_a_tie_is_no_improvement() 
 def test_plateau_stops_at_min_lr() -> None:
     sched = make_schedule(schedule="plateau", metric="loss", plateau_patience=0, plateau_factor=0.5)
     got = validate(sched, [1.0] + [2.0] * 20)  # 20 halvings would take LR to 1e-8
-    want = [max(MIN_LR, LR * 0.5 ** k) for k in range(21)]
+    want = [max(MIN_LR, LR * 0.5**k) for k in range(21)]
     assert got == pytest.approx(want)
     assert min(got) == pytest.approx(MIN_LR)
 
@@ -133,8 +134,9 @@ def through_checkpoint(state: dict) -> dict:
     return torch.load(buffer, weights_only=True)
 
 
-@pytest.mark.parametrize("options", [dict(schedule="cosine", warmup_steps=5),
-                                     dict(schedule="inverse_sqrt", warmup_steps=5)])
+@pytest.mark.parametrize(
+    "options", [dict(schedule="cosine", warmup_steps=5), dict(schedule="inverse_sqrt", warmup_steps=5)]
+)
 def test_step_schedule_resumes_where_it_stopped(options: dict) -> None:
     first = make_schedule(40, **options)
     lrs(first, 12)
@@ -194,7 +196,7 @@ def test_inverse_sigmoid_teacher_forcing() -> None:
     assert got == pytest.approx([p * k / (k + math.exp(s / k)) for s in steps], rel=1e-12)
     assert got[0] == pytest.approx(p * k / (k + 1))
     assert got[4] == pytest.approx(p / 2, rel=0.05)  # exp(step / k) = k at step = k ln k: half of p
-    assert all(a > b for a, b in zip(got, got[1:]))
+    assert all(a > b for a, b in pairwise(got))
     far = teacher_forcing_p(cfg, 10**9)  # exp would overflow; p is simply (almost) zero
     assert 0.0 <= far < 1e-12
 
@@ -202,8 +204,9 @@ def test_inverse_sigmoid_teacher_forcing() -> None:
 # ------------------------------------------------------------ optimizers
 
 
-@pytest.mark.parametrize("name,cls", [("adam", torch.optim.Adam), ("adamw", torch.optim.AdamW),
-                                      ("sgd", torch.optim.SGD)])
+@pytest.mark.parametrize(
+    "name,cls", [("adam", torch.optim.Adam), ("adamw", torch.optim.AdamW), ("sgd", torch.optim.SGD)]
+)
 def test_build_optimizer_picks_the_class_and_its_settings(name: str, cls: type) -> None:
     model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Linear(4, 2))
     model[0].weight.requires_grad_(False)  # a frozen parameter is not optimized

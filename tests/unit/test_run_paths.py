@@ -17,10 +17,23 @@ from nmt.run.paths import RunPaths, is_trainer_checkpoint, report_json, run_of_c
 
 def test_every_path_lies_inside_its_run(tmp_path: Path) -> None:
     run = RunPaths(tmp_path / "runs" / "toy")
-    files = [run.config, run.metrics, run.lock, run.best, run.last, run.step(7), run.tensorboard,
-             run.attention_map(7), run.tokenizer("src"), run.tokenizer("tgt"), run.eval_folder(),
-             run.eval_folder(ensemble=True), run.report_eval("greedy"), run.report_eval("beam5"),
-             run.compare_folder("test")]
+    files = [
+        run.config,
+        run.metrics,
+        run.lock,
+        run.best,
+        run.last,
+        run.step(7),
+        run.tensorboard,
+        run.attention_map(7),
+        run.tokenizer("src"),
+        run.tokenizer("tgt"),
+        run.eval_folder(),
+        run.eval_folder(ensemble=True),
+        run.report_eval("greedy"),
+        run.report_eval("beam5"),
+        run.compare_folder("test"),
+    ]
     assert all(f.parent == run.root or run.root in f.parents for f in files)
     assert len(set(files)) == len(files)  # no two roles share a path
     assert run.best.parent == run.last.parent == run.step(1).parent == run.checkpoints
@@ -61,15 +74,29 @@ def test_the_writers_use_the_paths(tmp_path: Path) -> None:
     assert report_json(run.eval_folder()).name == f"{P.REPORT}.json"
 
 
-LAYOUT_NAMES = {P.CONFIG, P.METRICS, P.LOCK, P.BEST, P.LAST, P.TENSORBOARD, P.EVAL_ENSEMBLE,
-                *P.REPORT_EVALS.values(), f"{P.REPORT}.json", f"{P.REPORT}.md", P.SCORED}
+LAYOUT_NAMES = {
+    P.CONFIG,
+    P.METRICS,
+    P.LOCK,
+    P.BEST,
+    P.LAST,
+    P.TENSORBOARD,
+    P.EVAL_ENSEMBLE,
+    *P.REPORT_EVALS.values(),
+    f"{P.REPORT}.json",
+    f"{P.REPORT}.md",
+    P.SCORED,
+}
 
 
 def _spelled(path: Path) -> list[str]:
     """String constants of a module that are exactly a name of the run folder's layout."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [node.value for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in LAYOUT_NAMES]
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in LAYOUT_NAMES
+    ]
 
 
 @pytest.mark.parametrize("module", sorted(Path(nmt.__file__).parent.rglob("*.py")), ids=lambda p: p.name)

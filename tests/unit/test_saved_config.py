@@ -7,8 +7,16 @@ import copy
 import pytest
 
 from nmt import config as C
-from nmt.config.saved import (RESUME, SAME_MODEL, SAME_NETWORK, SAME_TRAINING, Change, changes, saved_config,
-                              without_inert_options)
+from nmt.config.saved import (
+    RESUME,
+    SAME_MODEL,
+    SAME_NETWORK,
+    SAME_TRAINING,
+    Change,
+    changes,
+    saved_config,
+    without_inert_options,
+)
 
 HALF = ["model.hidden_size=256", "model.init_state=bridge", "model.enc_hidden_size=half"]
 EXPLICIT = ["model.hidden_size=256", "model.init_state=bridge", "model.enc_hidden_size=128"]
@@ -26,7 +34,9 @@ def test_an_equal_config_fits_every_purpose() -> None:
 def test_resume_frees_train_decode_and_the_mirror_only() -> None:
     assert _keys(["train.lr=0.01", "decode.beam=3", "data.mirror=/m"], [], RESUME) == []
     assert _keys(["model.dropout=0.25", "data.vocab_size=123", "train.lr=0.01"], [], RESUME) == [
-        "data.vocab_size", "model.dropout"]
+        "data.vocab_size",
+        "model.dropout",
+    ]
 
 
 def test_a_change_reads_as_the_resume_message_words_it() -> None:
@@ -36,11 +46,12 @@ def test_a_change_reads_as_the_resume_message_words_it() -> None:
 
 
 def test_half_and_its_size_build_one_network_but_are_different_options() -> None:
-    assert _keys(HALF, EXPLICIT, SAME_NETWORK) == []     # averaging: the same network
-    assert _keys(HALF, EXPLICIT, SAME_TRAINING) == []    # compare: the same training
+    assert _keys(HALF, EXPLICIT, SAME_NETWORK) == []  # averaging: the same network
+    assert _keys(HALF, EXPLICIT, SAME_TRAINING) == []  # compare: the same training
     assert _keys(HALF, EXPLICIT, SAME_MODEL) == ["model.enc_hidden_size"]  # a checkpoint restored: as written
-    assert _keys(HALF, ["model.hidden_size=256", "model.init_state=bridge", "model.enc_hidden_size=64"],
-                 SAME_NETWORK) == ["model.enc_hidden_size"]  # another size is another network
+    assert _keys(
+        HALF, ["model.hidden_size=256", "model.init_state=bridge", "model.enc_hidden_size=64"], SAME_NETWORK
+    ) == ["model.enc_hidden_size"]  # another size is another network
 
 
 def test_same_network_frees_the_dropout_rates_and_ignores_training() -> None:

@@ -5,11 +5,10 @@ import torch
 import torch.nn.functional as F
 
 from conftest import repeats_an_ngram
-from nmt.decode.beam import beam_search
 from nmt.data.tokenizer import BOS, EOS, PAD
-from nmt.decode.inference import load_checkpoint, translate_ids
+from nmt.decode.beam import beam_search
 from nmt.decode.greedy import greedy
-from nmt.decode.inference import search
+from nmt.decode.inference import load_checkpoint, search, translate_ids
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +34,8 @@ def forced_log_prob(model, src, src_len, tokens, lengths) -> torch.Tensor:
     """Sum of log p(y_t | y_<t, x) under teacher forcing: the model score of a given output."""
     T = tokens.size(1)
     tgt_in = torch.cat([torch.full((len(src), 1), BOS), tokens[:, :-1]], dim=1).masked_fill(
-        torch.arange(T) >= lengths.unsqueeze(1), PAD)
+        torch.arange(T) >= lengths.unsqueeze(1), PAD
+    )
     tgt_in[:, 0] = BOS
     with torch.no_grad():
         logits, _ = model(src, src_len, tgt_in)
@@ -90,8 +90,7 @@ def test_batching_does_not_change_results(loaded, batch):
     src, src_len = batch
     together = beam_search(loaded.model, src, src_len, beam=3, alpha=1.0, n_best=3)
     for i in (0, 3, 7):
-        alone = beam_search(loaded.model, src[i : i + 1, : src_len[i]], src_len[i : i + 1], beam=3,
-                            alpha=1.0, n_best=3)
+        alone = beam_search(loaded.model, src[i : i + 1, : src_len[i]], src_len[i : i + 1], beam=3, alpha=1.0, n_best=3)
         assert torch.equal(together.lengths[i], alone.lengths[0])
         for k in range(3):
             n = int(alone.lengths[0, k])
@@ -132,8 +131,16 @@ def test_translate_ids_restores_order_and_handles_empty(loaded, batch, beam):
     seqs.insert(2, [])
     decode = loaded.config.decode
     out = translate_ids(loaded.model, seqs, decode, torch.device("cpu"), beam=beam)
-    ref = search(loaded.model, src, src_len, beam=beam, alpha=decode.length_penalty, max_len_a=decode.max_len_a,
-                 max_len_b=decode.max_len_b, min_len=decode.min_len)
+    ref = search(
+        loaded.model,
+        src,
+        src_len,
+        beam=beam,
+        alpha=decode.length_penalty,
+        max_len_a=decode.max_len_a,
+        max_len_b=decode.max_len_b,
+        min_len=decode.min_len,
+    )
     expected = [ref.tokens[i, 0, : int(ref.lengths[i, 0]) - 1].tolist() for i in range(src.size(0))]
     expected_logp = ref.log_probs[:, 0].tolist()
     expected.insert(2, [])
@@ -146,6 +153,7 @@ def test_translate_ids_restores_order_and_handles_empty(loaded, batch, beam):
 
 # --- decoding rules inside the searches ------------------------------------------------------
 
+
 def outputs(hyp, i, k) -> list[int]:
     return hyp.tokens[i, k, : int(hyp.lengths[i, k])].tolist()
 
@@ -153,8 +161,10 @@ def outputs(hyp, i, k) -> list[int]:
 @pytest.mark.parametrize("n", [1, 2])
 def test_no_output_repeats_an_ngram(loaded, batch, n):
     src, src_len = batch
-    for hyp in (greedy(loaded.model, src, src_len, no_repeat_ngram=n),
-                beam_search(loaded.model, src, src_len, beam=3, n_best=3, no_repeat_ngram=n)):
+    for hyp in (
+        greedy(loaded.model, src, src_len, no_repeat_ngram=n),
+        beam_search(loaded.model, src, src_len, beam=3, n_best=3, no_repeat_ngram=n),
+    ):
         for i in range(src.size(0)):
             for k in range(hyp.tokens.size(1)):
                 assert not repeats_an_ngram(outputs(hyp, i, k), n)
@@ -173,7 +183,7 @@ def test_coverage_scores_are_gnmt_scores_of_the_forced_attention(loaded, batch):
         T = tokens.size(1)
         tgt_in = torch.cat([torch.full((len(src), 1), BOS), tokens[:, :-1]], 1)
         with torch.no_grad():
-            _, attn = loaded.model(src, src_len, tgt_in)            # (B, T, S)
+            _, attn = loaded.model(src, src_len, tgt_in)  # (B, T, S)
         attn = attn.masked_fill((torch.arange(T) >= lengths.unsqueeze(1)).unsqueeze(2), 0.0)
         cov = attn.sum(1) + (torch.arange(src.size(1)) >= src_len.unsqueeze(1)).float()
         expected = hyp.log_probs[:, k] / ((5 + lengths.float()) / 6) ** alpha + beta * cov.clamp(1e-6, 1).log().sum(1)
@@ -181,19 +191,18 @@ def test_coverage_scores_are_gnmt_scores_of_the_forced_attention(loaded, batch):
 
 
 def test_sampling_is_seeded_scored_exactly_and_top_k_1_is_greedy(loaded, batch):
-    from nmt.decode.rules import Sampling
     from nmt.decode.greedy import sample
+    from nmt.decode.rules import Sampling
 
     src, src_len = batch
 
     def draw(seed, n=4, **kw):
-        return sample(loaded.model, src, src_len, Sampling(generator=torch.Generator().manual_seed(seed), **kw),
-                      n=n)
+        return sample(loaded.model, src, src_len, Sampling(generator=torch.Generator().manual_seed(seed), **kw), n=n)
 
     a, b = draw(1, temperature=1.5), draw(1, temperature=1.5)
     assert torch.equal(a.tokens, b.tokens) and a.tokens.shape[:2] == (src.size(0), 4)
     assert not torch.equal(a.tokens, draw(2, temperature=1.5).tokens)
-    assert (a.log_probs[:, :-1] >= a.log_probs[:, 1:]).all()        # most probable sample first
+    assert (a.log_probs[:, :-1] >= a.log_probs[:, 1:]).all()  # most probable sample first
     for k in range(4):
         forced = forced_log_prob(loaded.model, src, src_len, a.tokens[:, k], a.lengths[:, k])
         torch.testing.assert_close(forced, a.log_probs[:, k], atol=1e-4, rtol=1e-4)
@@ -207,7 +216,7 @@ def test_output_budget_never_exceeds_max_output_tokens():
     from nmt.decode.common import max_lengths
 
     src_len = torch.tensor([1, 7, 256])
-    for a, b in ((1e9, 10), (0.0, 10 ** 8), (float("inf"), 1), (1e30, 10 ** 12)):
+    for a, b in ((1e9, 10), (0.0, 10**8), (float("inf"), 1), (1e30, 10**12)):
         assert torch.equal(max_lengths(src_len, a, b), torch.full((3,), MAX_OUTPUT_TOKENS))
     assert max_lengths(src_len, 1.5, 10).tolist() == [11, 20, 394]  # within it: a * S + b exactly
 
@@ -220,9 +229,19 @@ def test_every_search_stops_at_max_output_tokens(loaded, batch, monkeypatch):
     monkeypatch.setattr(nmt.decode.common, "MAX_OUTPUT_TOKENS", 6)
     src, src_len = batch
     endless = dict(max_len_a=0.0, max_len_b=50, min_len=100)
-    for hyp in (greedy(loaded.model, src, src_len, **endless),
-                beam_search(loaded.model, src, src_len, beam=3, alpha=1.0, n_best=3, **endless),
-                search(loaded.model, src, src_len, beam=1, alpha=1.0, n_best=2,
-                       sampling=Sampling(generator=torch.Generator().manual_seed(0)), **endless)):
+    for hyp in (
+        greedy(loaded.model, src, src_len, **endless),
+        beam_search(loaded.model, src, src_len, beam=3, alpha=1.0, n_best=3, **endless),
+        search(
+            loaded.model,
+            src,
+            src_len,
+            beam=1,
+            alpha=1.0,
+            n_best=2,
+            sampling=Sampling(generator=torch.Generator().manual_seed(0)),
+            **endless,
+        ),
+    ):
         assert hyp.tokens.size(-1) <= 6 and (hyp.lengths == 6).all()
         assert (hyp.tokens.gather(2, (hyp.lengths - 1).unsqueeze(-1)) == EOS).all()  # forced EOS at the bound

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
+
 import pytest
 
-from nmt.util.errors import UserError
 from nmt.serve.batcher import Batcher, Busy, Job, _chunks
 from nmt.serve.models import SearchKey
+from nmt.util.errors import UserError
 
 KEY = SearchKey("a", 5, 1, None, False)
 

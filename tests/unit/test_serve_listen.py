@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from conftest import run_cli
-from nmt.util.errors import UserError
 from nmt.serve.listen import bind
+from nmt.util.errors import UserError
 
 
 @pytest.fixture
@@ -37,12 +37,13 @@ def test_bind_port_zero_takes_a_free_port() -> None:
 
 
 def test_a_host_that_is_not_this_machine_is_one_line() -> None:
-    with pytest.raises(UserError, match="--host 192.0.2.1: not an address of this machine"):
+    with pytest.raises(UserError, match=r"--host 192\.0\.2\.1: not an address of this machine"):
         bind("192.0.2.1", 0)  # TEST-NET-1: never a local address
 
 
 def test_serve_on_a_port_in_use_fails_in_one_line_before_loading_a_model(
-        taken_port: int, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    taken_port: int, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     loads: list[object] = []
     monkeypatch.setattr("nmt.serve.server.load_served", lambda *args, **kwargs: loads.append(args))
     checkpoint = tmp_path / "model.pt"
@@ -54,7 +55,8 @@ def test_serve_on_a_port_in_use_fails_in_one_line_before_loading_a_model(
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
-def test_a_read_timeout_that_is_not_a_positive_number_is_refused(value: str, tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture) -> None:
+def test_a_read_timeout_that_is_not_a_positive_number_is_refused(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     code, _, err = run_cli(["serve", "--checkpoint", str(tmp_path / "x.pt"), "--read-timeout", value], capsys)
     assert code == 2 and "--read-timeout" in err and len(err.strip().splitlines()) == 1, err

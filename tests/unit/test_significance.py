@@ -11,7 +11,7 @@ from sacrebleu.metrics.base import Metric
 
 from nmt.score.significance import paired_ar_p_value, score_from_statistics, segment_statistics
 
-WORDS = "red green blue small large old young happy quiet fast".split()
+WORDS = ["red", "green", "blue", "small", "large", "old", "young", "happy", "quiet", "fast"]
 
 
 def _corpus(n: int) -> list[str]:

@@ -22,11 +22,13 @@ def restore_threads():
 def test_read_sample_sums_only_the_allowed_cpus_and_skips_idle_and_iowait(tmp_path):
     stat = tmp_path / "stat"
     #          user nice system idle iowait irq softirq steal
-    stat.write_text("cpu  999 0 0 0 0 0 0 0\n"
-                    "cpu0 100 10 20 5000 300 1 2 3\n"
-                    "cpu1 7 0 0 9000 0 0 0 0\n"
-                    "cpu2 50 0 0 0 0 0 0 0\n"
-                    "intr 12345\n")
+    stat.write_text(
+        "cpu  999 0 0 0 0 0 0 0\n"
+        "cpu0 100 10 20 5000 300 1 2 3\n"
+        "cpu1 7 0 0 9000 0 0 0 0\n"
+        "cpu2 50 0 0 0 0 0 0 0\n"
+        "intr 12345\n"
+    )
     tick = os.sysconf("SC_CLK_TCK")
     sample = read_sample({0, 2}, str(stat))
     assert sample.busy == pytest.approx((100 + 10 + 20 + 1 + 2 + 3 + 50) / tick)
@@ -60,18 +62,24 @@ def test_free_cores_counts_other_processes_not_our_own_use():
     assert free_cores(before, before, n_cpus=3) == 3.0
 
 
-@pytest.mark.parametrize("free, ceiling, expected", [
-    (2.0, 2, 2), (1.6, 2, 2), (1.5, 2, 2), (1.33, 2, 1), (0.0, 2, 1), (7.9, 4, 4), (3.0, 8, 3)])
+@pytest.mark.parametrize(
+    "free, ceiling, expected",
+    [(2.0, 2, 2), (1.6, 2, 2), (1.5, 2, 2), (1.33, 2, 1), (0.0, 2, 1), (7.9, 4, 4), (3.0, 8, 3)],
+)
 def test_threads_for_rounds_free_cores_between_one_and_the_ceiling(free, ceiling, expected):
     assert threads_for(free, ceiling) == expected
 
 
 def test_governor_follows_a_busy_core_down_and_back_up(monkeypatch):
     torch.set_num_threads(2)
-    samples = iter([CpuSample(0.0, 0.0, 0.0),
-                    CpuSample(10.0, 20.0, 12.0),    # others held 0.8 of 2 cores -> 1 thread
-                    CpuSample(20.0, 40.0, 22.0),    # still busy -> stays at 1
-                    CpuSample(30.0, 50.0, 32.0)])   # others idle -> back to 2
+    samples = iter(
+        [
+            CpuSample(0.0, 0.0, 0.0),
+            CpuSample(10.0, 20.0, 12.0),  # others held 0.8 of 2 cores -> 1 thread
+            CpuSample(20.0, 40.0, 22.0),  # still busy -> stays at 1
+            CpuSample(30.0, 50.0, 32.0),
+        ]
+    )  # others idle -> back to 2
     monkeypatch.setattr(threads, "read_sample", lambda cpus: next(samples))
     monkeypatch.setattr(threads, "_allowed_cpus", lambda: {0, 1})
     monkeypatch.setattr(threads.time, "monotonic", lambda: 1e9)  # always due

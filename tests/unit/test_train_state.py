@@ -8,11 +8,18 @@ from nmt.config import TrainConfig
 from nmt.run.state import TrainState, is_better, keep_checkpoints, metric_mode, stop_reason, validates_at_epoch_end
 
 
-@pytest.mark.parametrize("metric, value, best, expected", [
-    ("bleu", 30.0, None, True), ("bleu", 30.1, 30.0, True), ("bleu", 29.9, 30.0, False),
-    ("chrf", 50.0, 49.0, True), ("loss", 1.9, 2.0, True), ("loss", 2.1, 2.0, False),
-    ("loss", 2.0, None, True),
-])
+@pytest.mark.parametrize(
+    "metric, value, best, expected",
+    [
+        ("bleu", 30.0, None, True),
+        ("bleu", 30.1, 30.0, True),
+        ("bleu", 29.9, 30.0, False),
+        ("chrf", 50.0, 49.0, True),
+        ("loss", 1.9, 2.0, True),
+        ("loss", 2.1, 2.0, False),
+        ("loss", 2.0, None, True),
+    ],
+)
 def test_is_better_follows_the_metric_direction(metric, value, best, expected):
     assert is_better(metric, value, best) is expected
     assert metric_mode(metric) == ("min" if metric == "loss" else "max")
@@ -33,8 +40,17 @@ def test_validated_counts_bad_validations_and_resets_on_a_new_best():
 
 
 def test_state_dict_round_trip_is_exact():
-    state = TrainState(step=7, epoch=2, pos=3, best=31.5, history=[(31.5, 7), (30.0, 5)], recent=[5, 7],
-                       bad_validations=1, nonfinite=2, elapsed=12.25)
+    state = TrainState(
+        step=7,
+        epoch=2,
+        pos=3,
+        best=31.5,
+        history=[(31.5, 7), (30.0, 5)],
+        recent=[5, 7],
+        bad_validations=1,
+        nonfinite=2,
+        elapsed=12.25,
+    )
     again = TrainState.from_state_dict(state.state_dict())
     assert again == state and again.history[0] == (31.5, 7)
     assert TrainState.from_state_dict(TrainState().state_dict()) == TrainState()
@@ -44,20 +60,23 @@ def _cfg(**kw) -> TrainConfig:
     return TrainConfig(**{"max_epochs": 5, **kw})
 
 
-@pytest.mark.parametrize("state, cfg, signal, reason", [
-    (TrainState(), _cfg(), 0, None),
-    (TrainState(step=9), _cfg(max_steps=10), 0, None),
-    (TrainState(step=10), _cfg(max_steps=10), 0, "max_steps"),
-    (TrainState(elapsed=59.9), _cfg(time_budget_min=1), 0, None),
-    (TrainState(elapsed=60.0), _cfg(time_budget_min=1), 0, "time_budget"),
-    (TrainState(bad_validations=2), _cfg(patience=3), 0, None),
-    (TrainState(bad_validations=3), _cfg(patience=3), 0, "early_stopping"),
-    (TrainState(bad_validations=99), _cfg(patience=None), 0, None),
-    (TrainState(epoch=5), _cfg(), 0, "max_epochs"),
-    (TrainState(epoch=4), _cfg(), 0, None),
-    (TrainState(step=10, epoch=5), _cfg(max_steps=10), 2, "interrupted"),  # a signal comes first
-    (TrainState(step=10, epoch=5), _cfg(max_steps=10), 0, "max_steps"),    # then the update limit
-])
+@pytest.mark.parametrize(
+    "state, cfg, signal, reason",
+    [
+        (TrainState(), _cfg(), 0, None),
+        (TrainState(step=9), _cfg(max_steps=10), 0, None),
+        (TrainState(step=10), _cfg(max_steps=10), 0, "max_steps"),
+        (TrainState(elapsed=59.9), _cfg(time_budget_min=1), 0, None),
+        (TrainState(elapsed=60.0), _cfg(time_budget_min=1), 0, "time_budget"),
+        (TrainState(bad_validations=2), _cfg(patience=3), 0, None),
+        (TrainState(bad_validations=3), _cfg(patience=3), 0, "early_stopping"),
+        (TrainState(bad_validations=99), _cfg(patience=None), 0, None),
+        (TrainState(epoch=5), _cfg(), 0, "max_epochs"),
+        (TrainState(epoch=4), _cfg(), 0, None),
+        (TrainState(step=10, epoch=5), _cfg(max_steps=10), 2, "interrupted"),  # a signal comes first
+        (TrainState(step=10, epoch=5), _cfg(max_steps=10), 0, "max_steps"),  # then the update limit
+    ],
+)
 def test_stop_reason(state, cfg, signal, reason):
     assert stop_reason(state, cfg, signal) == reason
 
@@ -75,8 +94,8 @@ def test_keep_best_keeps_the_k_best_by_score_then_step():
         saved += [step] if decision.save else []
         dropped += decision.drop
     assert history == [(30.0, 600), (20.0, 200), (20.0, 400)]
-    assert saved == [100, 200, 300, 400, 600]      # 500 was never among the best 3
-    assert sorted(dropped) == [100, 300]           # every saved step not kept is dropped once...
+    assert saved == [100, 200, 300, 400, 600]  # 500 was never among the best 3
+    assert sorted(dropped) == [100, 300]  # every saved step not kept is dropped once...
     assert not set(dropped) & {s for _, s in history}  # ...and no kept one
 
 
@@ -115,17 +134,20 @@ def test_a_file_in_both_lists_is_dropped_only_when_it_leaves_both():
         d = keep_checkpoints(history, recent, "bleu", bleu, step, keep_best=2, keep_last=2)
         history, recent = d.history, d.recent
         on_disk |= {step} if d.save else set()
-        assert set(d.drop) <= on_disk                    # only files that exist are deleted
+        assert set(d.drop) <= on_disk  # only files that exist are deleted
         on_disk -= set(d.drop)
         assert on_disk == {s for _, s in history} | set(recent)
     assert history == [(30.0, 200), (29.0, 700)] and recent == [700, 800] and on_disk == {200, 700, 800}
 
 
-@pytest.mark.parametrize("state, words", [
-    (TrainState(), "step 0 (start)"),
-    (TrainState(step=57, epoch=1, pos=17), "step 57 (epoch 2, after batch 17)"),
-    (TrainState(step=120, epoch=2, pos=0), "step 120 (end of epoch 2)"),
-])
+@pytest.mark.parametrize(
+    "state, words",
+    [
+        (TrainState(), "step 0 (start)"),
+        (TrainState(step=57, epoch=1, pos=17), "step 57 (epoch 2, after batch 17)"),
+        (TrainState(step=120, epoch=2, pos=0), "step 120 (end of epoch 2)"),
+    ],
+)
 def test_position_counts_epochs_from_1_as_the_progress_bar_does(state, words):
     assert state.position() == words
 

@@ -6,19 +6,25 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nmt.decode.beam import beam_search
+from conftest import BOS, V_SRC, V_TGT
+from conftest import random_batch as batch
 from nmt.config import ConfigError, ModelConfig, TransformerConfig, load
+from nmt.decode.beam import beam_search
+from nmt.decode.greedy import greedy
 from nmt.model.build import build_model
 from nmt.model.transformer import Transformer
 from nmt.model.transformer_layers import sinusoids
-from nmt.decode.greedy import greedy
-
-from conftest import BOS, V_SRC, V_TGT, random_batch as batch
 
 
 def model(train: bool = False, vocab: tuple[int, int] = (V_SRC, V_TGT), tie: bool = False, **kw: object) -> Transformer:
-    cfg = ModelConfig(arch="transformer", dropout=0.1, tie_embeddings=tie, transformer=TransformerConfig(
-        **{"d_model": 16, "heads": 4, "ff_size": 32, "enc_layers": 2, "dec_layers": 2, **kw}))
+    cfg = ModelConfig(
+        arch="transformer",
+        dropout=0.1,
+        tie_embeddings=tie,
+        transformer=TransformerConfig(
+            **{"d_model": 16, "heads": 4, "ff_size": 32, "enc_layers": 2, "dec_layers": 2, **kw}
+        ),
+    )
     torch.manual_seed(0)
     return build_model(cfg, *vocab).train(train)
 
@@ -157,16 +163,21 @@ def test_learns_to_copy():
     assert (out.tokens[:, 0, :5] == src).float().mean() > 0.9
 
 
-@pytest.mark.parametrize("overrides,words", [
-    (["model.arch=transformer", "model.transformer.heads=3"], ["model.transformer.heads=3", "d_model=256"]),
-    (["model.arch=transformer", "model.transformer.ff_size=0"], ["model.transformer.ff_size"]),
-    (["model.arch=transformer", "model.attention.input_feeding=false"], ["model.attention.input_feeding", "rnn"]),
-    (["model.arch=transformer", "model.cell=lstm", "model.hidden_size=64"], ["model.cell", "model.hidden_size"]),
-    (["model.transformer.enc_layers=6"], ["model.transformer.enc_layers", "model.arch=transformer"]),
-    (["model.arch=transformer", "train.teacher_forcing=0.5"], ["train.teacher_forcing"]),
-    (["model.arch=transformer", "model.transformer.share_embeddings=true", "data.joint_vocab=false"],
-     ["share_embeddings", "data.joint_vocab"]),
-])
+@pytest.mark.parametrize(
+    "overrides,words",
+    [
+        (["model.arch=transformer", "model.transformer.heads=3"], ["model.transformer.heads=3", "d_model=256"]),
+        (["model.arch=transformer", "model.transformer.ff_size=0"], ["model.transformer.ff_size"]),
+        (["model.arch=transformer", "model.attention.input_feeding=false"], ["model.attention.input_feeding", "rnn"]),
+        (["model.arch=transformer", "model.cell=lstm", "model.hidden_size=64"], ["model.cell", "model.hidden_size"]),
+        (["model.transformer.enc_layers=6"], ["model.transformer.enc_layers", "model.arch=transformer"]),
+        (["model.arch=transformer", "train.teacher_forcing=0.5"], ["train.teacher_forcing"]),
+        (
+            ["model.arch=transformer", "model.transformer.share_embeddings=true", "data.joint_vocab=false"],
+            ["share_embeddings", "data.joint_vocab"],
+        ),
+    ],
+)
 def test_bad_combinations_are_one_config_error(overrides, words):
     with pytest.raises(ConfigError) as err:
         load(None, overrides)

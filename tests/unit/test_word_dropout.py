@@ -33,8 +33,9 @@ def test_replaces_real_tokens_at_rate_p_never_padding_nor_the_first_column(p: fl
 
 def model(src_p: float, tgt_p: float):
     torch.manual_seed(0)
-    cfg = ModelConfig(emb_size=8, hidden_size=12, dropout=0.0, emb_dropout=0.0,
-                      src_word_dropout=src_p, tgt_word_dropout=tgt_p)
+    cfg = ModelConfig(
+        emb_size=8, hidden_size=12, dropout=0.0, emb_dropout=0.0, src_word_dropout=src_p, tgt_word_dropout=tgt_p
+    )
     return build_model(cfg, V_SRC, V_TGT)
 
 
