@@ -57,6 +57,7 @@ import torch
 
 import _bench_common as common
 from nmt.data import synthetic
+from nmt.run.paths import RunPaths
 from nmt.util import runtime
 
 log = logging.getLogger("bench_scale")
@@ -201,7 +202,7 @@ def measure(work: Path, pairs: int, args: argparse.Namespace) -> dict[str, Any]:
         ["train", "--overwrite", *sets([*data, *train_overrides(work, pairs, args)])], logs / f"train-{pairs}.log"
     )
     check_child("nmt train", trained, logs / f"train-{pairs}.log")
-    loop_s = training_loop_seconds(work / "runs" / f"scale-{pairs}" / "metrics.jsonl")
+    loop_s = training_loop_seconds(RunPaths(work / "runs" / f"scale-{pairs}").metrics)
     record = {
         "bench": "scale",
         "pairs": pairs,

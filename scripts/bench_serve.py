@@ -30,7 +30,7 @@ from bench_decode import default_input
 
 import _bench_common as common
 from _serve_process import server_process
-from nmt.config import fill_saved_defaults, from_dict
+from nmt.config.saved import saved_config
 from nmt.run import checkpoint as ckpt
 from nmt.util import runtime
 from nmt.util.errors import UserError
@@ -182,7 +182,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         common.fail(SCRIPT, f"--checkpoint {args.checkpoint}: no such file (`make demo` trains {EXAMPLE})")
     try:
         device = runtime.select_device(args.device)
-        config = from_dict(fill_saved_defaults(ckpt.load(args.checkpoint).config))
+        config = saved_config(ckpt.load(args.checkpoint).config)
         lines = [line for line in read_lines(args.input or default_input(config)) if line.strip()]
     except UserError as exc:
         common.fail(SCRIPT, str(exc))
