@@ -42,7 +42,7 @@ import _bench_common as common
 from nmt import config as config_mod
 from nmt.config import Config
 from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_ENERGIES
-from nmt.config.sections import RNN_ONLY
+from nmt.config.model_sections import RNN_ONLY
 from nmt.data.batching import Batch, BatchSampler, collate
 from nmt.data.pipeline import load_corpus
 from nmt.model.build import build_model, count_parameters

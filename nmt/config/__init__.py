@@ -22,22 +22,25 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from pydantic_core import ErrorDetails
 
 from nmt.config.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
-from nmt.config.sections import (
-    NORMALIZATIONS,
+from nmt.config.model_sections import (
     RNN_ONLY,
-    SPM_MODEL_TYPES,
     AttentionConfig,
-    DataConfig,
-    DecodeConfig,
     DecoderSelfAttentionConfig,
     EncoderSelfAttentionConfig,
     ModelConfig,
-    Section,
     SelfAttentionConfig,
-    TrainConfig,
     TransformerConfig,
 )
-from nmt.util.errors import SHOWN_VALUE_CHARS, ConfigError, UserError, short_repr
+from nmt.config.section import Section
+from nmt.config.sections import NORMALIZATIONS, SPM_MODEL_TYPES, DataConfig, DecodeConfig, TrainConfig
+
+# The limits are re-exported: they are part of what loading a config promises.
+from nmt.config.yaml_reader import MAX_CONFIG_BYTES as MAX_CONFIG_BYTES
+from nmt.config.yaml_reader import MAX_YAML_DEPTH as MAX_YAML_DEPTH
+from nmt.config.yaml_reader import MAX_YAML_NODES as MAX_YAML_NODES
+from nmt.config.yaml_reader import parse_value, read_yaml
+from nmt.util.errors import MAX_PHRASE_CHARS as MAX_PHRASE_CHARS
+from nmt.util.errors import SHOWN_VALUE_CHARS, ConfigError, UserError, short_repr, shorten
 
 __all__ = [
     "ATTENTION_ENERGIES",
@@ -82,20 +85,6 @@ RUN_NAME_MAX_BYTES = 200
 """Longest run name, in bytes (= characters: run names are ASCII).  The margin below
 :data:`NAME_MAX_BYTES` leaves room for what may be written beside a name, such as an atomic
 write's temporary ``.NAME.PID.HEX.tmp``."""
-
-MAX_CONFIG_BYTES = 1 << 20
-"""Largest config file (or ``--set`` value) read: 1 MiB; real configs are a few KiB."""
-
-MAX_YAML_NODES = 100_000
-"""Most YAML nodes one config (or ``--set`` value) may expand to, an alias counting its anchor's
-nodes again each time it is used: this refuses alias bombs ("billion laughs") before anything
-walks them.  The full config with every option is under 1,000 nodes."""
-
-MAX_YAML_DEPTH = 64
-"""Deepest nesting of YAML collections a config may hold (a real one nests four deep)."""
-
-MAX_PHRASE_CHARS = 400
-"""An error describes one problem in at most this many characters."""
 
 MAX_PROBLEMS_SHOWN = 5
 """An error names at most this many problems, then says how many more there are."""
@@ -224,15 +213,10 @@ def _section_model(path: tuple[str | int, ...]) -> type[BaseModel] | None:
     return model
 
 
-def _shorten(phrase: str, limit: int = MAX_PHRASE_CHARS) -> str:
-    """``phrase`` cut to ``limit`` characters with an ellipsis."""
-    return phrase if len(phrase) <= limit else phrase[: limit - 3] + "..."
-
-
 def _describe(err: ErrorDetails) -> str:
     """One readable phrase for one pydantic error, naming the full key path (values shortened)."""
     loc = tuple(p for p in err["loc"] if not str(p).startswith("function-"))
-    path = ".".join(str(p) if isinstance(p, int) else _shorten(str(p), SHOWN_VALUE_CHARS) for p in loc)
+    path = ".".join(str(p) if isinstance(p, int) else shorten(str(p), SHOWN_VALUE_CHARS) for p in loc)
     kind = err["type"]
     if kind == "extra_forbidden":
         owner = _section_model(loc)
@@ -241,12 +225,12 @@ def _describe(err: ErrorDetails) -> str:
         close = difflib.get_close_matches(key, options, n=1, cutoff=0.5) if len(key) <= SHOWN_VALUE_CHARS else []
         hint = f"did you mean '{close[0]}'?" if close else "valid keys: " + ", ".join(options)
         section = ".".join(str(p) for p in loc[:-1]) or "top level"
-        return f"{path}: unknown key in {_shorten(section, SHOWN_VALUE_CHARS)}; {hint}"
+        return f"{path}: unknown key in {shorten(section, SHOWN_VALUE_CHARS)}; {hint}"
     if kind == "value_error":
-        return _shorten(err["msg"].removeprefix("Value error, "))
+        return shorten(err["msg"].removeprefix("Value error, "))
     got = err.get("input")
     shown = "" if isinstance(got, dict) else f" (got {short_repr(got)})"
-    return _shorten(f"{path or 'config'}: {err['msg']}") + shown
+    return shorten(f"{path or 'config'}: {err['msg']}") + shown
 
 
 def _one_line(errors: Sequence[ErrorDetails]) -> str:
@@ -255,22 +239,6 @@ def _one_line(errors: Sequence[ErrorDetails]) -> str:
     if len(errors) > MAX_PROBLEMS_SHOWN:
         phrases.append(f"and {len(errors) - MAX_PROBLEMS_SHOWN} more problems")
     return "; ".join(phrases)
-
-
-def _parse_value(key: str, text: str) -> Any:
-    """An override's value as YAML (with the limits of a config file); text YAML cannot read stays text."""
-    if text == "":
-        return ""
-    if len(text) > MAX_CONFIG_BYTES:  # characters, not bytes: argv may hold undecodable ones
-        raise ConfigError(
-            f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: the value is longer than {MAX_CONFIG_BYTES:,} characters"
-        )
-    try:
-        return yaml.load(text, Loader=_StrictLoader)
-    except _TooLarge as exc:
-        raise ConfigError(f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: {exc}") from None
-    except yaml.YAMLError:
-        return text
 
 
 def apply_override(raw: dict[str, Any], assignment: str) -> None:
@@ -284,11 +252,11 @@ def apply_override(raw: dict[str, Any], assignment: str) -> None:
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
             raise ConfigError(
-                f"--set {_shorten(key, SHOWN_VALUE_CHARS)}: "
-                f"{_shorten('.'.join(parts[: i + 1]), SHOWN_VALUE_CHARS)} is a value, not a section"
+                f"--set {shorten(key, SHOWN_VALUE_CHARS)}: "
+                f"{shorten('.'.join(parts[: i + 1]), SHOWN_VALUE_CHARS)} is a value, not a section"
             )
         node = child
-    node[parts[-1]] = _parse_value(key.strip(), value)
+    node[parts[-1]] = parse_value(key.strip(), value)
 
 
 def with_decode_overrides(config: Config, overrides: Sequence[str]) -> Config:
@@ -297,140 +265,10 @@ def with_decode_overrides(config: Config, overrides: Sequence[str]) -> Config:
     for assignment in overrides:
         if not assignment.startswith("decode."):
             raise UserError(
-                f"--set {_shorten(assignment, SHOWN_VALUE_CHARS)}: only decode.* options can change at translation time"
+                f"--set {shorten(assignment, SHOWN_VALUE_CHARS)}: only decode.* options can change at translation time"
             )
         apply_override(raw, assignment)
     return from_dict(raw)
-
-
-class _TooLarge(Exception):
-    """A YAML document past :data:`MAX_YAML_NODES` or :data:`MAX_YAML_DEPTH`, or referring to itself."""
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    """The nodes directly inside ``node``: a mapping's keys and values, a sequence's items."""
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    return []
-
-
-def _check_expansion(root: yaml.Node, limit: int = MAX_YAML_NODES) -> None:
-    """Raise :class:`_TooLarge` if ``root`` expands to more than ``limit`` nodes or contains itself.
-
-    Aliases make the composed document a graph in which one node may be reached many times;
-    each node's expanded size is computed once (memoized), so the check costs time in the
-    number of distinct nodes, however large the expansion.  Iterative: no recursion limit.
-    """
-    sizes: dict[int, int] = {}
-    on_path: set[int] = set()  # the nodes being expanded: meeting one again is a cycle
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        key = id(node)
-        if expanded:
-            on_path.discard(key)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
-            if sizes[key] > limit:
-                raise _TooLarge(
-                    f"expands to more than {limit:,} YAML nodes (each use of an alias counts "
-                    f"its anchor's nodes again); a config is far smaller"
-                )
-        elif key in on_path:
-            raise _TooLarge(f"line {node.start_mark.line + 1}: an alias refers to a collection that holds it")
-        elif key not in sizes:
-            on_path.add(key)
-            stack.append((node, True))
-            stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """YAML's safe loader with limits: no key twice in one mapping (YAML keeps the last silently),
-    no key that is a list or mapping, no document expanding past :data:`MAX_YAML_NODES` nodes or
-    nesting past :data:`MAX_YAML_DEPTH`, no integer too long to convert."""
-
-    _depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
-        self._depth += 1
-        try:
-            if self._depth > MAX_YAML_DEPTH:
-                raise _TooLarge(
-                    f"line {self.peek_event().start_mark.line + 1}: nested more than {MAX_YAML_DEPTH} levels deep"
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def compose_document(self) -> yaml.Node:
-        node = super().compose_document()
-        _check_expansion(node)
-        return node
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, yaml.Mark] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                hash(key)
-            except TypeError:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"a {type(key).__name__} cannot be a key", key_node.start_mark
-                ) from None
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None,
-                    None,
-                    f"key {short_repr(key)} appears twice (lines {seen[key].line + 1} and "
-                    f"{key_node.start_mark.line + 1})",
-                    key_node.start_mark,
-                )
-            seen[key] = key_node.start_mark
-        return super().construct_mapping(node, deep=deep)
-
-    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
-        try:
-            return super().construct_yaml_int(node)
-        except ValueError:  # Python refuses to convert integers of more than 4,300 digits
-            raise yaml.constructor.ConstructorError(
-                None, None, f"an integer of {len(node.value):,} characters is too long", node.start_mark
-            ) from None
-
-
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
-
-
-def read_yaml(path: Path) -> dict[str, Any]:
-    """Read a YAML mapping; malformed YAML and repeated keys are reported with line and column.
-
-    A file over :data:`MAX_CONFIG_BYTES`, or one whose aliases expand past :data:`MAX_YAML_NODES`
-    nodes, is refused before anything is built from it.
-    """
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)  # at most this much, even from /dev/zero
-        text = data.decode("utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read config ({exc})") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: a config file is at most {MAX_CONFIG_BYTES:,} bytes; this one is longer")
-    try:
-        raw = yaml.load(text, Loader=_StrictLoader)
-    except _TooLarge as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}{where}: malformed YAML: {_shorten(problem)}") from None
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping of sections, got {type(raw).__name__}")
-    return raw
 
 
 # Options added after runs were saved, with the value that rebuilds those runs' models.  A saved

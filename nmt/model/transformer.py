@@ -25,7 +25,7 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from nmt.config.sections import TransformerConfig
+from nmt.config.model_sections import TransformerConfig
 from nmt.data.tokenizer import PAD
 from nmt.model.self_attention import causal_mask
 from nmt.model.transformer_layers import DecoderLayer, EncoderLayer, SelfCache, sinusoids

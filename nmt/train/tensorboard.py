@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from nmt.config.sections import ModelConfig
+from nmt.config.model_sections import ModelConfig
 from nmt.run import events
 from nmt.run.paths import RunPaths
 from nmt.util.errors import UserError

@@ -12,6 +12,9 @@ from typing import Any
 SHOWN_VALUE_CHARS = 80
 """An error quotes at most this many characters of a value, or of one key."""
 
+MAX_PHRASE_CHARS = 400
+"""An error describes one problem in at most this many characters."""
+
 
 class UserError(Exception):
     """Bad input from the user: a path, a config value, a file's content."""
@@ -54,3 +57,8 @@ def short_repr(value: Any, limit: int = SHOWN_VALUE_CHARS) -> str:
     else:
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def shorten(phrase: str, limit: int = MAX_PHRASE_CHARS) -> str:
+    """``phrase`` cut to ``limit`` characters with an ellipsis."""
+    return phrase if len(phrase) <= limit else phrase[: limit - 3] + "..."
