@@ -34,11 +34,12 @@ import torch
 import _bench_common as common
 from nmt import config as config_mod
 from nmt.config.variants import VARIANTS, variant_overrides
-from nmt.data.batching import BatchSampler, collate
+from nmt.data.batching import collate
 from nmt.data.pipeline import load_corpus
 from nmt.model.build import build_model
 from nmt.train.loss import batch_loss
 from nmt.train.optim import apply_gradients, build_optimizer
+from nmt.train.setup import make_sampler
 from nmt.util import runtime, threads
 from nmt.util.errors import UserError
 
@@ -154,16 +155,7 @@ def health(args: argparse.Namespace, variant: str) -> Iterator[dict[str, Any]]:
     runtime.seed_everything(t.seed)
     corpus = load_corpus(cfg.data, splits=("train",), progress=False)
     split = corpus.splits["train"]
-    sampler = BatchSampler(
-        split.src_lengths,
-        split.tgt_lengths,
-        max_tokens=t.max_tokens,
-        batch_size=t.batch_size,
-        shuffle=True,
-        seed=t.seed,
-        max_len=t.max_len,
-        curriculum_epochs=t.curriculum_epochs,
-    )
+    sampler = make_sampler(split, t)  # the batches nmt train would draw
     last = max(args.steps)
     order = [b for epoch in range(1000) for b in sampler.batches(epoch)][: last + args.batches]
     held = order[last:]  # measured at every update count, never trained on before the last one
