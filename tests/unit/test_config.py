@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from nmt import config as C
 from nmt.config.attention_space import ATTENTION_TYPES
+from nmt.config.saved import flat_options
 from nmt.util.errors import ConfigError, UserError
 
 CONFIGS = sorted(Path(__file__).resolve().parents[2].joinpath("configs").glob("*.yaml"))
@@ -31,17 +32,6 @@ def test_defaults_are_valid_and_documented():
     assert len(keys) == len(set(keys))
 
 
-def flat(raw: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``: one entry per option."""
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        if isinstance(value, dict) and value:
-            out.update(flat(value, f"{prefix}{key}."))
-        else:
-            out[prefix + key] = value
-    return out
-
-
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
 def test_example_configs_load_their_values_and_the_defaults(path):
     """Every option an example sets arrives as written; every other one is the default.
@@ -49,9 +39,9 @@ def test_example_configs_load_their_values_and_the_defaults(path):
     The defaults are those of the example's architecture: a Transformer's schedule defaults
     to warm-up + inverse square root.
     """
-    given = flat(yaml.safe_load(path.read_text(encoding="utf-8")))
-    loaded = flat(C.load(path).model_dump(mode="json"))
-    defaults = flat(C.from_dict({"model": {"arch": given.get("model.arch", "rnn")}}).model_dump(mode="json"))
+    given = flat_options(yaml.safe_load(path.read_text(encoding="utf-8")))
+    loaded = flat_options(C.load(path).model_dump(mode="json"))
+    defaults = flat_options(C.from_dict({"model": {"arch": given.get("model.arch", "rnn")}}).model_dump(mode="json"))
     assert given and given.keys() <= loaded.keys()
     assert {k: loaded[k] for k in given} == given
     assert {k: v for k, v in loaded.items() if k not in given} == {k: v for k, v in defaults.items() if k not in given}
