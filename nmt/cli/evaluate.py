@@ -98,18 +98,35 @@ def average_cmd(
 
 def compare_cmd(
     config: Optional[Path] = ConfigOpt,
-    variants: str = typer.Option(
-        "bahdanau,luong_general",
+    variants: Optional[str] = typer.Option(
+        None,
         help="Comma-separated variants (nmt variants lists them); the first is the "
-        "baseline unless --baseline says otherwise.",
+        "baseline unless --baseline says otherwise. Default: bahdanau,luong_general, or with "
+        "--sweep the config's own model.",
+        show_default=False,
+    ),
+    sweep: Optional[list[str]] = typer.Option(
+        None,
+        "--sweep",
+        help="KEY=V1,V2,...: train every value of one config option (e.g. "
+        "train.teacher_forcing=1.0,0.5). Two sweeps form a grid; with --variants, every "
+        "variant takes every point. decode.* sweeps share the trained runs and differ only "
+        "in scoring. Values may not contain commas.",
+        show_default=False,
     ),
     seeds: str = typer.Option("1,2", help="Comma-separated training seeds; every variant trains once per seed."),
     steps: Optional[int] = typer.Option(None, help="Updates per run (default: the config's train.max_steps)."),
-    baseline: Optional[str] = typer.Option(None, help="Variant the others are tested against (default: the first)."),
+    baseline: Optional[str] = typer.Option(
+        None,
+        help="Arm the others are tested against, as the table labels it (a variant, "
+        "'KEY=V', or 'VARIANT KEY=V ...'; default: the first).",
+    ),
     split: str = typer.Option("test", help="Split to translate and score with each run's best checkpoint."),
     beam: Optional[int] = typer.Option(None, help="Beam size for scoring (default: the config's decode.beam)."),
     runs_dir: Optional[Path] = typer.Option(
-        None, help="Folder for the runs, <variant>_s<seed> (default: runs/compare_<config name>)."
+        None,
+        help="Folder for the runs, <variant>_s<seed> or <variant>_<KEY-V>_s<seed> "
+        "(default: runs/compare_<config name>).",
     ),
     out: Optional[Path] = typer.Option(None, help="Folder for report.json and report.md (default: RUNS_DIR/report)."),
     set_: Optional[list[str]] = SetOpt,
@@ -130,20 +147,23 @@ def compare_cmd(
         "are reused either way.",
     ),
 ) -> None:
-    """Train variants for the same number of updates over several seeds and compare their scores.
+    """Train variants or option sweeps for the same number of updates over several seeds and compare their scores.
 
     Reports mean and standard deviation of BLEU and chrF, paired bootstrap p-values against
     the baseline per seed, BLEU by source length, updates, wall time and parameters. Finished
     runs are reused, so an interrupted comparison continues where it stopped; a finished run of
     another config is replaced only with --force.
 
-    Example: nmt compare --config configs/demo.yaml --variants bahdanau,luong_general,qkv --seeds 1,2 --steps 600
+    Examples: nmt compare --config configs/demo.yaml --variants bahdanau,luong_general,qkv --seeds 1,2 --steps 600;
+    nmt compare --config configs/demo.yaml --sweep train.teacher_forcing=1.0,0.5 --steps 600
     """
+    from nmt.config.arms import parse_sweep
     from nmt.evaluate.compare import Plan, parse_list, planned_runs, run_compare
 
     plan = Plan(
         config=config,
-        variants=parse_list(variants, "variants"),
+        variants=parse_list(variants, "variants") if variants is not None else None,
+        sweeps=[parse_sweep(text) for text in sweep or []],
         seeds=parse_list(seeds, "seeds", int),
         steps=steps,
         baseline=baseline,

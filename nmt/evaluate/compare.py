@@ -1,9 +1,11 @@
-"""``nmt compare``: named variants trained for the same number of updates over several seeds.
+"""``nmt compare``: variants and option sweeps trained for the same number of updates over several seeds.
 
-For every variant and seed this trains the base config with the variant's overrides
-(:mod:`nmt.config.variants`), ``train.seed`` and ``train.max_steps`` (and no wall-clock budget), so
-the same command trains the same models on a fast or a slow machine.  The best checkpoint by
-validation then translates one split, and the report gives per variant: mean and standard
+For every arm (:mod:`nmt.config.arms`: a named variant, a point of the ``--sweep`` grid, or both)
+and seed this trains the base config with the arm's overrides, ``train.seed`` and
+``train.max_steps`` (and no wall-clock budget), so the same command trains the same models on a
+fast or a slow machine.  The best checkpoint by validation then translates one split (with the
+arm's ``decode.*`` values; arms that differ only there share their runs), and the report gives
+per arm: mean and standard
 deviation over seeds of BLEU and chrF, a paired bootstrap test against the baseline for each
 seed (sacreBLEU's, on that seed's translations), BLEU by source length (mean over seeds),
 updates, training wall time and parameters.  A run that already finished the same plan is
@@ -25,8 +27,9 @@ from typing import Any, Optional
 
 from nmt import config as config_mod
 from nmt.config import saved as saved_configs
+from nmt.config.arms import Arm, Sweep, expand_arms
 from nmt.config.saved import SPEED_ONLY, without_inert_options  # noqa: F401  (what a reused run may differ in; tests ask here)
-from nmt.config.variants import VARIANTS, run_name, variant_overrides
+from nmt.config.variants import VARIANTS
 from nmt.evaluate.run_report import check_out_folder
 from nmt.run import events
 from nmt.run import folder as rundir
@@ -43,10 +46,11 @@ class Plan:
     """What to compare; :func:`check_plan` validates it before anything trains."""
 
     config: Optional[Path]
-    variants: list[str]
+    variants: Optional[list[str]]  # None: the base config's own model (with sweeps) or bahdanau, luong_general
     seeds: list[int]
     steps: Optional[int]
-    baseline: Optional[str] = None  # None: the first variant
+    baseline: Optional[str] = None  # None: the first arm
+    sweeps: list[Sweep] = field(default_factory=list)
     split: str = "test"
     beam: Optional[int] = None  # None: the config's decode.beam
     runs_dir: Path = Path("runs/compare")
@@ -54,8 +58,13 @@ class Plan:
     force: bool = False  # replace finished runs of another config (else the comparison is refused)
 
     @property
+    def arms(self) -> list[Arm]:
+        default = None if self.sweeps else ["bahdanau", "luong_general"]
+        return expand_arms(self.variants if self.variants is not None else default, self.sweeps)
+
+    @property
     def reference(self) -> str:
-        return self.baseline or self.variants[0]
+        return self.baseline or self.arms[0].label
 
 
 def parse_list(text: str, what: str, cast: type = str) -> list[Any]:
@@ -72,12 +81,12 @@ def parse_list(text: str, what: str, cast: type = str) -> list[Any]:
     return values
 
 
-def run_overrides(plan: Plan, variant: str, seed: int, steps: int) -> list[str]:
-    """The ``--set`` list of one run: base overrides, the variant's, then the plan's fixed ones."""
+def run_overrides(plan: Plan, arm: Arm, seed: int, steps: int) -> list[str]:
+    """The ``--set`` list of one run: base overrides, the arm's training ones, then the plan's fixed ones."""
     return [
         *plan.overrides,
-        *variant_overrides(variant),
-        f"name={run_name(variant)}_s{seed}",
+        *arm.train,
+        f"name={arm.run_stem}_s{seed}",
         f"runs_dir={plan.runs_dir}",
         f"train.seed={seed}",
         f"train.max_steps={steps}",
@@ -88,10 +97,10 @@ def run_overrides(plan: Plan, variant: str, seed: int, steps: int) -> list[str]:
 
 def check_plan(plan: Plan) -> int:
     """Every problem a user can fix, raised before any training; returns the updates per run."""
-    for name in plan.variants:
-        variant_overrides(name)
-    if plan.reference not in plan.variants:
-        raise UserError(f"--baseline {plan.reference!r} is not among --variants ({', '.join(plan.variants)})")
+    labels = [arm.label for arm in plan.arms]
+    if plan.reference not in labels:
+        shown = ", ".join(repr(x) for x in labels[:6]) + (f" and {len(labels) - 6} more" if len(labels) > 6 else "")
+        raise UserError(f"--baseline {plan.reference!r} is not among the compared arms ({shown})")
     if not plan.seeds:
         raise UserError("--seeds: give at least one seed")
     base = config_mod.load(plan.config, plan.overrides)
@@ -105,9 +114,9 @@ def check_plan(plan: Plan) -> int:
             "a comparison trains a fixed number of updates: give --steps N (N >= 1) "
             "or set train.max_steps in the config"
         )
-    for name in plan.variants:  # a variant or seed that does not fit the base config fails now, not after hours
+    for arm in plan.arms:  # an arm or seed that does not fit the base config fails now, not after hours
         for seed in plan.seeds:
-            config_mod.load(plan.config, run_overrides(plan, name, seed, steps))
+            config_mod.load(plan.config, [*run_overrides(plan, arm, seed, steps), *arm.decode])
     return steps
 
 
@@ -154,7 +163,7 @@ class RunAction:
     note: str = ""
 
 
-def run_action(plan: Plan, variant: str, seed: int, steps: int) -> RunAction:
+def run_action(plan: Plan, arm: Arm, seed: int, steps: int) -> RunAction:
     """One run's overrides, folder and what the comparison does with it.
 
     "reuse": a finished run of this config, up to inert options (a run that differs only in
@@ -163,7 +172,7 @@ def run_action(plan: Plan, variant: str, seed: int, steps: int) -> RunAction:
     which training overwrites; "kept": a finished run of another config, which only ``--force``
     replaces; "refused": files nmt did not write, which training will not touch.
     """
-    overrides = run_overrides(plan, variant, seed, steps)
+    overrides = run_overrides(plan, arm, seed, steps)
     cfg = config_mod.load(plan.config, overrides)
     run_dir = Path(cfg.runs_dir) / cfg.name
     try:
@@ -193,15 +202,27 @@ def run_action(plan: Plan, variant: str, seed: int, steps: int) -> RunAction:
     return RunAction(overrides, run_dir, "replace" if plan.force else "kept", note)
 
 
+def planned_actions(plan: Plan, steps: int) -> dict[tuple[str, int], RunAction]:
+    """What happens to each run folder of the plan, keyed by (run stem, seed): arms that differ only
+    in decoding options share one."""
+    actions: dict[tuple[str, int], RunAction] = {}
+    for arm in plan.arms:
+        for seed in plan.seeds:
+            if (arm.run_stem, seed) not in actions:
+                actions[arm.run_stem, seed] = run_action(plan, arm, seed, steps)
+    return actions
+
+
 def planned_runs(plan: Plan) -> list[str]:
     """One line per run of the plan with its action (:func:`run_action`): ``nmt compare --dry-run``."""
     steps = check_plan(plan)
+    users: dict[str, list[str]] = {}
+    for arm in plan.arms:
+        users.setdefault(arm.run_stem, []).append(arm.label)
     lines = []
-    for variant in plan.variants:
-        for seed in plan.seeds:
-            act = run_action(plan, variant, seed, steps)
-            note = f" ({act.note})" if act.note else ""
-            lines.append(f"{act.action:<8} {variant} seed {seed}: {act.run_dir}{note}")
+    for (stem, seed), act in planned_actions(plan, steps).items():
+        note = f" ({act.note})" if act.note else ""
+        lines.append(f"{act.action:<8} {' | '.join(users[stem])} seed {seed}: {act.run_dir}{note}")
     return lines
 
 
@@ -220,50 +241,54 @@ def check_finished_work(actions: list[RunAction]) -> None:
         )
 
 
-def train_run(plan: Plan, act: RunAction, variant: str, seed: int, steps: int, progress: bool) -> Path:
-    """Train one variant and seed (or reuse its finished run); returns the run directory."""
+def train_run(plan: Plan, act: RunAction, label: str, seed: int, steps: int, progress: bool) -> Path:
+    """Train one arm and seed (or reuse its finished run); returns the run directory."""
     from nmt.train.loop import run_training
 
     if act.action == "reuse":
         log.info(
             "%s seed %d: reusing the finished run %s%s",
-            variant,
+            label,
             seed,
             act.run_dir,
             f"; its {act.note}" if act.note else "",
         )
         return act.run_dir
-    log.info("%s seed %d: training %d updates into %s", variant, seed, steps, act.run_dir)
+    log.info("%s seed %d: training %d updates into %s", label, seed, steps, act.run_dir)
     outcome = run_training(plan.config, act.overrides, overwrite=True, progress=progress)
     if outcome.exit_code:
         raise KeyboardInterrupt  # stopped by a signal: the run is saved; rerun the command to go on
     return act.run_dir
 
 
-def _scoring_key(run_dir: Path, plan: Plan) -> dict[str, Any]:
-    """What a saved score depends on: the best checkpoint (size, mtime), the split and the beam."""
+def _scoring_key(run_dir: Path, plan: Plan, arm: Arm) -> dict[str, Any]:
+    """What a saved score depends on: the best checkpoint (size, mtime), the split, the beam and
+    the arm's decoding options."""
     stat = RunPaths(run_dir).best.stat()
-    return {"checkpoint": [stat.st_size, stat.st_mtime_ns], "split": plan.split, "beam": plan.beam}
+    key: dict[str, Any] = {"checkpoint": [stat.st_size, stat.st_mtime_ns], "split": plan.split, "beam": plan.beam}
+    return {**key, "decode": list(arm.decode)} if arm.decode else key
 
 
-def score_run(run_dir: Path, plan: Plan) -> dict[str, Any]:
-    """Translate the plan's split with the run's best checkpoint and score it.
+def score_run(run_dir: Path, plan: Plan, arm: Arm) -> dict[str, Any]:
+    """Translate the plan's split with the run's best checkpoint and the arm's decoding options,
+    and score it.
 
-    The result is kept in ``compare-<split>/scored.json`` beside the translations; a later
-    comparison with the same checkpoint, split and beam reads it instead of translating again.
+    The result is kept in ``compare-<split>[-<decoding options>]/scored.json`` beside the
+    translations; a later comparison with the same checkpoint, split, beam and decoding options
+    reads it instead of translating again.
     """
     from nmt.evaluate.eval_command import translate_split
     from nmt.model.build import count_parameters
 
     paths = RunPaths(run_dir)
-    out = paths.compare_folder(plan.split)
-    cache, key = out / SCORED, _scoring_key(run_dir, plan)
+    out = paths.compare_folder(plan.split, arm.score_tag)
+    cache, key = out / SCORED, _scoring_key(run_dir, plan, arm)
     if cache.is_file():
         saved = json.loads(cache.read_text(encoding="utf-8"))
         if saved.get("key") == key:
             return saved["result"]
     out.mkdir(parents=True, exist_ok=True)
-    systems, refs, srcs, info, model = translate_split([paths.best], plan.split, plan.beam, [], out)
+    systems, refs, srcs, info, model = translate_split([paths.best], plan.split, plan.beam, list(arm.decode), out)
     (hyps,) = systems.values()
     result = score(hyps, refs)
     stop = _stop(run_dir)
@@ -354,18 +379,24 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True) -
     steps = check_plan(plan)
     out = out or plan.runs_dir / REPORT
     check_out_folder(out)  # not after hours of training
-    actions = {(v, s): run_action(plan, v, s, steps) for v in plan.variants for s in plan.seeds}
+    actions = planned_actions(plan, steps)
     check_finished_work(list(actions.values()))
     scored: dict[str, dict[int, dict[str, Any]]] = {}
-    for (variant, seed), act in actions.items():
-        run_dir = train_run(plan, act, variant, seed, steps, progress)
-        scored.setdefault(variant, {})[seed] = score_run(run_dir, plan)
+    run_dirs: dict[tuple[str, int], Path] = {}  # trained once, scored by every arm that shares it
+    for arm in plan.arms:
+        for seed in plan.seeds:
+            key = (arm.run_stem, seed)
+            if key not in run_dirs:
+                run_dirs[key] = train_run(plan, actions[key], arm.label, seed, steps, progress)
+            scored.setdefault(arm.label, {})[seed] = score_run(run_dirs[key], plan, arm)
     rows = summarize(plan, scored)
     out.mkdir(parents=True, exist_ok=True)
     payload = {
         "plan": {
             "config": str(plan.config) if plan.config else None,
             "variants": plan.variants,
+            "sweeps": {s.key: list(s.values) for s in plan.sweeps},
+            "arms": {a.label: {"train": list(a.train), "decode": list(a.decode)} for a in plan.arms},
             "seeds": plan.seeds,
             "steps": steps,
             "baseline": plan.reference,
@@ -373,7 +404,7 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True) -
             "overrides": plan.overrides,
         },
         "variants": rows,
-        "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in plan.variants},
+        "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in (plan.variants or [])},
     }
     json_path, md_path = write_report(report_stem(out), payload, table_rows(rows, plan.reference))
     return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}"

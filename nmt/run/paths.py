@@ -117,9 +117,10 @@ class RunPaths:
         """The evaluation folder ``nmt report`` reads for ``column`` (a key of :data:`REPORT_EVALS`)."""
         return self.root / REPORT_EVALS[column]
 
-    def compare_folder(self, split: str) -> Path:
-        """``nmt compare``'s translations of ``split`` with the run's best checkpoint, and their score."""
-        return self.root / f"compare-{split}"
+    def compare_folder(self, split: str, tag: str = "") -> Path:
+        """``nmt compare``'s translations of ``split`` with the run's best checkpoint, and their score;
+        ``tag`` names decoding options that differ from the run's own (a decoding sweep)."""
+        return self.root / (f"compare-{split}-{tag}" if tag else f"compare-{split}")
 
 
 def report_stem(folder: Path) -> Path:

@@ -1,0 +1,116 @@
+"""The arms of a comparison: named variants, option sweeps, and their grid.
+
+``nmt compare`` trains every arm once per seed.  An arm is a named variant
+(:mod:`nmt.config.variants`), one point of one or more sweeps (``--sweep KEY=V1,V2``; two
+sweeps form a grid), or a variant combined with a point of the sweeps.  A sweep over decoding
+options (``decode.*``) does not change what is trained: arms that differ only there share their
+runs, and only the scoring differs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from nmt.config.variants import run_name, variant_overrides
+from nmt.util.errors import UserError
+
+FIXED_BY_COMPARE = {
+    "name": "the run folders are named after the arms",
+    "runs_dir": "use --runs-dir",
+    "train.seed": "use --seeds",
+    "train.max_steps": "use --steps",
+    "train.time_budget_min": "a comparison runs a fixed number of updates",
+    "train.max_epochs": "a comparison runs a fixed number of updates",
+}
+"""Options a sweep may not vary, with what to do instead: ``nmt compare`` sets them itself."""
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One ``--sweep KEY=V1,V2,...``: an option and the values it takes, in order."""
+
+    key: str
+    values: tuple[str, ...]
+
+    @property
+    def decode_only(self) -> bool:
+        return self.key.startswith("decode.")
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm: its label (table rows, ``--baseline``), the stem of its run folders
+    (``<stem>_s<seed>``), the overrides that change training, and the decoding overrides
+    applied when its runs are scored."""
+
+    label: str
+    run_stem: str
+    train: tuple[str, ...]
+    decode: tuple[str, ...]
+
+    @property
+    def score_tag(self) -> str:
+        """Folder suffix of this arm's translations: empty without decoding overrides."""
+        return _safe("_".join(o.replace("=", "-") for o in self.decode))
+
+
+def _safe(text: str) -> str:
+    """A folder-name-safe form: characters other than letters, digits, '.', '_', '-' become '_'."""
+    return _UNSAFE.sub("_", text)
+
+
+def parse_sweep(text: str) -> Sweep:
+    """``'train.teacher_forcing=1.0,0.5'`` -> Sweep; a UserError for a malformed one."""
+    key, sep, values_text = text.partition("=")
+    key = key.strip()
+    values = tuple(v.strip() for v in values_text.split(",") if v.strip())
+    if not sep or not key or not values:
+        raise UserError(f"--sweep {text!r}: expected KEY=V1,V2,... e.g. --sweep train.teacher_forcing=1.0,0.5")
+    if key in FIXED_BY_COMPARE:
+        raise UserError(f"--sweep {key}: nmt compare sets this option itself ({FIXED_BY_COMPARE[key]})")
+    if len(set(values)) < len(values):
+        raise UserError(f"--sweep {text!r}: each value may appear once")
+    return Sweep(key, values)
+
+
+def expand_arms(variants: Optional[list[str]], sweeps: list[Sweep]) -> list[Arm]:
+    """Every arm of the plan, variants outermost, then the sweeps' grid in the order given.
+
+    Without sweeps an arm is a variant, labelled and stored as before (``<variant>_s<seed>``);
+    without variants the sweeps vary the base config alone.
+    """
+    keys = [s.key for s in sweeps]
+    if len(set(keys)) < len(keys):
+        raise UserError(f"--sweep: each option may be swept once (got {', '.join(keys)})")
+    if not variants and not sweeps:
+        raise UserError("--variants: give at least one variant, or a --sweep")
+    arms = []
+    choices: list[Optional[str]] = list(variants) if variants else [None]
+    for variant in choices:
+        base = variant_overrides(variant) if variant else []
+        for point in itertools.product(*(s.values for s in sweeps)):
+            pairs = [f"{s.key}={v}" for s, v in zip(sweeps, point)]
+            trained = [p for s, p in zip(sweeps, pairs) if not s.decode_only]
+            decoded = [p for s, p in zip(sweeps, pairs) if s.decode_only]
+            stem_parts = ([run_name(variant)] if variant else []) + [_safe(p.replace("=", "-")) for p in trained]
+            arms.append(
+                Arm(
+                    label=" ".join(([variant] if variant else []) + pairs),
+                    run_stem="_".join(stem_parts) or "base",
+                    train=(*base, *trained),
+                    decode=tuple(decoded),
+                )
+            )
+    stems: dict[str, tuple[str, ...]] = {}
+    for arm in arms:
+        if stems.setdefault(arm.run_stem, arm.train) != arm.train:
+            raise UserError(
+                f"--sweep: two arms would share the run folder {arm.run_stem}_s<seed>; "
+                "give values that differ in letters, digits, '.', '_' or '-'"
+            )
+    return arms

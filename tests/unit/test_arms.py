@@ -1,0 +1,79 @@
+"""The arms of nmt compare: variants, sweeps, their grid, and the runs arms share."""
+
+from __future__ import annotations
+
+import pytest
+
+from nmt.config.arms import expand_arms, parse_sweep
+from nmt.util.errors import UserError
+
+
+def test_variants_alone_keep_their_names_and_folders():
+    arms = expand_arms(["bahdanau", "bahdanau+enc_self"], [])
+    assert [(a.label, a.run_stem, a.decode) for a in arms] == [
+        ("bahdanau", "bahdanau", ()),
+        ("bahdanau+enc_self", "bahdanau_enc_self", ()),
+    ]
+    assert arms[0].train == ("model.attention.type=bahdanau",)
+
+
+def test_two_sweeps_form_a_grid_in_the_order_given():
+    arms = expand_arms(None, [parse_sweep("train.teacher_forcing=1.0,0.5"), parse_sweep("model.dropout=0,0.3")])
+    assert [a.label for a in arms] == [
+        "train.teacher_forcing=1.0 model.dropout=0",
+        "train.teacher_forcing=1.0 model.dropout=0.3",
+        "train.teacher_forcing=0.5 model.dropout=0",
+        "train.teacher_forcing=0.5 model.dropout=0.3",
+    ]
+    assert arms[3].train == ("train.teacher_forcing=0.5", "model.dropout=0.3")
+    assert arms[3].run_stem == "train.teacher_forcing-0.5_model.dropout-0.3"
+    assert len({a.run_stem for a in arms}) == 4
+
+
+def test_a_sweep_with_variants_gives_every_variant_every_point_after_its_own_overrides():
+    arms = expand_arms(["none", "qkv"], [parse_sweep("model.attention.heads=1,2")])
+    assert [a.label for a in arms] == [
+        "none model.attention.heads=1",
+        "none model.attention.heads=2",
+        "qkv model.attention.heads=1",
+        "qkv model.attention.heads=2",
+    ]
+    assert arms[2].train[-1] == "model.attention.heads=1"  # the sweep's value wins over the variant's 4
+    assert arms[2].run_stem == "qkv_model.attention.heads-1"
+
+
+def test_decoding_sweeps_share_the_trained_runs():
+    arms = expand_arms(["bahdanau"], [parse_sweep("model.dropout=0.1,0.2"), parse_sweep("decode.length_penalty=0,1")])
+    stems = [a.run_stem for a in arms]
+    assert stems[0] == stems[1] != stems[2] == stems[3]  # two runs, each scored twice
+    assert arms[1].decode == ("decode.length_penalty=1",) and "decode.length_penalty=1" not in arms[1].train
+    assert arms[0].score_tag == "decode.length_penalty-0" != arms[1].score_tag
+    assert expand_arms(["none"], [])[0].score_tag == ""
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("train.teacher_forcing", "expected KEY=V1,V2"),
+        ("=1,2", "expected KEY=V1,V2"),
+        ("train.teacher_forcing= , ", "expected KEY=V1,V2"),
+        ("train.seed=1,2", "use --seeds"),
+        ("train.max_steps=10,20", "use --steps"),
+        ("name=a,b", "run folders are named"),
+        ("model.dropout=0.1,0.1", "each value may appear once"),
+    ],
+)
+def test_bad_sweeps_are_refused(text, message):
+    with pytest.raises(UserError, match=message):
+        parse_sweep(text)
+
+
+def test_grid_problems_are_refused():
+    with pytest.raises(UserError, match="swept once"):
+        expand_arms(None, [parse_sweep("model.dropout=0,1"), parse_sweep("model.dropout=0.5,0.6")])
+    with pytest.raises(UserError, match="share the run folder"):
+        expand_arms(None, [parse_sweep("data.src=a/b,a:b")])  # both become a_b
+    with pytest.raises(UserError, match="give at least one variant"):
+        expand_arms([], [])
+    with pytest.raises(UserError, match="unknown variant"):
+        expand_arms(["nope"], [parse_sweep("model.dropout=0,1")])
