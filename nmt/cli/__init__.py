@@ -64,13 +64,27 @@ def _load_config(config: Optional[Path], overrides: Optional[list[str]]):
 
 
 @app.command("config")
-def config_cmd(config: Optional[Path] = ConfigOpt, set_: Optional[list[str]] = SetOpt) -> None:
-    """List every option with its default and description; with --config, print the resolved YAML.
+def config_cmd(
+    config: Optional[Path] = ConfigOpt,
+    set_: Optional[list[str]] = SetOpt,
+    schema: bool = typer.Option(
+        False, "--schema", help="Print the config's JSON Schema (what configs/schema.json holds) and exit."
+    ),
+) -> None:
+    """List every option with its default and description; with --config, print the resolved YAML;
+    with --schema, print the JSON Schema an editor checks config files against.
 
     Example: nmt config --config configs/demo.yaml --set train.lr=0.0005
     """
     from nmt import config as cfg
 
+    if schema:
+        if config is not None or set_:
+            raise UserError("config --schema describes every config: it takes no --config or --set")
+        from nmt.config.schema import schema_text
+
+        typer.echo(schema_text(), nl=False)
+        return
     if config is None and not set_:
         rows = cfg.describe_options()
         width = max(len(k) for k, _, _ in rows)
