@@ -373,7 +373,7 @@ cli_evaluate.register(app)  # eval, average, compare, variants, report: listed a
 
 def main(argv: Optional[list[str]] = None) -> None:
     """Console entry point: map errors to one line and an exit status."""
-    from nmt.util.runtime import keep_freed_memory
+    from nmt.util.allocator import keep_freed_memory
 
     keep_freed_memory()  # before the first large tensor
     try:
