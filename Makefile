@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-unit test-integration test-system test-browser browser-deps lint demo bench clean-venv
+.PHONY: test test-unit test-integration test-system test-browser browser-deps lint docs docs-serve demo bench gpu-report clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint,docs]'
 	touch $(STAMP)
 
 # Every tier; each can also run alone (tests/unit: seconds, integration: tiny runs, system: toy tasks learned).
@@ -27,6 +27,15 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check nmt scripts tests
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# The documentation site from docs/ into site/. --strict turns every warning into a failure: a broken link
+# or anchor, or a page missing from the navigation in mkdocs.yml (CI runs this). docs-serve previews it.
+docs: $(STAMP)
+	$(BIN)/python scripts/config_reference.py --check
+	$(BIN)/mkdocs build --strict
+
+docs-serve: $(STAMP)
+	$(BIN)/mkdocs serve
 
 # What the browser test needs, each installed only when missing: Debian's chromium and chromedriver
 # (apt, as root or with sudo) and selenium in the venv (the `browser` extra); nothing else is downloaded.
