@@ -65,5 +65,11 @@ bench: $(STAMP)
 	$(BIN)/python scripts/bench_train.py --quick
 	$(BIN)/python scripts/bench_decode.py --checkpoint runs/demo/checkpoints/best.pt --quick
 
+# Every GPU figure of docs/results.md in one sitting (about 9 minutes on one GPU; MIRROR holds the raw
+# Multi30k files): JSON lines on stdout and in runs/gpu_report/, the tables in runs/gpu_report/report.md.
+MIRROR ?= ../shared/data/multi30k
+gpu-report: $(STAMP)
+	$(BIN)/python scripts/gpu_report.py --mirror $(MIRROR)
+
 clean-venv:
 	rm -rf $(VENV)

@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-from bench_decode import default_input
-
 import _bench_common as common
 from _serve_process import server_process
+from bench_decode import default_input
 from nmt.config.saved import saved_config
 from nmt.run import checkpoint as ckpt
 from nmt.util import runtime

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 
-from test_compare import compare_args
-
 from conftest import run_cli
+from test_compare import compare_args
 
 
 def _stops(run) -> int:

@@ -12,7 +12,6 @@ SCRIPTS = REPO / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 import bench_train  # noqa: E402  (after the path insert)
-
 from nmt.util.errors import UserError  # noqa: E402
 
 COMMON_KEYS = {"bench", "threads", "keep_memory", "torch", "device"}
@@ -253,7 +252,6 @@ def test_bench_time_to_quality_refuses_a_corpus_without_valid_split(tmp_path, to
 
 def test_bench_time_to_quality_knows_which_corpora_have_a_valid_split():
     import bench_time_to_quality as ttq
-
     from nmt.config import DataConfig
 
     assert ttq.has_valid_split(DataConfig(corpus="multi30k"))
