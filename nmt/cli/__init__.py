@@ -18,6 +18,7 @@ import typer
 
 from nmt import __version__
 from nmt.cli import evaluate as cli_evaluate
+from nmt.cli import labs as cli_labs
 from nmt.cli.options import ConfigOpt, SetOpt
 from nmt.serve.limits import READ_TIMEOUT, Limits
 from nmt.util.errors import UserError
@@ -369,6 +370,7 @@ def serve_cmd(
 
 
 cli_evaluate.register(app)  # eval, average, compare, variants, report: listed after serve
+cli_labs.register(app)  # lab: last
 
 
 def main(argv: Optional[list[str]] = None) -> None:

@@ -104,6 +104,21 @@ def score(hyps: list[str], refs: list[str]) -> Score:
     )
 
 
+def bleu_with_length(hyps: list[str], refs: list[str]) -> dict[str, Any]:
+    """Corpus BLEU with its brevity inputs: the length ratio (hypothesis / reference tokens, as
+    BLEU's brevity penalty sees them), both lengths and the signature."""
+    _check_parallel(hyps, refs)
+    metric = _bleu()
+    result = metric.corpus_score(hyps, [refs])
+    return {
+        "bleu": float(result.score),
+        "length_ratio": float(result.ratio),
+        "hyp_len": int(result.sys_len),
+        "ref_len": int(result.ref_len),
+        "bleu_signature": str(metric.get_signature()),
+    }
+
+
 def _bucket_label(lo: int, hi: int) -> str:
     """'10-19' for the half-open range [10, 20); '50+' when `hi` is open-ended."""
     return f"{lo}+" if hi >= OPEN_END else f"{lo}-{hi - 1}"

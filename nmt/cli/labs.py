@@ -1,0 +1,67 @@
+"""The ``nmt lab`` command: one lecture figure and its table, from scratch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def lab_cmd(
+    name: Optional[str] = typer.Argument(None, help="The lab to run (nmt lab --list names them).", show_default=False),
+    list_: bool = typer.Option(False, "--list", help="List the labs with their expected CPU time, and exit."),
+    tiny: bool = typer.Option(
+        False, help="Run on a few hundred synthetic pairs with a tiny model: the code path in seconds, not the result."
+    ),
+    mirror: Optional[Path] = typer.Option(
+        None, help="Folder with the raw Multi30k files (full size); without it they are downloaded."
+    ),
+    out: Optional[Path] = typer.Option(
+        None,
+        help="Folder for NAME.md, NAME.png and NAME.json (default: runs/labs/NAME; docs/labs holds the committed ones).",
+    ),
+    runs_dir: Optional[Path] = typer.Option(
+        None,
+        help="Folder for the lab's training runs (default: runs/labs/NAME/runs, shared by labs that "
+        "train the same runs); finished runs are reused.",
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace finished runs of another config (as nmt compare --force)."
+    ),
+    progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
+) -> None:
+    """Run one lecture lab: train (or reuse) its runs, then write its table, figure and numbers.
+
+    Examples: nmt lab --list; nmt lab teacher_forcing --mirror ../shared/data/multi30k --out docs/labs;
+    nmt lab beam --tiny
+    """
+    from nmt.labs import LAB_MODULES
+    from nmt.labs.base import LabContext, load_lab, run_lab
+    from nmt.util.errors import UserError
+
+    if list_:
+        labs = [load_lab(lab_name) for lab_name in LAB_MODULES]
+        width = max(len(lab.name) for lab in labs)
+        for lab in labs:
+            typer.echo(f"{lab.name:<{width}}  ~{lab.cpu_minutes:>4} CPU min  {lab.title}")
+        return
+    if name is None:
+        raise UserError("name a lab (nmt lab --list names them)")
+    lab = load_lab(name)
+    ctx = LabContext(
+        out=out or Path("runs") / "labs" / name,
+        runs_dir=runs_dir or lab.default_runs_dir,
+        tiny=tiny,
+        mirror=mirror,
+        progress=progress,
+        force=force,
+    )
+    result = run_lab(name, ctx)
+    typer.echo(result.table)
+    typer.echo(f"nmt lab: wrote {ctx.out / name}.md, .png and .json", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``nmt lab`` to ``app``."""
+    app.command("lab")(lab_cmd)

@@ -1,0 +1,114 @@
+"""What a lab is, where it writes, and the two sizes it runs at.
+
+A lab trains (or reuses) the runs it needs under ``runs_dir``, then writes into ``out`` one
+Markdown table (``<name>.md``), one figure (``<name>.png``) and the numbers behind both
+(``<name>.json``).  At full size it reads Multi30k de-en from ``mirror`` (or downloads it) and
+takes the CPU time its ``cpu_minutes`` says on the reference machine (2 cores); with ``tiny`` it
+runs the same code on a few hundred synthetic pairs with a tiny model in seconds, so the tests
+can run every lab.  Runs are fixed numbers of updates (as ``nmt compare`` trains them), so a lab
+gives the same table on a fast or a slow machine; only its times differ.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt.labs import LAB_MODULES
+from nmt.util.errors import UserError
+from nmt.util.fileio import atomic_write_bytes
+
+FULL_CONFIG = Path("configs/multi30k_de_en_bahdanau.yaml")
+"""The base experiment of the full-size labs: Multi30k de-en, GRU 256, Bahdanau attention."""
+
+TINY_CONFIG = Path("configs/demo.yaml")
+"""The base experiment of the tiny labs, shrunk by :data:`TINY_OVERRIDES`."""
+
+TINY_OVERRIDES = (
+    "data.synthetic_sizes={train: 600, valid: 20, test: 20}",
+    "data.synthetic_max_words=8",
+    "data.vocab_size=300",
+    "model.emb_size=32",
+    "model.hidden_size=32",
+    "train.max_tokens=1000",
+    "train.curriculum_epochs=0",
+    "train.valid_max_sentences=20",
+    "train.tensorboard=false",
+    "decode.batch_size=32",
+)
+"""A model and corpus small enough that a lab's runs take seconds: the code path, not the result."""
+
+
+@dataclass(frozen=True)
+class LabContext:
+    """Where a lab reads and writes, and at which size it runs."""
+
+    out: Path  # <name>.md, <name>.png and <name>.json go here
+    runs_dir: Path  # the lab's training runs (reused when finished with the same config)
+    tiny: bool = False  # the synthetic corpus at a tiny size (tests), else Multi30k de-en
+    mirror: Optional[Path] = None  # raw Multi30k files (full size); None downloads them
+    progress: bool = True  # progress bars
+    force: bool = False  # replace finished runs of another config (as nmt compare --force)
+
+    def base(self) -> tuple[Path, list[str]]:
+        """The lab's base config and the overrides every run starts from."""
+        if self.tiny:
+            data_root = self.runs_dir / "data"
+            return TINY_CONFIG, [*TINY_OVERRIDES, f"data.root={data_root}", f"runs_dir={self.runs_dir}"]
+        mirror = [f"data.mirror={self.mirror}"] if self.mirror is not None else []
+        return FULL_CONFIG, [*mirror, f"runs_dir={self.runs_dir}"]
+
+    def steps(self, full: int, tiny: int = 12) -> int:
+        """Updates per run at this size."""
+        return tiny if self.tiny else full
+
+
+@dataclass(frozen=True)
+class LabResult:
+    """What a lab made: the Markdown table, the figure, and the numbers behind them (JSON)."""
+
+    table: str
+    figure: Path
+    numbers: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Lab:
+    """One lab: its name (``nmt lab NAME``), the lecture figure it makes, the CPU time it takes at
+    full size on the reference machine, and the function that runs it."""
+
+    name: str
+    title: str
+    cpu_minutes: int
+    run: Callable[[LabContext], LabResult]
+    runs_group: str = ""  # labs that train the same runs share runs/labs/<group>/runs (default: the name)
+
+    @property
+    def default_runs_dir(self) -> Path:
+        return Path("runs") / "labs" / (self.runs_group or self.name) / "runs"
+
+
+def load_lab(name: str) -> Lab:
+    """The lab called ``name``; a UserError naming the known ones otherwise."""
+    if name not in LAB_MODULES:
+        raise UserError(f"unknown lab {name!r}; choose from {', '.join(LAB_MODULES)} (nmt lab --list)")
+    lab = importlib.import_module(LAB_MODULES[name]).LAB
+    assert isinstance(lab, Lab) and lab.name == name, f"{LAB_MODULES[name]}.LAB is not the lab {name!r}"
+    return lab
+
+
+def run_lab(name: str, ctx: LabContext) -> LabResult:
+    """Run one lab and write its table, figure and numbers into ``ctx.out``."""
+    lab = load_lab(name)
+    if ctx.out.exists() and not ctx.out.is_dir():
+        raise UserError(f"--out {ctx.out} is not a folder")
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    result = lab.run(ctx)
+    numbers = {"lab": name, "title": lab.title, "tiny": ctx.tiny, **result.numbers}
+    atomic_write_bytes(ctx.out / f"{name}.json", json.dumps(numbers, indent=1).encode("utf-8"))
+    atomic_write_bytes(ctx.out / f"{name}.md", f"# {lab.title}\n\n{result.table.rstrip()}\n".encode())
+    return result

@@ -1,0 +1,159 @@
+"""Lab "length": BLEU by source sentence length for every attention variant and for none.
+
+Bahdanau et al. (2015, figure 2) showed that an encoder-decoder without attention loses BLEU
+as sentences grow, while the attention model holds up on long ones.  This lab trains every
+variant of :data:`nmt.config.variants.VARIANTS` (``none`` included) for the same number of
+updates over two seeds and scores each on the test set, so the figure shows that curve for
+every energy in the design space.  The labs "matrices" and "kernel" read the same runs through
+:func:`variant_plan`, so the run folders of all three match.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt.config.variants import VARIANTS
+from nmt.evaluate.compare import Plan, run_compare, score_run
+from nmt.labs.base import Lab, LabContext, LabResult
+from nmt.run.paths import report_json
+
+VARIANT_STEPS = 600
+"""Updates per run at full size: the same for every variant, so the comparison is at equal training."""
+
+VARIANT_SEEDS = [1, 2]
+"""Two seeds per variant at full size: a mean and a spread, at a cost eleven variants can afford."""
+
+BASELINE = "none"
+"""The encoder-decoder without attention: the reference of the paired tests and the emphasized line."""
+
+
+def score_split(ctx: LabContext) -> str:
+    """The test split of the lab's corpus: Multi30k's test2016, or the synthetic corpus's test."""
+    return "test" if ctx.tiny else "test2016"
+
+
+def lab_seeds(ctx: LabContext, full: list[int]) -> list[int]:
+    """The seeds at this size: ``full``, or its first seed alone at the tiny size, where a run tests
+    the code path (a second seed would double the tests' time and show nothing new)."""
+    return list(full[:1]) if ctx.tiny else list(full)
+
+
+def variant_plan(ctx: LabContext, variants: Optional[list[str]] = None, seeds: Optional[list[int]] = None) -> Plan:
+    """The comparison of ``variants`` (default: all of :data:`VARIANTS`, in its order) over ``seeds``
+    (default :data:`VARIANT_SEEDS`, the first alone at the tiny size) that the labs "length",
+    "matrices" and "kernel" share.
+
+    Every run is the lab's base config with the variant's overrides, trained for
+    ``ctx.steps(VARIANT_STEPS)`` updates into ``ctx.runs_dir``; the folder of a run depends only
+    on the variant and the seed, so any subset of variants or seeds reuses the same folders.  The
+    test split is scored at the config's beam (5 at full size: Bahdanau et al. also translated
+    with a beam search); the baseline of the paired tests is ``none`` when it is compared, else
+    the first variant.
+    """
+    config, overrides = ctx.base()
+    chosen = list(variants) if variants is not None else list(VARIANTS)
+    return Plan(
+        config=config,
+        variants=chosen,
+        seeds=list(seeds) if seeds is not None else lab_seeds(ctx, VARIANT_SEEDS),
+        steps=ctx.steps(VARIANT_STEPS),
+        baseline=BASELINE if BASELINE in chosen else None,
+        split=score_split(ctx),
+        beam=None,
+        runs_dir=ctx.runs_dir,
+        overrides=overrides,
+        force=ctx.force,
+    )
+
+
+def bucket_start(label: str) -> int:
+    """The lower edge of a length bucket such as '10-19' or '50+', for ordering."""
+    return int(label.split("-")[0].rstrip("+"))
+
+
+def bucket_sizes(plan: Plan) -> dict[str, int]:
+    """Sentences per source-length bucket of the plan's test split (the same for every run)."""
+    arm, seed = plan.arms[0], plan.seeds[0]
+    scored = score_run(plan.runs_dir / f"{arm.run_stem}_s{seed}", plan, arm)  # saved by run_compare: read back
+    return {row["bucket"]: row["n"] for row in scored["by_length"]}
+
+
+def table(rows: list[dict[str, Any]], sizes: dict[str, int]) -> str:
+    """The Markdown table: one row per variant, BLEU over the test set and per length bucket."""
+    buckets = sorted(sizes, key=bucket_start)
+    lines = [
+        "| variant | BLEU | " + " | ".join(f"length {b} ({sizes[b]} sent.)" for b in buckets) + " |",
+        "|---|---|" + "---|" * len(buckets),
+    ]
+    for row in rows:
+        cells = [f"{row['bleu_by_length'][b]:.2f}" if b in row["bleu_by_length"] else "n/a" for b in buckets]
+        lines.append(f"| {row['variant']} | {row['bleu']:.2f} ± {row['bleu_sd']:.2f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + (
+        f"\n\nTest BLEU at beam {rows[0]['beam']}: mean ± standard deviation over seeds; per bucket, the "
+        "mean over seeds.  Source length in words; the best checkpoint of each run by greedy validation BLEU."
+    )
+
+
+def plot(rows: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
+    """BLEU against source length, one line per variant, the model without attention in bold black."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from nmt.util.fileio import atomic_write
+
+    fig = Figure(figsize=(8.0, 4.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    colors = iter(f"C{i}" for i in range(len(rows)))
+    for row in rows:
+        shown = [(i, row["bleu_by_length"][b]) for i, b in enumerate(buckets) if b in row["bleu_by_length"]]
+        style: dict[str, Any] = (
+            {"color": "black", "linewidth": 2.8, "linestyle": "--", "zorder": 3}
+            if row["variant"] == BASELINE
+            else {"color": next(colors), "linewidth": 1.2, "alpha": 0.85}
+        )
+        ax.plot([i for i, _ in shown], [v for _, v in shown], marker="o", markersize=3, label=row["variant"], **style)
+    ax.set_xticks(range(len(buckets)), labels=buckets)
+    ax.set(xlabel="source length (words)", ylabel="test BLEU, mean over seeds", title="BLEU by source length")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    with atomic_write(path) as handle:
+        fig.savefig(handle, format="png", dpi=150)
+    return path
+
+
+def run(ctx: LabContext) -> LabResult:
+    """Train (or reuse) every variant, score the test split, then write the figure and return the table."""
+    plan = variant_plan(ctx)
+    out = ctx.runs_dir / "report-length"
+    run_compare(plan, out=out, progress=ctx.progress)
+    rows = json.loads(report_json(out).read_text(encoding="utf-8"))["variants"]
+    sizes = bucket_sizes(plan)
+    figure = plot(rows, sorted(sizes, key=bucket_start), ctx.out / "length.png")
+    keep = ("variant", "bleu", "bleu_sd", "per_seed_bleu", "bleu_by_length", "p_values", "params", "beam", "train_min")
+    return LabResult(
+        table=table(rows, sizes),
+        figure=figure,
+        numbers={
+            "steps": plan.steps,
+            "seeds": plan.seeds,
+            "split": plan.split,
+            "baseline": plan.reference,
+            "bucket_sizes": sizes,
+            "variants": [{k: row[k] for k in keep} for row in rows],
+        },
+    )
+
+
+LAB = Lab(
+    name="length",
+    title="Attention against none by sentence length (Bahdanau et al. 2015, figure 2)",
+    # 11 variants x 2 seeds = 22 runs x 600 updates x 0.45 s (the measured Bahdanau step at
+    # Multi30k size) = 99 min; plus, assumed, about 4 epoch-end validations per run at ~15 s
+    # (22 min) and one beam-5 test2016 scoring per run at ~1 min (22 min): about 145 min.
+    cpu_minutes=145,
+    run=run,
+    runs_group="variants",
+)

@@ -1,0 +1,308 @@
+"""Lab "teacher_forcing": a constant teacher-forcing probability against scheduled sampling.
+
+With probability p the decoder is fed the reference token during training, otherwise its own
+prediction.  p = 1 is plain teacher forcing: the model never sees its own mistakes in training,
+but must live with them when it translates ("exposure bias").  Bengio et al. (2015, scheduled
+sampling) start at p = 1 and lower p as training goes on, with a linear or an inverse-sigmoid
+decay.  This lab trains Multi30k de-en for the same number of updates at four constant values
+of p and with both schedules, two seeds each, and scores every run greedily and with beam 5.
+Any p < 1 needs the step-by-step decoder path (each step waits for the previous prediction);
+Bahdanau's decoder takes that path at p = 1 too (its attention reads the previous state), so
+the seconds per update in the table show what feeding back the predictions adds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt.config.arms import Arm, parse_sweep
+from nmt.config.sections import TrainConfig
+from nmt.evaluate.compare import Plan, run_compare, score_run
+from nmt.labs.base import Lab, LabContext, LabResult
+from nmt.labs.length import lab_seeds, score_split
+from nmt.run import events
+from nmt.run.paths import report_json
+from nmt.score.metrics import compare_systems
+from nmt.train.optim import teacher_forcing_p
+
+STEPS = 1500
+"""Updates per run at full size, the same for every setting: the issue's fixed budget."""
+
+SEEDS = [1, 2]
+"""Seeds per setting at full size (the first alone at the tiny size, :func:`lab_seeds`)."""
+
+CONSTANT_P = ("1.0", "0.75", "0.5", "0.25")
+"""The constant settings, 1.0 (plain teacher forcing) first: the reference of the paired tests."""
+
+FLOOR = 0.25
+"""Where both schedules end, at the last update: the lowest constant p, so the schedules sweep
+the same range of p as the constant settings, starting at 1 as Bengio et al. did."""
+
+BEAMS = ("1", "5")
+"""Greedy and beam 5, a decoding sweep: both score the same runs."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One row of the table: how p moves, and the plan and run folders that train it."""
+
+    name: str
+    p: str
+    plan: Plan
+    stem: str  # the run folders <stem>_s<seed>, shared by the greedy and the beam arm
+
+    def arm(self, beam: str) -> Arm:
+        """The arm of this setting that decodes with ``beam``."""
+        return next(a for a in self.plan.arms if a.run_stem == self.stem and a.decode == (f"decode.beam={beam}",))
+
+    def run_dirs(self) -> list[Path]:
+        return [self.plan.runs_dir / f"{self.stem}_s{seed}" for seed in self.plan.seeds]
+
+
+def inverse_sigmoid_k(steps: int, floor: float) -> float:
+    """The k of Bengio et al.'s inverse-sigmoid decay p_i = k / (k + exp(i / k)) that reaches
+    ``floor`` at update ``steps`` (p grows with k at a fixed i, so bisection finds it); one decimal."""
+    low, high = 1.0, float(max(steps, 2))
+    for _ in range(60):
+        k = (low + high) / 2
+        low, high = (k, high) if k / (k + math.exp(steps / k)) < floor else (low, k)
+    return round((low + high) / 2, 1)
+
+
+def _plan(ctx: LabContext, sweep: str, extra: list[str]) -> Plan:
+    config, base = ctx.base()
+    steps = ctx.steps(STEPS)
+    fixed = [
+        # validations at the same updates in every run, so the curves average over seeds
+        f"train.valid_every={ctx.steps(150, 6)}",
+        # training lines close together: seconds per update measured between validations
+        f"train.log_every={ctx.steps(10, 1)}",
+        "train.patience=null",  # a fixed budget: no early stopping
+    ]
+    return Plan(
+        config=config,
+        variants=None,
+        seeds=lab_seeds(ctx, SEEDS),
+        steps=steps,
+        sweeps=[parse_sweep(sweep), parse_sweep(f"decode.beam={','.join(BEAMS)}")],
+        split=score_split(ctx),
+        runs_dir=ctx.runs_dir,
+        overrides=[*base, *fixed, *extra],
+        force=ctx.force,
+    )
+
+
+def settings(ctx: LabContext) -> list[Setting]:
+    """The constant settings (one plan), then the two schedules (another plan, same runs folder).
+
+    Both schedules start at p = 1 and end at :data:`FLOOR` on the last update, as Bengio et al.
+    decayed p over the whole of training: the linear one over all the updates
+    (``tf_decay_steps``), the inverse sigmoid with the k that puts it there.
+    """
+    steps = ctx.steps(STEPS)
+    k = inverse_sigmoid_k(steps, FLOOR)
+    constant = _plan(ctx, f"train.teacher_forcing={','.join(CONSTANT_P)}", [])
+    schedule = [
+        "train.teacher_forcing=1.0",
+        f"train.tf_min={FLOOR}",
+        f"train.tf_decay_steps={steps}",
+        f"train.tf_k={k}",
+    ]
+    schedules = _plan(ctx, "train.tf_schedule=linear,inverse_sigmoid", schedule)
+
+    def p_at(kind: str, step: int) -> float:  # p of update step + 1 (the trainer reads the step counter before it)
+        return teacher_forcing_p(TrainConfig(tf_schedule=kind, tf_min=FLOOR, tf_decay_steps=steps, tf_k=k), step)
+
+    last = steps - 1
+    return [
+        *(Setting(f"p = {p}", f"constant {p}", constant, f"train.teacher_forcing-{p}") for p in CONSTANT_P),
+        Setting(
+            "linear",
+            f"{p_at('linear', 0):.2f} → {p_at('linear', last):.2f}, linear over {steps} updates",
+            schedules,
+            "train.tf_schedule-linear",
+        ),
+        Setting(
+            "inverse sigmoid",
+            f"k/(k+exp(i/k)), k = {k}: {p_at('inverse_sigmoid', 0):.2f} → {p_at('inverse_sigmoid', last):.2f}",
+            schedules,
+            "train.tf_schedule-inverse_sigmoid",
+        ),
+    ]
+
+
+def seconds_per_update(run_dir: Path) -> Optional[float]:
+    """Training seconds per update, validation (and the checkpoints written with it) left out.
+
+    Training lines carry the run's clock; a stretch between two of them counts only when no
+    validation and no restart lies between them.  None without two such lines.
+    """
+    seconds, updates, last = 0.0, 0, None
+    for event in events.read(run_dir):
+        if isinstance(event, events.Train):
+            if last is not None:
+                seconds, updates = seconds + event.elapsed_s - last.elapsed_s, updates + event.step - last.step
+            last = event
+        elif isinstance(event, (events.Valid, events.Start)):
+            last = None
+    return seconds / updates if updates else None
+
+
+def valid_curve(run_dirs: list[Path]) -> list[tuple[int, float]]:
+    """Validation BLEU (greedy) by update, the mean over runs at the updates every run validated."""
+    curves = [{e.step: e.bleu for e in events.of_kind(events.read(d), events.Valid)} for d in run_dirs]
+    shared = set.intersection(*(set(c) for c in curves))
+    return [(step, statistics.fmean(c[step] for c in curves)) for step in sorted(shared)]
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def _p_values(setting: Setting, reference: Setting) -> Optional[list[float]]:
+    """Paired bootstrap p-value of the setting's beam-5 BLEU against p = 1's, per seed (None for p = 1)."""
+    if setting is reference:
+        return None
+    out = []
+    for seed in setting.plan.seeds:
+        mine = score_run(setting.plan.runs_dir / f"{setting.stem}_s{seed}", setting.plan, setting.arm(BEAMS[-1]))
+        ref_dir = reference.plan.runs_dir / f"{reference.stem}_s{seed}"
+        theirs = score_run(ref_dir, reference.plan, reference.arm(BEAMS[-1]))
+        pair = compare_systems({"reference": theirs["hyps"], "setting": mine["hyps"]}, mine["refs"])
+        out.append(round(pair[1]["bleu_p_value"], 4))
+    return out
+
+
+def summarize(setting: Setting, rows: dict[str, dict[str, Any]], reference: Setting) -> dict[str, Any]:
+    """The numbers of one setting: test BLEU per decoding, speed, the curve, by length, p-values."""
+    greedy, beam = rows[setting.arm(BEAMS[0]).label], rows[setting.arm(BEAMS[-1]).label]
+    speeds = [s for s in (seconds_per_update(d) for d in setting.run_dirs()) if s is not None]
+    return {
+        "setting": setting.name,
+        "p": setting.p,
+        "greedy": {"bleu": greedy["bleu"], "sd": greedy["bleu_sd"], "per_seed": greedy["per_seed_bleu"]},
+        "beam5": {"bleu": beam["bleu"], "sd": beam["bleu_sd"], "per_seed": beam["per_seed_bleu"]},
+        "beam_minus_greedy": round(beam["bleu"] - greedy["bleu"], 2),
+        "s_per_update": round(statistics.fmean(speeds), 4) if speeds else None,
+        "train_min": beam["train_min"],
+        "bleu_by_length_beam5": beam["bleu_by_length"],
+        "bleu_by_length_greedy": greedy["bleu_by_length"],
+        "valid_curve": [[step, round(bleu, 2)] for step, bleu in valid_curve(setting.run_dirs())],
+        "p_values_beam5_vs_p1": _p_values(setting, reference),
+    }
+
+
+def _longest(numbers: list[dict[str, Any]]) -> str:
+    """The label of the longest source-length bucket any setting was scored on ('50+', '30-39', ...)."""
+    labels = {b for n in numbers for b in n["bleu_by_length_beam5"]}
+    return max(labels, key=lambda label: int(label.split("-")[0].rstrip("+")))
+
+
+def table(numbers: list[dict[str, Any]]) -> str:
+    """The Markdown table: one row per setting."""
+    longest = _longest(numbers)
+    lines = [
+        f"| setting | p | test BLEU greedy | test BLEU beam 5 | beam − greedy | s / update | "
+        f"beam 5 BLEU, source length {longest} | p vs p = 1.0 (beam 5, per seed) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for n in numbers:
+        speed = f"{n['s_per_update']:.3f}" if n["s_per_update"] is not None else "n/a"
+        last = n["bleu_by_length_beam5"].get(longest)
+        p_values = n["p_values_beam5_vs_p1"]
+        lines.append(
+            f"| {n['setting']} | {n['p']} | {n['greedy']['bleu']:.2f} ± {n['greedy']['sd']:.2f} | "
+            f"{n['beam5']['bleu']:.2f} ± {n['beam5']['sd']:.2f} | {n['beam_minus_greedy']:+.2f} | {speed} | "
+            f"{'n/a' if last is None else f'{last:.2f}'} | "
+            f"{'reference' if p_values is None else ', '.join(f'{p:.3f}' for p in p_values)} |"
+        )
+    return "\n".join(lines) + (
+        "\n\nMean ± standard deviation over seeds; the best checkpoint of each run by greedy validation BLEU. "
+        "Seconds per update: training time over updates, validation left out."
+    )
+
+
+def plot(numbers: list[dict[str, Any]], path: Path) -> Path:
+    """Three panels: validation BLEU by update, test BLEU greedy and beam 5, and BLEU by source length."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from nmt.util.fileio import atomic_write
+
+    fig = Figure(figsize=(15.0, 4.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    curves, bars, lengths = fig.subplots(1, 3)
+    for n in numbers:
+        steps, bleus = zip(*n["valid_curve"]) if n["valid_curve"] else ((), ())
+        curves.plot(steps, bleus, marker="o", markersize=3, label=n["setting"])
+    curves.set(xlabel="update", ylabel="validation BLEU (greedy)", title="Validation BLEU by update")
+    width, xs = 0.4, range(len(numbers))
+    for offset, key, label in ((-width / 2, "greedy", "greedy"), (width / 2, "beam5", "beam 5")):
+        bars.bar(
+            [x + offset for x in xs],
+            [n[key]["bleu"] for n in numbers],
+            width,
+            yerr=[n[key]["sd"] for n in numbers],
+            capsize=3,
+            label=label,
+        )
+    bars.set_xticks(list(xs), labels=[n["setting"] for n in numbers], rotation=30, ha="right")
+    bars.set(ylabel="test BLEU", title="Test BLEU, mean ± sd over seeds")
+    buckets = sorted(
+        {b for n in numbers for b in n["bleu_by_length_beam5"]}, key=lambda b: int(b.split("-")[0].rstrip("+"))
+    )
+    for n in numbers:
+        by_length = n["bleu_by_length_beam5"]
+        shown = [(i, by_length[b]) for i, b in enumerate(buckets) if b in by_length]
+        lengths.plot([i for i, _ in shown], [v for _, v in shown], marker="o", label=n["setting"])
+    lengths.set_xticks(range(len(buckets)), labels=buckets)
+    lengths.set(xlabel="source length (words)", ylabel="test BLEU (beam 5)", title="Test BLEU by source length")
+    for ax in (curves, bars, lengths):
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    with atomic_write(path) as handle:
+        fig.savefig(handle, format="png", dpi=150)
+    return path
+
+
+def run(ctx: LabContext) -> LabResult:
+    """Train (or reuse) both plans, score greedy and beam 5, then write the figure and return the table."""
+    rows_of_settings = settings(ctx)
+    rows: dict[str, dict[str, Any]] = {}
+    for name, plan in (("constant", rows_of_settings[0].plan), ("schedules", rows_of_settings[-1].plan)):
+        out = ctx.runs_dir / f"report-{name}"
+        run_compare(plan, out=out, progress=ctx.progress)
+        report = json.loads(report_json(out).read_text(encoding="utf-8"))
+        rows.update({row["variant"]: row for row in report["variants"]})
+    reference = rows_of_settings[0]
+    numbers = [summarize(s, rows, reference) for s in rows_of_settings]
+    figure = plot(numbers, ctx.out / "teacher_forcing.png")
+    return LabResult(
+        table=table(numbers),
+        figure=figure,
+        numbers={
+            "steps": ctx.steps(STEPS),
+            "seeds": lab_seeds(ctx, SEEDS),
+            "split": score_split(ctx),
+            "floor": FLOOR,
+            "settings": numbers,
+        },
+    )
+
+
+LAB = Lab(
+    name="teacher_forcing",
+    title="Teacher forcing: constant p and scheduled sampling (Bengio et al. 2015)",
+    # 6 settings x 2 seeds = 12 runs x 1,500 updates x 0.45 s (the measured Bahdanau step at
+    # Multi30k size, a step path already; p < 1 adds only the argmax fed back) = 135 min; plus,
+    # assumed, 10 greedy validations per run at ~15 s (30 min), and per run one greedy (~15 s)
+    # and one beam-5 (~1 min) test2016 scoring (15 min) and the paired tests (~5 min): about 185 min.
+    cpu_minutes=185,
+    run=run,
+    runs_group="teacher_forcing",
+)

@@ -1,0 +1,56 @@
+"""nmt lab heads --tiny: qkv attention trained with 1 and 4 heads over two seeds at equal
+updates and parameters, and a second call that retrains nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+
+
+def _lab(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    code, _out, err = run_cli(
+        ["lab", "heads", "--tiny", "--out", str(tmp_path), "--runs-dir", str(tmp_path / "runs"), "--no-progress"],
+        capsys,
+    )
+    assert code == 0, err
+
+
+def _stops(run: Path) -> int:
+    return sum(json.loads(line)["event"] == "stop" for line in (run / "metrics.jsonl").read_text().splitlines())
+
+
+def test_heads_lab_compares_head_counts_at_equal_parameters_and_reuses_its_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)  # the lab's base config is a path in configs/
+    _lab(tmp_path, capsys)
+
+    page = (tmp_path / "heads.md").read_text(encoding="utf-8")
+    assert page.startswith("# Number of heads: qkv with 1, 2, 4 and 8 heads\n")
+    assert "| heads | head size | parameters | test BLEU | per seed | p per seed vs 1 head | train min |" in page
+    lines = [line for line in page.splitlines() if line.startswith(("| 1 |", "| 4 |"))]
+    assert len(lines) == 2 and "baseline" in lines[0] and lines[0].startswith("| 1 | 32 |")
+    assert lines[1].startswith("| 4 | 8 |")
+    assert "Every arm has" in page and "A = 32 mapped dimensions" in page
+    png = (tmp_path / "heads.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 20_000
+
+    numbers = json.loads((tmp_path / "heads.json").read_text(encoding="utf-8"))
+    assert numbers["tiny"] is True and numbers["split"] == "test" and numbers["seeds"] == [1, 2]
+    assert numbers["updates"] == 12 and numbers["equal_parameters"] is True
+    arms = numbers["arms"]
+    assert [a["heads"] for a in arms] == [1, 4] and [a["head_size"] for a in arms] == [32, 8]
+    assert arms[0]["params"] == arms[1]["params"] > 0
+    assert arms[0]["p_values"] is None and len(arms[1]["p_values"]) == 2
+    assert all(0 <= p <= 1 for p in arms[1]["p_values"])
+    for arm in arms:
+        assert 0 <= arm["bleu"] <= 100 and arm["bleu_sd"] >= 0 and len(arm["per_seed_bleu"]) == 2
+        assert arm["train_min"] >= 0 and arm["curve"] and arm["curve"][-1][0] == 12
+
+    runs = sorted(p for p in (tmp_path / "runs").iterdir() if p.name.startswith("qkv_"))
+    assert [p.name for p in runs] == [f"qkv_model.attention.heads-{h}_s{s}" for h in (1, 4) for s in (1, 2)]
+    _lab(tmp_path, capsys)  # a second call reuses every run
+    assert all(_stops(run) == 1 for run in runs)
+    assert json.loads((tmp_path / "heads.json").read_text(encoding="utf-8"))["arms"] == arms
