@@ -356,13 +356,13 @@ def run(ctx: LabContext) -> LabResult:
     return LabResult(table=markdown(toy_rows, maps, model), figure=figure, numbers=numbers)
 
 
-# cpu_minutes: one run (gaussian, seed 1) x 600 updates x 0.45 s per update (the measured Bahdanau step
-# at Multi30k size) = 4.5 min, plus scoring test2016 at beam 5 (seconds) and the toy (seconds): about
-# 5 min; nothing when the lab "length" ran first.
+# cpu_minutes: measured on 2026-11-26 (docs/labs/kernel.md): 12.5 min of wall time on the reference
+# machine, data preparation included, with a test suite beside it for the first 4.5 min; nothing
+# when the lab "length" trained the gaussian run first.
 LAB = Lab(
     name="kernel",
     title="The kernel view: Nadaraya-Watson regression and the gaussian variant",
-    cpu_minutes=5,
+    cpu_minutes=13,
     run=run,
     runs_group="variants",
 )
