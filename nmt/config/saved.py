@@ -45,10 +45,11 @@ def saved_config(raw: dict[str, Any]) -> Config:
     return from_dict(fill_saved_defaults(copy.deepcopy(raw)))
 
 
-SPEED_ONLY = ("threads", "log_every", "tensorboard")
+SPEED_ONLY = ("threads", "log_every", "tensorboard", "valid_attention_map")
 """``train`` options that change how fast a run trains or what it logs, never its weights:
 ``threads`` (one thread and two give identical comparison scores, tests/integration/test_compare.py),
-``log_every`` (how often a training line is written) and ``tensorboard`` (a copy of the events).
+``log_every`` (how often a training line is written), ``tensorboard`` (a copy of the events) and
+``valid_attention_map`` (a picture per validation).
 Options that can change the weights or which checkpoint is best (device, amp, compile, validation
 batching) are not here."""
 

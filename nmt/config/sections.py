@@ -158,6 +158,11 @@ class TrainConfig(Section):
         description="Latest validated step checkpoints kept besides last.pt (for nmt average --last; 0 = none).",
     )
     log_every: int = Field(100, ge=1, description="Write a training line to metrics.jsonl every N updates.")
+    valid_attention_map: bool = Field(
+        True,
+        description="At each validation, draw the first validation sentence's attention into "
+        "RUN/attention/ (about a second on a CPU; tiny runs and the labs' tiny sizes turn it off).",
+    )
     tensorboard: bool = Field(
         True,
         description="Also write every metrics.jsonl event to RUN/tb/ for TensorBoard "

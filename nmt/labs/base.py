@@ -38,6 +38,7 @@ TINY_OVERRIDES = (
     "train.curriculum_epochs=0",
     "train.valid_max_sentences=20",
     "train.tensorboard=false",
+    "train.valid_attention_map=false",
     "decode.batch_size=32",
 )
 """A model and corpus small enough that a lab's runs take seconds: the code path, not the result."""

@@ -239,7 +239,7 @@ class Trainer:
                 parts.src_tok,
                 self.device,
                 self.amp,
-                plot_path=self.paths.attention_map(state.step),
+                plot_path=self.paths.attention_map(state.step) if t.valid_attention_map else None,
             )
         )
         value = result.score(t.metric)

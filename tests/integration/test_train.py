@@ -263,3 +263,23 @@ def test_subword_sampling_draws_a_new_segmentation_per_epoch_from_seed_and_epoch
     assert [again.for_epoch(1)[0].tgt(i).tolist() for i in range(200)] == epochs[1]
     off = TrainingData(data.split, cfg.train.model_copy(update={"subword_alpha": 0.0}))
     assert off.for_epoch(3) == (off.split, off.sampler)  # the cached ids, every epoch
+
+
+def test_valid_attention_map_off_draws_nothing_and_trains_the_same(tmp_path, toy_files):
+    """train.valid_attention_map=false skips the picture, not the validation: same losses, same scores."""
+    _, files = toy_files
+    runs = {}
+    for draw in (True, False):
+        root = tmp_path / str(draw)
+        sets = toy_overrides(root, files, train__max_steps=6, train__valid_every=3)
+        run_training(None, [*sets, f"train.valid_attention_map={str(draw).lower()}"], progress=False)
+        runs[draw] = root / "runs" / "toy"
+    assert list((runs[True] / "attention").glob("*.png"))
+    assert not list((runs[False] / "attention").glob("*.png"))
+
+    def valid_scores(run: Path) -> list[tuple[int, float]]:
+        lines = (run / "metrics.jsonl").read_text().splitlines()
+        return [(e["step"], e["bleu"]) for e in map(json.loads, lines) if e["event"] == "valid"]
+
+    assert losses(runs[True]) == losses(runs[False]) and valid_scores(runs[True]) == valid_scores(runs[False])
+    assert len(valid_scores(runs[False])) >= 2
