@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -72,6 +73,20 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, s
         raise SystemExit(0)
     out, err = capsys.readouterr()
     return exit_info.value.code or 0, out, err
+
+
+def run_tiny_lab(name: str, folder: Path, capsys: pytest.CaptureFixture) -> str:
+    """``nmt lab NAME --tiny`` writing into ``folder`` (its runs in folder/runs); its stdout, the table."""
+    argv = ["lab", name, "--tiny", "--out", str(folder), "--runs-dir", str(folder / "runs"), "--no-progress"]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    return out
+
+
+def stop_count(run: Path) -> int:
+    """How many times a run stopped (one per training, however many arms scored it)."""
+    lines = (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    return sum(json.loads(line)["event"] == "stop" for line in lines)
 
 
 # --- data ----------------------------------------------------------------------------------

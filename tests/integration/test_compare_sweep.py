@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli
+from conftest import run_cli, stop_count
 from test_compare import compare_args
-
-
-def _stops(run) -> int:
-    return sum(json.loads(line)["event"] == "stop" for line in (run / "metrics.jsonl").read_text().splitlines())
 
 
 def test_a_training_sweep_by_a_decoding_sweep(tmp_path, toy_files, capsys):
@@ -53,7 +49,7 @@ def test_a_training_sweep_by_a_decoding_sweep(tmp_path, toy_files, capsys):
     assert folders == ["bahdanau_train.teacher_forcing-0.5_s1", "bahdanau_train.teacher_forcing-1.0_s1"]
     for folder in folders:
         run = runs / folder
-        assert _stops(run) == 1  # trained once, although two arms score it
+        assert stop_count(run) == 1  # trained once, although two arms score it
         assert (run / "compare-test-decode.length_penalty-0" / "scored.json").is_file()
         assert (run / "compare-test-decode.length_penalty-2" / "scored.json").is_file()
     rows = {row["variant"]: row for row in report["variants"]}

@@ -4,29 +4,13 @@ alpha, and a second call that retrains and re-decodes nothing."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-
-from conftest import REPO, run_cli
-
-
-def _lab(tmp_path: Path, capsys: pytest.CaptureFixture) -> str:
-    code, out, err = run_cli(
-        ["lab", "beam", "--tiny", "--out", str(tmp_path), "--runs-dir", str(tmp_path / "runs"), "--no-progress"],
-        capsys,
-    )
-    assert code == 0, err
-    return out
-
-
-def _stops(run: Path) -> int:
-    return sum(json.loads(line)["event"] == "stop" for line in (run / "metrics.jsonl").read_text().splitlines())
+from conftest import REPO, run_tiny_lab, stop_count
 
 
 def test_beam_lab_decodes_the_grid_on_validation_and_reuses_everything(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)  # the lab's base config is a path in configs/
-    _lab(tmp_path, capsys)
+    run_tiny_lab("beam", tmp_path, capsys)
 
     page = (tmp_path / "beam.md").read_text(encoding="utf-8")
     assert page.startswith("# Beam size and length penalty\n")
@@ -55,8 +39,8 @@ def test_beam_lab_decodes_the_grid_on_validation_and_reuses_everything(tmp_path,
     assert decoded == ["beam1-alpha0.json", "beam2-alpha0.json", "beam2-alpha1.json"]
     mtimes = {p: p.stat().st_mtime_ns for p in [run / "checkpoints" / "best.pt", *(run / "lab-beam-valid").iterdir()]}
 
-    _lab(tmp_path, capsys)  # a second call: the run and every decoded setting are reused
-    assert _stops(run) == 1
+    run_tiny_lab("beam", tmp_path, capsys)  # a second call: the run and every decoded setting are reused
+    assert stop_count(run) == 1
     assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
     again = json.loads((tmp_path / "beam.json").read_text(encoding="utf-8"))
     assert again["grid"] == numbers["grid"]

@@ -4,28 +4,13 @@ updates and parameters, and a second call that retrains nothing."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-
-from conftest import REPO, run_cli
-
-
-def _lab(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    code, _out, err = run_cli(
-        ["lab", "heads", "--tiny", "--out", str(tmp_path), "--runs-dir", str(tmp_path / "runs"), "--no-progress"],
-        capsys,
-    )
-    assert code == 0, err
-
-
-def _stops(run: Path) -> int:
-    return sum(json.loads(line)["event"] == "stop" for line in (run / "metrics.jsonl").read_text().splitlines())
+from conftest import REPO, run_tiny_lab, stop_count
 
 
 def test_heads_lab_compares_head_counts_at_equal_parameters_and_reuses_its_runs(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)  # the lab's base config is a path in configs/
-    _lab(tmp_path, capsys)
+    run_tiny_lab("heads", tmp_path, capsys)
 
     page = (tmp_path / "heads.md").read_text(encoding="utf-8")
     assert page.startswith("# Number of heads: qkv with 1, 2, 4 and 8 heads\n")
@@ -51,6 +36,6 @@ def test_heads_lab_compares_head_counts_at_equal_parameters_and_reuses_its_runs(
 
     runs = sorted(p for p in (tmp_path / "runs").iterdir() if p.name.startswith("qkv_"))
     assert [p.name for p in runs] == [f"qkv_model.attention.heads-{h}_s{s}" for h in (1, 4) for s in (1, 2)]
-    _lab(tmp_path, capsys)  # a second call reuses every run
-    assert all(_stops(run) == 1 for run in runs)
+    run_tiny_lab("heads", tmp_path, capsys)  # a second call reuses every run
+    assert all(stop_count(run) == 1 for run in runs)
     assert json.loads((tmp_path / "heads.json").read_text(encoding="utf-8"))["arms"] == arms

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, run_tiny_lab
 from nmt.labs.base import LabContext
 from nmt.labs.kernel import FIXED_WIDTH, fit_width, kernel_weights, make_toy, spread_tokens, toy_errors
 from nmt.labs.length import variant_plan
@@ -19,15 +19,6 @@ from nmt.labs.length import variant_plan
 def _tiny_steps(tmp_path: Path) -> int:
     """Updates per run of the shared variant runs at the tiny size (the lab "length" sets them)."""
     return int(variant_plan(LabContext(out=tmp_path, runs_dir=tmp_path / "runs", tiny=True)).steps or 0)
-
-
-def _lab(tmp_path: Path, capsys: pytest.CaptureFixture) -> str:
-    code, out, err = run_cli(
-        ["lab", "kernel", "--tiny", "--out", str(tmp_path), "--runs-dir", str(tmp_path / "runs"), "--no-progress"],
-        capsys,
-    )
-    assert code == 0, err
-    return out
 
 
 def test_kernel_weights_are_a_softmax_over_keys_and_leave_one_out_skips_the_own_point():
@@ -60,7 +51,7 @@ def test_spread_in_source_tokens():
 
 def test_kernel_lab_fits_the_toy_and_reads_the_gaussian_run(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)  # the lab's base config is a path in configs/
-    _lab(tmp_path, capsys)
+    run_tiny_lab("kernel", tmp_path, capsys)
 
     page = (tmp_path / "kernel.md").read_text(encoding="utf-8")
     assert page.startswith("# The kernel view: Nadaraya-Watson regression and the gaussian variant\n")
@@ -95,7 +86,7 @@ def test_kernel_lab_fits_the_toy_and_reads_the_gaussian_run(tmp_path, capsys, mo
         raise AssertionError("a finished run was trained again")
 
     monkeypatch.setattr("nmt.train.loop.run_training", no_training)
-    _lab(tmp_path, capsys)  # a second call: the run is reused and the toy gives the same numbers
+    run_tiny_lab("kernel", tmp_path, capsys)  # a second call: the run is reused and the toy gives the same numbers
     assert best.stat().st_mtime_ns == mtime
     again = json.loads((tmp_path / "kernel.json").read_text(encoding="utf-8"))
     assert again["toy"] == numbers["toy"] and again["gaussian"] == numbers["gaussian"]

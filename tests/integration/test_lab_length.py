@@ -5,29 +5,12 @@ of the shared runs (as the labs matrices and kernel build it) finds them finishe
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-
-from conftest import run_cli
+from conftest import run_tiny_lab, stop_count
 from nmt.config.variants import VARIANTS, run_name
 from nmt.evaluate.compare import planned_runs
 from nmt.labs.base import LabContext
 from nmt.labs.length import variant_plan
-
-
-def _lab(tmp_path: Path, capsys: pytest.CaptureFixture) -> str:
-    code, out, err = run_cli(
-        ["lab", "length", "--tiny", "--out", str(tmp_path), "--runs-dir", str(tmp_path / "runs"), "--no-progress"],
-        capsys,
-    )
-    assert code == 0, err
-    return out
-
-
-def _stops(run: Path) -> int:
-    lines = (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
-    return sum(json.loads(line)["event"] == "stop" for line in lines)
 
 
 def test_variant_plan_names_every_variant_and_fixes_the_shared_run_folders(tmp_path):
@@ -43,7 +26,7 @@ def test_variant_plan_names_every_variant_and_fixes_the_shared_run_folders(tmp_p
 
 
 def test_bleu_by_length_for_every_variant_at_the_tiny_size(tmp_path, capsys):
-    printed = _lab(tmp_path, capsys)
+    printed = run_tiny_lab("length", tmp_path, capsys)
     page = (tmp_path / "length.md").read_text(encoding="utf-8")
     assert page.startswith("# Attention against none by sentence length")
     lines = page.splitlines()
@@ -66,9 +49,9 @@ def test_bleu_by_length_for_every_variant_at_the_tiny_size(tmp_path, capsys):
     runs = tmp_path / "runs"
     folders = [runs / f"{run_name(v)}_s1" for v in VARIANTS]
     stamps = [(f / "metrics.jsonl").stat().st_mtime_ns for f in folders]
-    assert _lab(tmp_path, capsys) == printed
+    assert run_tiny_lab("length", tmp_path, capsys) == printed
     assert [(f / "metrics.jsonl").stat().st_mtime_ns for f in folders] == stamps
-    assert all(_stops(f) == 1 for f in folders)  # nothing retrained
+    assert all(stop_count(f) == 1 for f in folders)  # nothing retrained
 
     ctx = LabContext(out=tmp_path, runs_dir=runs, tiny=True)
     shared = planned_runs(variant_plan(ctx, variants=["gaussian", "none"], seeds=[1]))

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, run_tiny_lab
 from nmt.labs.base import LabContext
 from nmt.labs.length import variant_plan
 from nmt.labs.matrices import attention_variants, diagonal_share, entropy_bits, pick_sentences
@@ -20,15 +20,6 @@ from nmt.labs.matrices import attention_variants, diagonal_share, entropy_bits, 
 def _tiny_steps(tmp_path: Path) -> int:
     """Updates per run of the shared variant runs at the tiny size (the lab "length" sets them)."""
     return int(variant_plan(LabContext(out=tmp_path, runs_dir=tmp_path / "runs", tiny=True)).steps or 0)
-
-
-def _lab(tmp_path: Path, capsys: pytest.CaptureFixture) -> str:
-    code, out, err = run_cli(
-        ["lab", "matrices", "--tiny", "--out", str(tmp_path), "--runs-dir", str(tmp_path / "runs"), "--no-progress"],
-        capsys,
-    )
-    assert code == 0, err
-    return out
 
 
 def test_pick_sentences_takes_the_first_of_the_length_and_tops_up_in_file_order():
@@ -52,7 +43,7 @@ def test_entropy_and_diagonal_share_of_known_matrices():
 
 def test_matrices_lab_draws_every_attention_variant_and_reuses_the_runs(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)  # the lab's base config is a path in configs/
-    _lab(tmp_path, capsys)
+    run_tiny_lab("matrices", tmp_path, capsys)
     variants = attention_variants()
     assert "none" not in variants and len(variants) == 10
 
@@ -94,7 +85,7 @@ def test_matrices_lab_draws_every_attention_variant_and_reuses_the_runs(tmp_path
         raise AssertionError("a finished run was trained again")
 
     monkeypatch.setattr("nmt.train.loop.run_training", no_training)
-    _lab(tmp_path, capsys)  # a second call: every run is reused
+    run_tiny_lab("matrices", tmp_path, capsys)  # a second call: every run is reused
     assert {p: p.stat().st_mtime_ns for p in best} == best
     again = json.loads((tmp_path / "matrices.json").read_text(encoding="utf-8"))
     assert again["variants"] == numbers["variants"]

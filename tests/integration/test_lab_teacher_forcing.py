@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_tiny_lab
 from nmt.labs.teacher_forcing import FLOOR, inverse_sigmoid_k
 
 SETTINGS = ["p = 1.0", "p = 0.75", "p = 0.5", "p = 0.25", "linear", "inverse sigmoid"]
@@ -23,16 +23,6 @@ RUNS = {
     "linear": "train.tf_schedule-linear_s1",
     "inverse sigmoid": "train.tf_schedule-inverse_sigmoid_s1",
 }
-
-
-def _lab(tmp_path: Path, capsys: pytest.CaptureFixture) -> str:
-    code, out, err = run_cli(
-        ["lab", "teacher_forcing", "--tiny", "--out", str(tmp_path), "--runs-dir", str(tmp_path / "runs")]
-        + ["--no-progress"],
-        capsys,
-    )
-    assert code == 0, err
-    return out
 
 
 def _events(run: Path, kind: str) -> list[dict]:
@@ -47,7 +37,7 @@ def test_the_inverse_sigmoid_reaches_the_floor_at_the_last_update(steps):
 
 
 def test_constant_p_and_scheduled_sampling_at_the_tiny_size(tmp_path, capsys):
-    printed = _lab(tmp_path, capsys)
+    printed = run_tiny_lab("teacher_forcing", tmp_path, capsys)
     page = (tmp_path / "teacher_forcing.md").read_text(encoding="utf-8")
     assert page.startswith("# Teacher forcing") and page.rstrip().endswith(printed.strip()[-40:])
     header = next(line for line in page.splitlines() if line.startswith("| setting |"))
@@ -86,7 +76,7 @@ def test_constant_p_and_scheduled_sampling_at_the_tiny_size(tmp_path, capsys):
     assert p_by_update["linear"][0] == 1.0
 
     stamps = {folder: (runs / folder / "metrics.jsonl").stat().st_mtime_ns for folder in RUNS.values()}
-    again = _lab(tmp_path, capsys)
+    again = run_tiny_lab("teacher_forcing", tmp_path, capsys)
     assert again == printed
     assert {folder: (runs / folder / "metrics.jsonl").stat().st_mtime_ns for folder in RUNS.values()} == stamps
     assert all(len(_events(runs / folder, "stop")) == 1 for folder in RUNS.values())  # nothing retrained
