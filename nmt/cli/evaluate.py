@@ -114,7 +114,9 @@ def compare_cmd(
         "in scoring. Values may not contain commas.",
         show_default=False,
     ),
-    seeds: str = typer.Option("1,2", help="Comma-separated training seeds; every variant trains once per seed."),
+    seeds: str = typer.Option(
+        "1,2", help="Comma-separated training seeds; every arm (variant, sweep point or both) trains once per seed."
+    ),
     steps: Optional[int] = typer.Option(None, help="Updates per run (default: the config's train.max_steps)."),
     baseline: Optional[str] = typer.Option(
         None,
@@ -125,7 +127,8 @@ def compare_cmd(
     beam: Optional[int] = typer.Option(None, help="Beam size for scoring (default: the config's decode.beam)."),
     runs_dir: Optional[Path] = typer.Option(
         None,
-        help="Folder for the runs, <variant>_s<seed> or <variant>_<KEY-V>_s<seed> "
+        help="Folder for the runs, one per arm and seed: <variant>_s<seed>, <variant>_<KEY-V>_s<seed>, "
+        "<KEY-V>_s<seed> without --variants, or base_s<seed> for a decode.* sweep alone "
         "(default: runs/compare_<config name>).",
     ),
     out: Optional[Path] = typer.Option(None, help="Folder for report.json and report.md (default: RUNS_DIR/report)."),

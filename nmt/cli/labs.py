@@ -19,12 +19,13 @@ def lab_cmd(
     ),
     out: Optional[Path] = typer.Option(
         None,
-        help="Folder for NAME.md, NAME.png and NAME.json (default: runs/labs/NAME; docs/labs holds the committed ones).",
+        help="Folder for NAME.md, NAME.png and NAME.json (default: runs/labs/NAME, with --tiny "
+        "runs/labs-tiny/NAME; docs/labs/NAME holds the committed ones).",
     ),
     runs_dir: Optional[Path] = typer.Option(
         None,
         help="Folder for the lab's training runs (default: runs/labs/NAME/runs, shared by labs that "
-        "train the same runs); finished runs are reused.",
+        "train the same runs; with --tiny under runs/labs-tiny/); finished runs are reused.",
     ),
     force: bool = typer.Option(
         False, "--force", help="Replace finished runs of another config (as nmt compare --force)."
@@ -41,6 +42,8 @@ def lab_cmd(
     from nmt.util.errors import UserError
 
     if list_:
+        if name is not None:
+            raise UserError("--list lists every lab: give it without a name")
         labs = [load_lab(lab_name) for lab_name in LAB_MODULES]
         width = max(len(lab.name) for lab in labs)
         for lab in labs:
@@ -50,8 +53,8 @@ def lab_cmd(
         raise UserError("name a lab (nmt lab --list names them)")
     lab = load_lab(name)
     ctx = LabContext(
-        out=out or Path("runs") / "labs" / name,
-        runs_dir=runs_dir or lab.default_runs_dir,
+        out=out or lab.default_out(tiny),
+        runs_dir=runs_dir or lab.default_runs_dir(tiny),
         tiny=tiny,
         mirror=mirror,
         progress=progress,

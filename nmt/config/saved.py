@@ -124,8 +124,9 @@ SAME_MODEL = Fit(within=("model",))
 """A checkpoint restored into a run was trained with its model options, as written."""
 SAME_NETWORK = Fit(within=("model",), free=tuple(f"model.{k}" for k in TRAINING_ONLY), up_to_inert=True)
 """Checkpoints averaged together hold one network."""
-SAME_TRAINING = Fit(up_to_inert=True)
-"""A finished run reused for a new plan was trained as the plan would train it."""
+SAME_TRAINING = Fit(free=("data.mirror",), up_to_inert=True)
+"""A finished run reused for a new plan was trained as the plan would train it (``data.mirror`` only
+says where the raw files were read from)."""
 
 
 @dataclass(frozen=True)

@@ -97,6 +97,8 @@ def run_overrides(plan: Plan, arm: Arm, seed: int, steps: int) -> list[str]:
 
 def check_plan(plan: Plan) -> int:
     """Every problem a user can fix, raised before any training; returns the updates per run."""
+    if plan.beam is not None and any(sweep.key == "decode.beam" for sweep in plan.sweeps):
+        raise UserError("--beam and --sweep decode.beam=...: give the beam sizes in the sweep alone")
     labels = [arm.label for arm in plan.arms]
     if plan.reference not in labels:
         shown = ", ".join(repr(x) for x in labels[:6]) + (f" and {len(labels) - 6} more" if len(labels) > 6 else "")

@@ -1,8 +1,8 @@
 """Lecture labs: each figure and table of the attention lectures, made from scratch by one command.
 
 ``nmt lab NAME`` runs one lab (:mod:`nmt.labs.base` says what a lab is); ``nmt lab --list`` names
-them.  Each lab lives in its own module, listed here and imported only when it runs, so the list
-costs no torch import.  Every lab also runs at a tiny size on the synthetic corpus
+them.  Each lab lives in its own module, listed here and imported only when it runs or is
+listed.  Every lab also runs at a tiny size on the synthetic corpus
 (``--tiny``, in the tests), so the code behind a committed figure cannot rot.
 
 Imports nmt.evaluate and everything below it; only nmt.cli imports it.

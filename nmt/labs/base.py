@@ -88,9 +88,14 @@ class Lab:
     run: Callable[[LabContext], LabResult]
     runs_group: str = ""  # labs that train the same runs share runs/labs/<group>/runs (default: the name)
 
-    @property
-    def default_runs_dir(self) -> Path:
-        return Path("runs") / "labs" / (self.runs_group or self.name) / "runs"
+    def default_out(self, tiny: bool) -> Path:
+        """Where ``nmt lab`` writes without ``--out``: runs/labs/NAME, or runs/labs-tiny/NAME."""
+        return Path("runs") / ("labs-tiny" if tiny else "labs") / self.name
+
+    def default_runs_dir(self, tiny: bool) -> Path:
+        """The lab's runs without ``--runs-dir``: shared by its group, and apart at the tiny size, so
+        a tiny run never meets (or, with --force, replaces) a full-size one."""
+        return Path("runs") / ("labs-tiny" if tiny else "labs") / (self.runs_group or self.name) / "runs"
 
 
 def load_lab(name: str) -> Lab:

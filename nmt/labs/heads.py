@@ -19,6 +19,7 @@ from typing import Any
 from nmt.config.arms import parse_sweep
 from nmt.evaluate.compare import Plan, run_compare
 from nmt.labs.base import Lab, LabContext, LabResult
+from nmt.labs.length import lab_seeds, score_split
 from nmt.run import events
 from nmt.run.paths import REPORT, RunPaths, report_json
 from nmt.util.fileio import atomic_write
@@ -124,12 +125,12 @@ def run(ctx: LabContext) -> LabResult:
     """Train or reuse the runs, then the table, the figure and the numbers."""
     config, overrides = ctx.base()
     heads = TINY_HEADS if ctx.tiny else HEADS
-    split = "test" if ctx.tiny else "test2016"
+    split = score_split(ctx)
     plan = Plan(
         config=config,
         variants=[VARIANT],
         sweeps=[parse_sweep(f"{KEY}={','.join(str(h) for h in heads)}")],
-        seeds=SEEDS,
+        seeds=lab_seeds(ctx, SEEDS),
         steps=ctx.steps(600),
         split=split,
         runs_dir=ctx.runs_dir,
@@ -142,7 +143,7 @@ def run(ctx: LabContext) -> LabResult:
     rows = []
     for h, arm in zip(heads, plan.arms):
         row = by_label[arm.label]
-        run_dirs = [ctx.runs_dir / f"{arm.run_stem}_s{seed}" for seed in SEEDS]
+        run_dirs = [ctx.runs_dir / f"{arm.run_stem}_s{seed}" for seed in plan.seeds]
         mapped = _mapped_size(run_dirs[0])
         rows.append(
             {
@@ -158,7 +159,7 @@ def run(ctx: LabContext) -> LabResult:
     table = "\n".join(
         [
             f"The {VARIANT} attention with {_and(heads)} heads, each trained for {rows[0]['updates']} updates "
-            f"with seeds {_and(SEEDS)}; {split} BLEU of each run's best checkpoint by greedy validation BLEU, "
+            f"with seeds {_and(plan.seeds)}; {split} BLEU of each run's best checkpoint by greedy validation BLEU, "
             f"with the config's beam ({report['variants'][0]['beam']}). The p-values are the paired "
             "bootstrap test (sacreBLEU's) of each seed's translations against the 1-head run of the same seed.",
             "",
@@ -171,7 +172,7 @@ def run(ctx: LabContext) -> LabResult:
     )
     numbers = {
         "variant": VARIANT,
-        "seeds": SEEDS,
+        "seeds": plan.seeds,
         "split": split,
         "updates": rows[0]["updates"],
         "beam": report["variants"][0]["beam"],

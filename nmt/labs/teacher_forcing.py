@@ -28,7 +28,6 @@ from nmt.labs.length import lab_seeds, score_split
 from nmt.run import events
 from nmt.run.paths import report_json
 from nmt.score.metrics import compare_systems
-from nmt.train.optim import teacher_forcing_p
 
 STEPS = 1500
 """Updates per run at full size, the same for every setting: the issue's fixed budget."""
@@ -114,6 +113,8 @@ def settings(ctx: LabContext) -> list[Setting]:
         f"train.tf_k={k}",
     ]
     schedules = _plan(ctx, "train.tf_schedule=linear,inverse_sigmoid", schedule)
+
+    from nmt.train.optim import teacher_forcing_p  # torch: imported when the lab runs, not when it is listed
 
     def p_at(kind: str, step: int) -> float:  # p of update step + 1 (the trainer reads the step counter before it)
         return teacher_forcing_p(TrainConfig(tf_schedule=kind, tf_min=FLOOR, tf_decay_steps=steps, tf_k=k), step)

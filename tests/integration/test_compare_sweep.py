@@ -61,6 +61,7 @@ def test_sweep_problems_fail_in_one_line_before_training(tmp_path, toy_files, ca
     _, files = toy_files
     for extra, message in [
         (["--sweep", "train.seed=1,2"], "use --seeds"),
+        (["--sweep", "decode.beam=1,5", "--beam", "5"], "--beam and --sweep decode.beam"),
         (["--sweep", "model.no_such_option=1,2"], "no_such_option"),
         (["--sweep", "model.dropout=0,7"], "model.dropout"),  # the second value is out of range
         (["--sweep", "model.dropout=0,0.1", "--baseline", "bahdanau"], "--baseline 'bahdanau' is not among"),

@@ -73,3 +73,9 @@ def test_saved_config_reads_without_changing_its_argument(raw) -> None:
     cfg = saved_config(raw)
     assert isinstance(cfg, C.Config) and raw == before
     assert cfg == C.from_dict(C.fill_saved_defaults(copy.deepcopy(raw)))
+
+
+def test_same_training_ignores_where_the_raw_files_came_from() -> None:
+    """A run prepared from a mirror is reused by a plan that downloads (or names another mirror)."""
+    assert _keys(["data.mirror=/m"], [], SAME_TRAINING) == []
+    assert _keys(["data.mirror=/m", "data.vocab_size=123"], [], SAME_TRAINING) == ["data.vocab_size"]
