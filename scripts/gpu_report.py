@@ -55,6 +55,7 @@ import functools
 import logging
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -165,25 +166,27 @@ def run_training(report: Report, args: argparse.Namespace, budget: Budget, devic
     attempt(report, "training", f"{GPU_CONFIG}, {args.updates} updates", limit, train)
     best = best_checkpoint(args)
     for beam in (1, 5):
-        if not best.is_file():
-            report.skipped("test", f"beam {beam}", f"no trained checkpoint ({best} is missing)")
+        if best is None:
+            report.skipped("test", f"beam {beam}", "no checkpoint trained by this report")
             continue
         run = functools.partial(measure.test_bleu, best, beam, device)
         attempt(report, "test", f"beam {beam}", budget.left(1 - COMPILE_SHARE), run)
 
 
-def best_checkpoint(args: argparse.Namespace) -> Path:
-    """best.pt of the report's training run (of this report, or of an earlier one in the same --out-dir)."""
-    return RunPaths(args.out_dir / "runs" / measure.TRAIN_RUN_NAME).best
+def best_checkpoint(args: argparse.Namespace) -> Optional[Path]:
+    """best.pt of this report's training run; None when this report wrote none (an earlier report's
+    best.pt in the same --out-dir would give its model's scores under this run's hardware line)."""
+    best = RunPaths(args.out_dir / "runs" / measure.TRAIN_RUN_NAME).best
+    return best if best.is_file() and best.stat().st_mtime >= args.started else None
 
 
 def run_decoding(report: Report, args: argparse.Namespace, budget: Budget, device: torch.device) -> None:
     """Phase 4: one ``decode`` line per beam and batch size, largest batches first."""
     best = best_checkpoint(args)
     settings = [(beam, size) for size in sorted(args.batch_sizes, reverse=True) for beam in args.beams]
-    if not best.is_file():
+    if best is None:
         for beam, size in settings:
-            report.skipped("decode", f"beam {beam}, batch {size}", f"no trained checkpoint ({best} is missing)")
+            report.skipped("decode", f"beam {beam}, batch {size}", "no checkpoint trained by this report")
         return
     for beam, size in settings:
         limit = args.batch1_sentences if size == 1 else None
@@ -324,6 +327,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: Optional[list[str]] = None) -> None:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
+    args.started = time.time()  # what this report trains is newer than this
     budget = Budget(args.minutes)
     runtime.keep_freed_memory()  # as nmt train does, before the first large tensor
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")

@@ -151,3 +151,20 @@ def test_a_failing_or_overrunning_measurement_becomes_an_error_line(tmp_path, ca
     page = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert page == markdown(lines) and "| broken | error: RuntimeError |" in page and "train 3" in page
     assert "has not finished" in page  # no done line yet: a killed run still leaves its tables
+
+
+def test_an_earlier_reports_checkpoint_is_not_decoded(tmp_path):
+    """Test BLEU and decoding speed come from the model this report trained, never from an older best.pt."""
+    import argparse
+
+    import gpu_report
+
+    from _gpu_report_measure import TRAIN_RUN_NAME
+
+    best = tmp_path / "runs" / TRAIN_RUN_NAME / "checkpoints" / "best.pt"
+    best.parent.mkdir(parents=True)
+    best.write_bytes(b"an earlier report's model")
+    args = argparse.Namespace(out_dir=tmp_path, started=time.time() + 60)  # this report started after it
+    assert gpu_report.best_checkpoint(args) is None
+    args.started = time.time() - 60  # written during this report
+    assert gpu_report.best_checkpoint(args) == best
