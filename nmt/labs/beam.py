@@ -245,14 +245,12 @@ def run(ctx: LabContext) -> LabResult:
     return LabResult(table=table, figure=figure, numbers=numbers)
 
 
-# cpu_minutes: 1 run x 1,500 updates x 0.45 s (the Bahdanau step at Multi30k size, docs/results.md) = 11.3 min;
-# decoding the 1,014 validation sentences at 206 sentences/s with beam 5 (README decoding speed, batch 64) is
-# about 1 s per unit of beam, so 5 alphas x (2 + 3 + 5 + 10 + 20) beam units = 200 s, plus greedy and test2016
-# at beam 5: about 3.5 min.  11.3 + 3.5 = about 15.
+# cpu_minutes: measured on 2026-11-26 (docs/labs/beam.md): 40 min of wall time on the reference machine,
+# 29.5 of them for the 1,500 updates and their validations, the rest for the 26 decodings of the grid.
 LAB = Lab(
     name="beam",
     title="Beam size and length penalty",
-    cpu_minutes=15,
+    cpu_minutes=40,
     run=run,
     runs_group="beam",
 )
