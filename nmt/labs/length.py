@@ -150,10 +150,10 @@ def run(ctx: LabContext) -> LabResult:
 LAB = Lab(
     name="length",
     title="Attention against none by sentence length (Bahdanau et al. 2015, figure 2)",
-    # 11 variants x 2 seeds = 22 runs x 600 updates x 0.45 s (the measured Bahdanau step at
-    # Multi30k size) = 99 min; plus, assumed, about 4 epoch-end validations per run at ~15 s
-    # (22 min) and one beam-5 test2016 scoring per run at ~1 min (22 min): about 145 min.
-    cpu_minutes=145,
+    # 11 variants x 2 seeds = 22 runs x 600 updates x 1.18 s per update, validations included (measured by
+    # the lab "beam": 1,500 Bahdanau updates in 29.5 min on 2026-11-26) = 260 min, plus one beam-5
+    # test2016 scoring per run (~15 s): about 265 min.
+    cpu_minutes=265,
     run=run,
     runs_group="variants",
 )

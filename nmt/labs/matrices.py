@@ -289,13 +289,13 @@ def run(ctx: LabContext) -> LabResult:
     return LabResult(table=table, figure=figure, numbers=numbers)
 
 
-# cpu_minutes: 10 attention variants x 600 updates x 0.45 s per update (the measured Bahdanau step at
-# Multi30k size) = 45 min, plus scoring test2016 at beam 5 (about 5 s per run at 206 sentences/s) and
-# loading each model once more for the three sentences: about 47 min; nothing when the lab "length" ran first.
+# cpu_minutes: 10 attention variants x 600 updates x 1.18 s per update, validations included (measured by
+# the lab "beam": 1,500 Bahdanau updates in 29.5 min on 2026-11-26) = 118 min, plus scoring: about 120 min;
+# nothing when the lab "length" ran first.
 LAB = Lab(
     name="matrices",
     title="Attention matrices of every variant, side by side",
-    cpu_minutes=47,
+    cpu_minutes=120,
     run=run,
     runs_group="variants",
 )

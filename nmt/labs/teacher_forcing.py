@@ -299,11 +299,10 @@ def run(ctx: LabContext) -> LabResult:
 LAB = Lab(
     name="teacher_forcing",
     title="Teacher forcing: constant p and scheduled sampling (Bengio et al. 2015)",
-    # 6 settings x 2 seeds = 12 runs x 1,500 updates x 0.45 s (the measured Bahdanau step at
-    # Multi30k size, a step path already; p < 1 adds only the argmax fed back) = 135 min; plus,
-    # assumed, 10 greedy validations per run at ~15 s (30 min), and per run one greedy (~15 s)
-    # and one beam-5 (~1 min) test2016 scoring (15 min) and the paired tests (~5 min): about 185 min.
-    cpu_minutes=185,
+    # 6 settings x 2 seeds = 12 runs x 1,500 updates x 1.18 s per update, validations included (measured by
+    # the lab "beam": 1,500 Bahdanau updates in 29.5 min on 2026-11-26) = 354 min, plus one greedy and one
+    # beam-5 test2016 scoring per run (~20 s together): about 360 min.
+    cpu_minutes=360,
     run=run,
     runs_group="teacher_forcing",
 )
