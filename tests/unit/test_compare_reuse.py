@@ -16,10 +16,10 @@ def _same(a: list[str], b: list[str]) -> bool:
 
 
 def test_speed_options_do_not_tell_runs_apart_but_the_rest_do() -> None:
-    assert set(SPEED_ONLY) == {"threads", "log_every", "tensorboard"}
+    assert set(SPEED_ONLY) == {"threads", "log_every", "tensorboard", "valid_attention_map"}
     assert _same(
-        ["train.threads=1", "train.log_every=1", "train.tensorboard=true"],
-        ["train.threads=2", "train.log_every=50", "train.tensorboard=false"],
+        ["train.threads=1", "train.log_every=1", "train.tensorboard=true", "train.valid_attention_map=true"],
+        ["train.threads=2", "train.log_every=50", "train.tensorboard=false", "train.valid_attention_map=false"],
     )
     for option in (
         "train.device=cpu",
