@@ -56,12 +56,13 @@ class Arm:
     @property
     def score_tag(self) -> str:
         """Folder suffix of this arm's translations: empty without decoding overrides."""
-        return _safe("_".join(o.replace("=", "-") for o in self.decode))
+        return "_".join(_folder_part(o) for o in self.decode)
 
 
-def _safe(text: str) -> str:
-    """A folder-name-safe form: characters other than letters, digits, '.', '_', '-' become '_'."""
-    return _UNSAFE.sub("_", text)
+def _folder_part(override: str) -> str:
+    """``KEY=VALUE`` as part of a folder name: '=' becomes '-', any other character but letters,
+    digits, '.', '_' and '-' becomes '_'."""
+    return _UNSAFE.sub("_", override.replace("=", "-"))
 
 
 def parse_sweep(text: str) -> Sweep:
@@ -97,7 +98,7 @@ def expand_arms(variants: Optional[list[str]], sweeps: list[Sweep]) -> list[Arm]
             pairs = [f"{s.key}={v}" for s, v in zip(sweeps, point)]
             trained = [p for s, p in zip(sweeps, pairs) if not s.decode_only]
             decoded = [p for s, p in zip(sweeps, pairs) if s.decode_only]
-            stem_parts = ([run_name(variant)] if variant else []) + [_safe(p.replace("=", "-")) for p in trained]
+            stem_parts = ([run_name(variant)] if variant else []) + [_folder_part(p) for p in trained]
             arms.append(
                 Arm(
                     label=" ".join(([variant] if variant else []) + pairs),

@@ -18,6 +18,7 @@ comparison is refused before anything trains.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import statistics
@@ -57,8 +58,8 @@ class Plan:
     overrides: list[str] = field(default_factory=list)
     force: bool = False  # replace finished runs of another config (else the comparison is refused)
 
-    @property
-    def arms(self) -> list[Arm]:
+    @functools.cached_property
+    def arms(self) -> list[Arm]:  # expanded once per plan: every loop over arms and the reference read it
         default = None if self.sweeps else ["bahdanau", "luong_general"]
         return expand_arms(self.variants if self.variants is not None else default, self.sweeps)
 
