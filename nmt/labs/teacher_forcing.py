@@ -53,11 +53,16 @@ class Setting:
     name: str
     p: str
     plan: Plan
-    stem: str  # the run folders <stem>_s<seed>, shared by the greedy and the beam arm
+    override: str  # the sweep point that trains it, e.g. train.teacher_forcing=0.5
 
     def arm(self, beam: str) -> Arm:
         """The arm of this setting that decodes with ``beam``."""
-        return next(a for a in self.plan.arms if a.run_stem == self.stem and a.decode == (f"decode.beam={beam}",))
+        return next(a for a in self.plan.arms if self.override in a.train and a.decode == (f"decode.beam={beam}",))
+
+    @property
+    def stem(self) -> str:
+        """The run folders <stem>_s<seed>, shared by the greedy and the beam arm (named by nmt.config.arms)."""
+        return self.arm(BEAMS[0]).run_stem
 
     def run_dirs(self) -> list[Path]:
         return [self.plan.runs_dir / f"{self.stem}_s{seed}" for seed in self.plan.seeds]
@@ -121,18 +126,18 @@ def settings(ctx: LabContext) -> list[Setting]:
 
     last = steps - 1
     return [
-        *(Setting(f"p = {p}", f"constant {p}", constant, f"train.teacher_forcing-{p}") for p in CONSTANT_P),
+        *(Setting(f"p = {p}", f"constant {p}", constant, f"train.teacher_forcing={p}") for p in CONSTANT_P),
         Setting(
             "linear",
             f"{p_at('linear', 0):.2f} → {p_at('linear', last):.2f}, linear over {steps} updates",
             schedules,
-            "train.tf_schedule-linear",
+            "train.tf_schedule=linear",
         ),
         Setting(
             "inverse sigmoid",
             f"k/(k+exp(i/k)), k = {k}: {p_at('inverse_sigmoid', 0):.2f} → {p_at('inverse_sigmoid', last):.2f}",
             schedules,
-            "train.tf_schedule-inverse_sigmoid",
+            "train.tf_schedule=inverse_sigmoid",
         ),
     ]
 
