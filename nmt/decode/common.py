@@ -6,6 +6,9 @@ once per output position for the whole batch.  Scores are sums of token log-prob
 beam search ranks finished hypotheses by the GNMT length penalty of Wu et al. (2016):
 ``score / ((5 + |Y|) / 6) ** alpha``.  Output budgets (:func:`max_lengths`) never exceed
 :data:`~nmt.config.sections.MAX_OUTPUT_TOKENS`.
+
+The searches run on torch tensors or on numpy arrays alike (:mod:`nmt.decode.arrays`), so
+nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -13,66 +16,70 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
-import torch
-from torch import Tensor
-
 from nmt.config.sections import MAX_OUTPUT_TOKENS
 from nmt.data.tokenizer import BOS, EOS, PAD
+from nmt.decode.arrays import Array, ops_for
 from nmt.decode.rules import block_repeated_ngrams
 
 
 class StepModel(Protocol):
-    """What the searches call: a :class:`~nmt.model.seq2seq.Seq2Seq` or an :class:`~nmt.decode.ensemble.Ensemble`.
+    """What the searches call: a :class:`~nmt.model.seq2seq.Seq2Seq`, an
+    :class:`~nmt.decode.ensemble.Ensemble`, or an exported model on numpy arrays.
 
-    The encoding and the state are whatever the model returns; the searches only pass them
-    back and reorder their rows with ``index_select``.
+    ``src`` (B, S) and ``src_len`` (B,) are int64; ``step`` takes the previous tokens
+    (N,) int64 and returns float logits (N, V), the new state and attention (N, S).  The
+    encoding and the state are whatever the model returns; the searches only pass them
+    back and reorder their rows with ``index_select(idx)`` (idx (N,) int64, the same kind
+    of array as ``src``).  The searches restrict the returned logits in place.
     """
 
-    def encode(self, src: Tensor, src_len: Tensor) -> Any: ...
+    def encode(self, src: Array, src_len: Array) -> Any: ...
 
     def init_state(self, enc: Any) -> Any: ...
 
-    def step(self, prev: Tensor, state: Any, enc: Any) -> tuple[Tensor, Any, Tensor]: ...
+    def step(self, prev: Array, state: Any, enc: Any) -> tuple[Array, Any, Array]: ...
 
 
 @dataclass
 class Hypotheses:
-    """Search output for a batch: ``n`` hypotheses per sentence, best first."""
+    """Search output for a batch: ``n`` hypotheses per sentence, best first (arrays of the search's kind)."""
 
-    tokens: Tensor  # (B, n, L) ids ending in EOS, PAD after it
-    lengths: Tensor  # (B, n) tokens including EOS
-    log_probs: Tensor  # (B, n) sum of token log-probabilities (model score)
-    scores: Tensor  # (B, n) ranking score (length-normalized for beam search)
-    attention: Optional[Tensor] = None  # (B, n, L, S) weights when requested
+    tokens: Array  # (B, n, L) ids ending in EOS, PAD after it
+    lengths: Array  # (B, n) tokens including EOS
+    log_probs: Array  # (B, n) sum of token log-probabilities (model score)
+    scores: Array  # (B, n) ranking score (length-normalized for beam search)
+    attention: Optional[Array] = None  # (B, n, L, S) weights when requested
 
 
-def max_lengths(src_len: Tensor, a: float, b: int) -> Tensor:
+def max_lengths(src_len: Array, a: float, b: int) -> Array:
     """Per-sentence output budget ``a * src_len + b`` in tokens, EOS included, at most
     :data:`~nmt.config.sections.MAX_OUTPUT_TOKENS` whatever ``a`` and ``b`` (the bound every
     search keeps, however it was called).  Computed in floats, so a huge ``a`` cannot overflow."""
-    budget = (src_len.float() * a).floor() + b
-    return budget.clamp(max=MAX_OUTPUT_TOKENS).long()
+    xp = ops_for(src_len)
+    budget = xp.floor(xp.to_float(src_len) * a) + b
+    return xp.to_long(xp.clip(budget, None, MAX_OUTPUT_TOKENS))
 
 
-def length_penalty(lengths: Tensor, alpha: float) -> Tensor:
+def length_penalty(lengths: Array, alpha: float) -> Array:
     """GNMT length penalty ``((5 + |Y|) / 6) ** alpha`` (Wu et al. 2016)."""
-    return ((5.0 + lengths.float()) / 6.0) ** alpha
+    return ((5.0 + ops_for(lengths).to_float(lengths)) / 6.0) ** alpha
 
 
-def _restrict(scores: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
+def _restrict(scores: Array, t: int, min_len: int, max_len: Array) -> Array:
     """Forbid PAD, BOS and (before ``min_len``) EOS; force EOS at each row's last position.
 
     Works in place on ``scores`` (N, V) and returns it.  A forced EOS keeps its own
     score (made finite), so search scores stay equal to forced-decoding scores.
     """
+    xp = ops_for(scores)
     scores[:, PAD] = -float("inf")
     scores[:, BOS] = -float("inf")
     if t < min_len:  # t tokens precede a token chosen at step t
         scores[:, EOS] = -float("inf")
-    last = (t + 1 >= max_len).nonzero().squeeze(1)  # rows out of room (a sync on GPU,
-    #                                                            as the searches sync per step anyway)
-    if last.numel():
-        eos = scores[last, EOS].clamp_min(torch.finfo(scores.dtype).min)
+    last = xp.nonzero(t + 1 >= max_len)  # rows out of room (a sync on GPU,
+    #                                      as the searches sync per step anyway)
+    if len(last):
+        eos = xp.clip(scores[last, EOS], xp.lowest(scores), None)
         scores[last] = -float("inf")
         scores[last, EOS] = eos
     return scores
@@ -80,15 +87,15 @@ def _restrict(scores: Tensor, t: int, min_len: int, max_len: Tensor) -> Tensor:
 
 def next_token_scores(
     model: StepModel,
-    prev: Tensor,
+    prev: Array,
     state: Any,
     enc: Any,
     t: int,
     min_len: int,
-    max_len: Tensor,
-    prefix: Tensor,
+    max_len: Array,
+    prefix: Array,
     no_repeat_ngram: Optional[int],
-) -> tuple[Tensor, Tensor, Any, Tensor]:
+) -> tuple[Array, Array, Any, Array]:
     """One decoder step: restricted logits (N, V), their log-normalizer (N, 1), state, attention.
 
     ``logits - log_z`` is log p(y_t | y_<t, x) for every allowed token; ranking raw logits
@@ -96,8 +103,9 @@ def next_token_scores(
     ``prefix`` (N, t) is each row's output so far, for ``no_repeat_ngram`` blocking.
     """
     logits, state, attn = model.step(prev, state, enc)
-    logits = logits.float()
-    log_z = torch.logsumexp(logits, dim=-1, keepdim=True)  # before any token is forbidden
+    xp = ops_for(logits)
+    logits = xp.to_float(logits)
+    log_z = xp.logsumexp(logits)  # before any token is forbidden
     if no_repeat_ngram:
         block_repeated_ngrams(logits, prefix, no_repeat_ngram)
     return _restrict(logits, t, min_len, max_len), log_z, state, attn

@@ -1,24 +1,28 @@
 """Rules a search applies to one step's scores: n-gram blocking, sampling, GNMT coverage.
 
-Each works on plain tensors, so it is tested without a model; :mod:`nmt.decode.greedy` and
+Each works on plain arrays, so it is tested without a model; :mod:`nmt.decode.greedy` and
 :mod:`nmt.decode.beam` call them.  Scores are restricted logits (N, V): log-probabilities up to
-each row's normalizer, with forbidden tokens at -inf.
+each row's normalizer, with forbidden tokens at -inf.  N-gram blocking and the coverage
+penalty take torch tensors or numpy arrays (:mod:`nmt.decode.arrays`); sampling draws with a
+``torch.Generator`` and so needs tensors, but torch is imported only when a token is drawn.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
-
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING, Optional
 
 from nmt.data.tokenizer import PAD
+from nmt.decode.arrays import Array, ops_for
+
+if TYPE_CHECKING:
+    import torch
+    from torch import Tensor
 
 NEG_INF = -float("inf")
 
 
-def block_repeated_ngrams(scores: Tensor, prefix: Tensor, n: int) -> Tensor:
+def block_repeated_ngrams(scores: Array, prefix: Array, n: int) -> Array:
     """Forbid (in place) every token that would repeat an n-gram already in the row's output.
 
     ``prefix`` (N, t) holds each row's output so far.  A token y is banned when the last
@@ -26,14 +30,15 @@ def block_repeated_ngrams(scores: Tensor, prefix: Tensor, n: int) -> Tensor:
     n-gram twice (n = 1: no token twice).  Only output tokens are compared; PAD in a
     finished row's prefix bans PAD, which is never allowed anyway.
     """
-    t = prefix.size(1)
+    t = prefix.shape[1]
     if t < n:  # an n-gram needs n earlier tokens to be repeated
         return scores
-    windows = prefix.unfold(1, n, 1)  # (N, t - n + 1, n): every n-gram so far
+    xp = ops_for(scores)
+    windows = xp.windows(prefix, n)  # (N, t - n + 1, n): every n-gram so far
     tail = prefix[:, t - n + 1 :]  # (N, n - 1): what the next token would follow
-    match = (windows[:, :, :-1] == tail.unsqueeze(1)).all(-1)  # (N, W): n-grams whose first n-1 tokens recur
-    banned = windows[:, :, -1].masked_fill(~match, PAD)  # their last tokens; the others point at PAD
-    return scores.scatter_(1, banned, NEG_INF)
+    match = (windows[:, :, :-1] == tail[:, None]).all(-1)  # (N, W): n-grams whose first n-1 tokens recur
+    banned = xp.masked_fill(windows[:, :, -1], ~match, PAD)  # their last tokens; the others point at PAD
+    return xp.scatter_fill_(scores, banned, NEG_INF)
 
 
 @dataclass(frozen=True)
@@ -67,11 +72,13 @@ class Sampling:
 
     def draw(self, scores: Tensor) -> Tensor:
         """One token per row (N,) from the filtered distribution."""
+        import torch  # only sampling needs torch; the other searches also run on numpy
+
         probs = self.filter(scores).softmax(dim=1)
         return torch.multinomial(probs, 1, generator=self.generator).squeeze(1)
 
 
-def coverage_penalty(coverage: Tensor, beta: float) -> Tensor:
+def coverage_penalty(coverage: Array, beta: float) -> Array:
     """GNMT coverage penalty (Wu et al. 2016): ``beta * sum_i log(min(sum_j p_ij, 1))``.
 
     ``coverage`` (..., S) is each source position's attention summed over the output so far
@@ -79,4 +86,5 @@ def coverage_penalty(coverage: Tensor, beta: float) -> Tensor:
     word that got almost no attention lowers the score.  Sums are floored at 1e-6 so an
     unattended word costs a large finite amount instead of -inf (which marks empty slots).
     """
-    return beta * coverage.clamp(1e-6, 1.0).log().sum(-1)
+    xp = ops_for(coverage)
+    return beta * xp.log(xp.clip(coverage, 1e-6, 1.0)).sum(-1)
