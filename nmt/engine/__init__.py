@@ -1,0 +1,1 @@
+"""The reading side of exported models: folders that ``nmt export`` wrote; never imports torch."""

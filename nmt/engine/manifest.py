@@ -1,0 +1,269 @@
+"""``export.json``: what an export folder holds, read before any of its files, and how folders are written.
+
+Every folder ``nmt export`` writes (safetensors for the torch engine, ONNX for onnxruntime, a
+CTranslate2 model) holds one ``export.json``: its format and the version of that layout, the
+nmt that wrote it, the model kind, the vocabulary sizes, the run's decode options (the search
+defaults a translating engine starts from) and the files the folder must hold.  Reading it
+first turns every way a folder can be wrong (not an export, another program's JSON, a layout
+this nmt does not read, another engine's format, a file deleted since) into one line before any
+engine loads anything.
+
+A folder is written in a hidden sibling and renamed into place whole (:func:`new_folder`), so a
+crash half-way leaves either no folder or the previous complete one, never a part that reads as
+an export.  This module imports no torch: the onnxruntime and ctranslate2 engines run without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt import __version__
+from nmt.util.errors import UserError, short_repr
+from nmt.util.fileio import DiskFullError, atomic_write_bytes, is_disk_full
+
+MANIFEST = "export.json"
+FORMAT_VERSION = 1
+"""The layout of export folders this nmt writes and reads (1: the first)."""
+
+ENGINES = {"safetensors": "torch", "onnx": "onnxruntime", "ctranslate2": "ctranslate2"}
+"""Each export format and the ``--engine`` that runs it."""
+ARCHS = ("rnn", "transformer")
+SRC_SPM, TGT_SPM = "src_spm", "tgt_spm"
+"""Roles of the SentencePiece models in :attr:`Manifest.files`; every format holds both."""
+SPM_FILES = {SRC_SPM: "spm.src.model", TGT_SPM: "spm.tgt.model"}
+MAX_MANIFEST_BYTES = 1 << 20
+"""Largest export.json read (a real one is under 2 KiB)."""
+
+
+class ExportError(UserError):
+    """An export folder that cannot be written or read: not an export, altered, or for another engine."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The contents of ``export.json``.
+
+    ``decode`` is the run's decode section as saved (beam, length_penalty, max_len_a, max_len_b,
+    min_len, no_repeat_ngram, coverage_penalty, batch_size, ...); ``files`` maps a role
+    (:data:`SRC_SPM`, ``weights``, ...) to a file name in the folder; ``step`` is the update the
+    exported checkpoint was saved at; ``graph`` what an engine needs to know of the format's files
+    (ONNX: the names of the arrays its two graphs pass), empty for the others.
+    """
+
+    format: str  # one of ENGINES
+    arch: str  # one of ARCHS: model.arch of the run
+    src_vocab: int
+    tgt_vocab: int
+    decode: dict[str, Any]
+    files: dict[str, str]
+    step: int = 0
+    graph: dict[str, Any] = field(default_factory=dict)  # what the engine needs of the format (onnx: field names)
+    nmt_version: str = __version__
+    format_version: int = FORMAT_VERSION
+
+
+def write_manifest(folder: Path, manifest: Manifest) -> Path:
+    """Write ``folder/export.json`` atomically; its path."""
+    path = Path(folder) / MANIFEST
+    atomic_write_bytes(path, (json.dumps(asdict(manifest), indent=2) + "\n").encode("utf-8"))
+    return path
+
+
+def read_manifest(folder: Path, expected_format: Optional[str] = None) -> Manifest:
+    """The manifest of an export folder, checked; an :class:`ExportError` of one line if the folder is
+    not an nmt export, its export.json is foreign or altered, its layout is not :data:`FORMAT_VERSION`,
+    its format is not ``expected_format`` (when given), or a file it lists is missing."""
+    folder = Path(folder)
+    raw = _read_json(folder)
+    version = raw["format_version"]
+    if isinstance(version, bool) or not isinstance(version, int) or version != FORMAT_VERSION:
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION
+        raise ExportError(
+            f"{folder} was exported by nmt {_version_text(raw['nmt_version'])} in export format "
+            f"{short_repr(version, 20)}; this nmt ({__version__}) reads format {FORMAT_VERSION}: "
+            + ("upgrade nmt to load it" if newer else "export the checkpoint again with this nmt")
+        )
+    missing = [f.name for f in fields(Manifest) if f.name not in raw]
+    if missing:
+        raise ExportError(
+            f"{folder / MANIFEST} lacks {', '.join(missing)} (an altered file?); export the checkpoint again"
+        )
+    manifest = Manifest(**{f.name: raw[f.name] for f in fields(Manifest)})
+    _check_types(folder, manifest)
+    if expected_format is not None and manifest.format != expected_format:
+        raise ExportError(
+            f"{folder} holds {_a(manifest.format)} export; --engine {ENGINES[expected_format]} needs "
+            f"{_a(expected_format)} export (give --engine {ENGINES[manifest.format]} for this folder)"
+        )
+    for role, name in manifest.files.items():
+        if not (folder / name).is_file():
+            raise ExportError(
+                f"{folder} lacks {name} ({role}), which its {MANIFEST} lists; export the checkpoint again"
+            )
+    return manifest
+
+
+def _read_json(folder: Path) -> dict[str, Any]:
+    """export.json as a dict that names an nmt export's layout version, or an ExportError."""
+    path = folder / MANIFEST
+    if not folder.is_dir():
+        what = "no such folder" if not folder.exists() else "not a folder"
+        raise ExportError(f"{folder}: {what}; give the folder that `nmt export` wrote")
+    if not path.is_file():
+        raise ExportError(
+            f"{folder} is not an nmt export (no {MANIFEST}); write one with `nmt export --checkpoint CKPT --format FORMAT -o {folder}`"
+        )
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_MANIFEST_BYTES + 1)
+        raw = json.loads(data) if len(data) <= MAX_MANIFEST_BYTES else None
+    except OSError as exc:
+        raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past Python's stack
+        raw = None
+    if not isinstance(raw, dict) or "format_version" not in raw or "nmt_version" not in raw:
+        raise ExportError(f"{path} is not an nmt export manifest (written by another program, or altered)")
+    return raw
+
+
+def _version_text(version: Any) -> str:
+    """An nmt version as read from a manifest: plain when it is a short string, else quoted and cut."""
+    return version if isinstance(version, str) and len(version) <= 20 else short_repr(version, 20)
+
+
+def _a(word: str) -> str:
+    """``word`` with its indefinite article ("an onnx", "a ctranslate2")."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _plain_name(name: Any) -> bool:
+    """Whether ``name`` is one file directly in the folder (no path, no parent, not the manifest)."""
+    return isinstance(name, str) and name not in ("", ".", "..", MANIFEST) and "/" not in name and "\\" not in name
+
+
+def _check_types(folder: Path, m: Manifest) -> None:
+    """Refuse, in one line naming the key, a value of the wrong type or out of range."""
+    problems = {
+        "format": m.format not in ENGINES,
+        "arch": m.arch not in ARCHS,
+        "src_vocab": not _is_int(m.src_vocab) or m.src_vocab < 1,
+        "tgt_vocab": not _is_int(m.tgt_vocab) or m.tgt_vocab < 1,
+        "step": not _is_int(m.step) or m.step < 0,
+        "nmt_version": not isinstance(m.nmt_version, str),
+        "decode": not isinstance(m.decode, dict),
+        "graph": not isinstance(m.graph, dict),
+        "files": not isinstance(m.files, dict)
+        or not all(isinstance(role, str) and _plain_name(name) for role, name in m.files.items()),
+    }
+    for key, bad in problems.items():
+        if bad:
+            raise ExportError(
+                f"{folder / MANIFEST}: {key} is {short_repr(getattr(m, key))}, which nmt never writes "
+                "(an altered file?); export the checkpoint again"
+            )
+
+
+def check_new_folder(out: Path, force: bool) -> None:
+    """Refuse, before any work, an output folder an export may not take.
+
+    Absent or empty: fine.  An earlier export (it holds export.json): replaced only with
+    ``force``.  Anything else is refused even with ``force``, since those files are not ours to
+    delete (a typo such as ``-o runs`` must not remove a user's runs).
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out} exists and is not a folder; choose another output folder")
+    try:
+        empty = not out.is_dir() or not any(out.iterdir())
+    except OSError as exc:
+        raise ExportError(f"cannot read {out}: {exc.strerror or exc}") from None
+    if empty:
+        return
+    if not (out / MANIFEST).is_file():
+        raise ExportError(
+            f"{out} holds files that nmt export did not write (no {MANIFEST}); not touching them: "
+            "choose another output folder"
+        )
+    if not force:
+        raise ExportError(f"{out} already holds an export; give --force to replace it, or choose another output folder")
+
+
+@contextmanager
+def new_folder(out: Path, force: bool) -> Iterator[Path]:
+    """Yield an empty hidden folder beside ``out`` to write an export into; on success it becomes ``out``.
+
+    The block must write export.json (best last); every file it lists must exist.  Then the
+    files are synced to disk and the folder renamed over ``out`` (an earlier export is renamed
+    aside first and deleted after), so a crash leaves the previous export or none, never a
+    partial one that :func:`read_manifest` accepts.  On any error the hidden folder is removed;
+    a full disk is one line (:class:`~nmt.util.fileio.DiskFullError`).
+    """
+    out = Path(os.path.abspath(out))  # a name to put the sibling beside, also for "." or "x/.."
+    if not out.name:
+        raise ExportError(f"{out} cannot be an export folder; choose another output folder")
+    check_new_folder(out, force)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tag = f"{os.getpid()}.{secrets.token_hex(4)}"
+    staging = out.with_name(f".{out.name}.{tag}.tmp")
+    staging.mkdir()
+    try:
+        yield staging
+        if not (staging / MANIFEST).is_file():
+            raise RuntimeError(f"the exporter wrote no {MANIFEST}")  # a bug, not the user's input
+        read_manifest(staging)
+        _sync_tree(staging)
+        check_new_folder(out, force)  # again: another process may have written there meanwhile
+        old = out.with_name(f".{out.name}.{tag}.old")
+        if out.exists():
+            os.rename(out, old)
+        os.rename(staging, out)
+        _sync_dir(out.parent)
+        if old.is_symlink():  # ``out`` was a link to a folder: the link is replaced, its target kept
+            old.unlink()
+        else:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if is_disk_full(exc, out.parent):
+            raise DiskFullError(
+                f"disk full: no space left on device while writing {out} (nothing was replaced)"
+            ) from None
+        raise
+
+
+def _sync_tree(folder: Path) -> None:
+    """fsync every file in ``folder`` and the folder itself, so a renamed folder holds whole files."""
+    for path in folder.iterdir():
+        if path.is_file():
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
+    _sync_dir(folder)
+
+
+def _sync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def is_export_folder(path: Path) -> bool:
+    """Whether ``--model``/``--checkpoint`` names a folder (read as an export) rather than a checkpoint file.
+
+    Any folder counts, export.json or not, so that :func:`read_manifest` says what is wrong with
+    one that is not an export instead of the checkpoint reader calling it "a directory".
+    """
+    return Path(path).is_dir()
