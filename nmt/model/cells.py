@@ -34,30 +34,34 @@ def layer_weights(rnn: nn.RNNBase) -> list[LayerWeights]:
     ]
 
 
-def gru_cell(x_gates: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor) -> Tensor:
+def gru_cell(x_gates: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor, size: Optional[int] = None) -> Tensor:
     """GRU step (Cho et al. 2014) from the input contribution ``x_gates`` = W_ih x + b_ih (B, 3H).
 
     r, z = sigmoid(x_rz + W_hrz h + b_hrz);  n = tanh(x_n + r * (W_hn h + b_hn));  h' = (1 - z) n + z h
+
+    ``size`` H, when given, is used instead of h's: inside an exported scan a size read from a
+    tensor is symbolic, and gates split by a symbolic size fail to export (:mod:`nmt.export.onnx_graphs`).
     """
-    H = h.size(-1)
+    H = size or h.size(-1)
     h_gates = F.linear(h, w_hh, b_hh)  # (B, 3H)
-    rz = torch.sigmoid(x_gates[:, : 2 * H] + h_gates[:, : 2 * H])
-    r, z = rz[:, :H], rz[:, H:]
-    n = torch.tanh(x_gates[:, 2 * H :] + r * h_gates[:, 2 * H :])
+    (x_rz, x_n), (h_rz, h_n) = x_gates.split((2 * H, H), 1), h_gates.split((2 * H, H), 1)
+    r, z = torch.sigmoid(x_rz + h_rz).split((H, H), 1)  # one op for both gates
+    n = torch.tanh(x_n + r * h_n)
     return n + z * (h - n)
 
 
-def lstm_cell(x_gates: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor) -> tuple[Tensor, Tensor]:
+def lstm_cell(
+    x_gates: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor, size: Optional[int] = None
+) -> tuple[Tensor, Tensor]:
     """LSTM step (Hochreiter & Schmidhuber 1997) from ``x_gates`` = W_ih x + b_ih (B, 4H).
 
-    i, f, o = sigmoid(.);  g = tanh(.);  c' = f c + i g;  h' = o tanh(c')
+    i, f, o = sigmoid(.);  g = tanh(.);  c' = f c + i g;  h' = o tanh(c')   (``size``: as for gru_cell)
     """
-    H = h.size(-1)
+    H = size or h.size(-1)
     gates = x_gates + F.linear(h, w_hh, b_hh)  # (B, 4H)
-    act = torch.sigmoid(gates)  # one op for i, f, o (its g quarter is unused)
-    g = torch.tanh(gates[:, 2 * H : 3 * H])
-    c = act[:, H : 2 * H] * c + act[:, :H] * g
-    return act[:, 3 * H :] * torch.tanh(c), c
+    i, f, g, o = gates.split((H, H, H, H), 1)  # every piece used: an unused one fails to export in a scan
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(c), c
 
 
 def stack_step(

@@ -20,7 +20,7 @@ from torch import Tensor, nn
 from nmt.model.decoder import Decoder
 from nmt.model.encoder import Encoder
 from nmt.model.self_attention import SelfAttentionEncoder
-from nmt.model.state import DecoderState, EncoderOutput
+from nmt.model.state import DecoderState, EncoderOutput, FinalState
 from nmt.model.word_dropout import word_dropout
 
 __all__ = ["DecoderState", "EncoderOutput", "Seq2Seq"]
@@ -57,7 +57,13 @@ class Seq2Seq(nn.Module):
         """
         lengths = src_len.to(src.device).clamp(min=1)
         memory, final = self.encoder(src, lengths)  # (B, S, K)
-        mask = torch.arange(src.size(1), device=src.device) < lengths.unsqueeze(1)  # (B, S)
+        return self.finish_encoding(memory, final, lengths)
+
+    def finish_encoding(self, memory: Tensor, final: FinalState, lengths: Tensor) -> EncoderOutput:
+        """The encoder's outputs (B, S, K), final state and lengths (B,) >= 1 -> what the decoder reads:
+        self-attention over the source when configured, the mask, the cross-attention keys and values.
+        (:mod:`nmt.export.onnx_graphs` runs the recurrence its own way and finishes here.)"""
+        mask = torch.arange(memory.size(1), device=memory.device) < lengths.unsqueeze(1)  # (B, S)
         if self.enc_self_attention is not None:
             memory = self.enc_self_attention(memory, mask)  # (B, S, K)
         attention = self.decoder.attention  # keys and values once per batch, never per step

@@ -1,0 +1,49 @@
+"""``nmt export --format onnx``: a checkpoint as two ONNX graphs that onnxruntime runs without torch.
+
+The folder holds ``encoder.onnx`` and ``step.onnx`` (:mod:`nmt.export.onnx_trace`), both
+SentencePiece models, and export.json, whose ``graph`` names the arrays the two graphs pass
+(:class:`~nmt.export.onnx_graphs.Fields`), so :mod:`nmt.engine.onnx_model` can call them and
+nmt's own searches (:mod:`nmt.decode.batched`) can reorder them.  Every model kind nmt trains
+exports: the RNN with any attention, self-attention blocks and either decoder style, and the
+Transformer.  Ensembles do not (export each member, or average them first with ``nmt average``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from nmt.decode.inference import load_checkpoint
+from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, check_new_folder, new_folder, write_manifest
+from nmt.export.onnx_trace import ENCODER_FILE, OPSET, STEP_FILE, export_graphs
+
+FORMAT = "onnx"
+
+log = logging.getLogger(__name__)
+
+
+def export_onnx(checkpoint: Path, out: Path, *, force: bool = False) -> Path:
+    """Write ``out``: the encoder and decoder-step graphs of ``checkpoint`` (float32), the SentencePiece
+    models and export.json; returns ``out``.  Takes a minute or so: the exporter traces both graphs."""
+    check_new_folder(Path(out), force)
+    loaded = load_checkpoint(Path(checkpoint), torch.device("cpu"))
+    with new_folder(Path(out), force) as folder:
+        fields = export_graphs(loaded.model, folder)
+        for role, tok in ((SRC_SPM, loaded.src_tok), (TGT_SPM, loaded.tgt_tok)):
+            (folder / SPM_FILES[role]).write_bytes(tok.model_bytes)
+        manifest = Manifest(
+            format=FORMAT,
+            arch=loaded.config.model.arch,
+            src_vocab=loaded.src_tok.vocab_size,
+            tgt_vocab=loaded.tgt_tok.vocab_size,
+            decode=loaded.config.decode.model_dump(mode="json"),
+            files={"encoder": ENCODER_FILE, "step": STEP_FILE, **SPM_FILES},
+            step=loaded.step,
+            graph={"opset": OPSET, **{k: list(v) for k, v in asdict(fields).items()}},
+        )
+        write_manifest(folder, manifest)
+    log.info("wrote the ONNX graphs of %s to %s", checkpoint, out)
+    return Path(out)
