@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint,docs]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint,docs,export]'
 	touch $(STAMP)
 
 # Every tier; each can also run alone (tests/unit: seconds, integration: tiny runs, system: toy tasks learned).

@@ -18,8 +18,9 @@ import typer
 
 from nmt import __version__
 from nmt.cli import evaluate as cli_evaluate
+from nmt.cli import export as cli_export
 from nmt.cli import labs as cli_labs
-from nmt.cli.options import ConfigOpt, SetOpt
+from nmt.cli.options import ComputeTypeOpt, ConfigOpt, EngineOpt, ModelDirOpt, SetOpt
 from nmt.serve.limits import READ_TIMEOUT, Limits
 from nmt.util.errors import UserError
 
@@ -206,12 +207,15 @@ def train_cmd(
 
 @app.command("translate")
 def translate_cmd(
-    checkpoint: list[Path] = typer.Option(
-        ...,
+    checkpoint: Optional[list[Path]] = typer.Option(
+        None,
         "--checkpoint",
         help="A checkpoint, e.g. runs/x/checkpoints/best.pt; give several to decode them as an "
-        "ensemble (they must share the SentencePiece models).",
+        "ensemble (they must share the SentencePiece models). Or give --model.",
     ),
+    model: Optional[Path] = ModelDirOpt,
+    engine: str = EngineOpt,
+    compute_type: str = ComputeTypeOpt,
     input: Optional[Path] = typer.Option(
         None, "--input", "-i", help="Source text, one sentence per line (default stdin)."
     ),
@@ -276,8 +280,10 @@ def translate_cmd(
     Several --checkpoint options decode as one ensemble (each step averages their log-probabilities).
 
     Examples: nmt translate --checkpoint runs/demo/checkpoints/best.pt -i in.txt -o out.txt --beam 5;
-    nmt translate --checkpoint best.pt --sample --top-p 0.9 --n-best 5 --seed 7
+    nmt translate --checkpoint best.pt --sample --top-p 0.9 --n-best 5 --seed 7;
+    nmt translate --engine onnxruntime --model exports/demo-onnx -i in.txt
     """
+    from nmt.decode.engines import open_engine
     from nmt.decode.translate import translate_file
 
     options = {
@@ -295,7 +301,14 @@ def translate_cmd(
         options["beam"] = 1
     overrides = (set_ or []) + [f"decode.{key}={value}" for key, value in options.items() if value is not None]
     translate_file(
-        checkpoint, input, output, beam=beam, n_best=n_best, attention_dir=attention, overrides=overrides, flush=flush
+        lambda: open_engine(engine, checkpoint or [], model, compute_type=compute_type),
+        input,
+        output,
+        beam=beam,
+        n_best=n_best,
+        attention_dir=attention,
+        overrides=overrides,
+        flush=flush,
     )
 
 
@@ -370,6 +383,7 @@ def serve_cmd(
 
 
 cli_evaluate.register(app)  # eval, average, compare, variants, report: listed after serve
+cli_export.register(app)  # export: after the commands that make and score models
 cli_labs.register(app)  # lab: last
 
 

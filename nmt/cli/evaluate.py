@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from nmt.cli.options import ConfigOpt, SetOpt
+from nmt.cli.options import ComputeTypeOpt, ConfigOpt, EngineOpt, ModelDirOpt, SetOpt
 
 
 def eval_cmd(
@@ -26,8 +26,13 @@ def eval_cmd(
         help="Hypothesis file(s) to score, one line per reference line; with several, each is compared "
         "with the first (the baseline).",
     ),
-    ref: Optional[Path] = typer.Option(None, help="Reference file (with --hyp)."),
-    src: Optional[Path] = typer.Option(None, help="Source file (with --hyp) for BLEU by source length."),
+    model: Optional[Path] = ModelDirOpt,
+    engine: str = EngineOpt,
+    compute_type: str = ComputeTypeOpt,
+    ref: Optional[Path] = typer.Option(None, help="Reference file (with --hyp or --model)."),
+    src: Optional[Path] = typer.Option(
+        None, help="Source file: with --hyp for BLEU by source length; with --model the text to translate."
+    ),
     out: Optional[Path] = typer.Option(None, help="Folder for report.json, report.md and plots."),
     beam: Optional[int] = typer.Option(None, help="Beam size when translating (default from the run's config)."),
     test: str = typer.Option(
@@ -44,7 +49,8 @@ def eval_cmd(
     bootstrap resampling and approximate randomization; writes report.json and report.md.
 
     Examples: nmt eval --checkpoint runs/demo/checkpoints/best.pt --split test;
-    nmt eval --hyp a.txt --hyp b.txt --ref ref.txt --src src.txt --test both --seed 7
+    nmt eval --hyp a.txt --hyp b.txt --ref ref.txt --src src.txt --test both --seed 7;
+    nmt eval --engine onnxruntime --model exports/demo-onnx --src test.de --ref test.en
     """
     from nmt.evaluate.eval_command import run_eval
 
@@ -62,6 +68,9 @@ def eval_cmd(
             bootstrap_samples=bootstrap_samples,
             ar_trials=ar_trials,
             seed=seed,
+            model=model,
+            engine=engine,
+            compute_type=compute_type,
         )
     )
 

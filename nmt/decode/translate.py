@@ -20,13 +20,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Optional
 
-import torch
-
-from nmt.config import with_decode_overrides
-from nmt.data.tokenizer import BOS
-from nmt.decode.inference import Translation, check_search, encode_sources, load_models, translate_ids
-from nmt.model.transformer import Transformer
-from nmt.util import runtime, threads
+from nmt.decode.batched import Translation, encode_sources
+from nmt.decode.engines import Engine
 from nmt.util.errors import DataError, UserError
 from nmt.util.fileio import atomic_write, decode_lines
 
@@ -80,67 +75,11 @@ def write_attention(
     plot_attention(weights, src_pieces, tgt_pieces, stem.with_suffix(".png"), title=f"sentence {index}")
 
 
-ATTENTION_KINDS = {
-    "encoder_self": "encoder self-attention",
-    "decoder_self": "decoder self-attention",
-    "cross": "cross-attention",
-}
-"""The maps a Transformer adds per sentence (:meth:`~nmt.model.transformer.Transformer.attention_maps`)."""
-
-
-def write_layer_attention(
-    folder: Path,
-    index: int,
-    model: Transformer,
-    src_ids: list[int],
-    out_ids: list[int],
-    src_pieces: list[str],
-    tgt_pieces: list[str],
-    device: torch.device,
-) -> None:
-    """Every layer's and head's maps of one sentence's best hypothesis: one grid PNG per kind, one JSON.
-
-    The decoder reads [BOS] + the output, so its rows are the output tokens and EOS (``tgt_pieces``).
-    """
-    from nmt.util.plots import plot_attention_grid
-
-    if not src_pieces:
-        return
-    src = torch.tensor([src_ids], device=device)
-    tgt_in = torch.tensor([[BOS] + out_ids], device=device)
-    maps = {
-        kind: weights[0].float().cpu()
-        for kind, weights in model.attention_maps(src, torch.tensor([len(src_ids)], device=device), tgt_in).items()
-    }
-    axes = {
-        "encoder_self": (src_pieces, src_pieces),
-        "decoder_self": (["<s>"] + tgt_pieces[:-1], tgt_pieces),
-        "cross": (src_pieces, tgt_pieces),
-    }  # (columns, rows)
-    stem = folder / f"{index:06d}"
-    with atomic_write(stem.with_suffix(".layers.json")) as handle:
-        handle.write(
-            json.dumps(
-                {
-                    "src": src_pieces,
-                    "tgt": tgt_pieces,
-                    "dims": "layer, head, row, column",
-                    **{kind: maps[kind].tolist() for kind in ATTENTION_KINDS},
-                }
-            ).encode("utf-8")
-        )
-    for kind, label in ATTENTION_KINDS.items():
-        columns, rows = axes[kind]
-        plot_attention_grid(
-            maps[kind], columns, rows, folder / f"{index:06d}.{kind}.png", title=f"sentence {index}: {label}"
-        )
-
-
 def translate_stream(
     source: IO[bytes],
     name: str,
     sink: IO[str],
-    checkpoints: Sequence[Path],
+    engine: Engine,
     *,
     beam: Optional[int],
     n_best: Optional[int],
@@ -148,18 +87,15 @@ def translate_stream(
     overrides: list[str],
     flush: bool = False,
 ) -> int:
-    """Translate every line of ``source`` into ``sink``; returns the number of input lines.
+    """Translate every line of ``source`` into ``sink`` with ``engine``; returns the number of input lines.
 
-    Several ``checkpoints`` are decoded as one ensemble (:mod:`nmt.decode.ensemble`).  With ``flush`` each line is translated and written out before the next is read, so
-    a person typing (or a program waiting for each answer) gets it at once.
+    With ``flush`` each line is translated and written out before the next is read, so a person
+    typing (or a program waiting for each answer) gets it at once.
     """
-    device = runtime.select_device("auto")
-    threads.configure(0)  # follow the cores other processes leave free
-    loaded = load_models(checkpoints, device)
-    decode = with_decode_overrides(loaded.config, overrides).decode
+    decode = engine.decode_config(overrides)
     beam = beam if beam is not None else (1 if decode.sample else decode.beam)
     n_best = n_best if n_best is not None else decode.n_best
-    check_search(decode, beam, n_best, loaded.model, overrides)  # before waiting for input
+    engine.check(decode, beam, n_best, overrides)  # before waiting for input
     if attention_dir is not None:
         try:
             attention_dir.mkdir(parents=True, exist_ok=True)
@@ -167,21 +103,16 @@ def translate_stream(
             raise UserError(f"--attention {attention_dir}: cannot create the folder ({exc.strerror})") from None
     count = 0
     for chunk in read_chunks(source, name, size=1 if flush else CHUNK_LINES):
-        ids = encode_sources(loaded.src_tok, chunk, decode.max_src_len, name, first_line=count + 1)
-        results = translate_ids(
-            loaded.model, ids, decode, device, beam=beam, n_best=n_best, return_attention=attention_dir is not None
-        )
-        for line in format_lines(results, loaded.tgt_tok.decode, n_best, count):
+        ids = encode_sources(engine.src_tok, chunk, decode.max_src_len, name, first_line=count + 1)
+        results = engine.translate(ids, decode, beam=beam, n_best=n_best, attention=attention_dir is not None)
+        for line in format_lines(results, engine.tgt_tok.decode, n_best, count):
             sink.write(line + "\n")
         if attention_dir is not None:
             for i, result in enumerate(results):
-                src_pieces = loaded.src_tok.decode_pieces(ids[i])
-                tgt_pieces = loaded.tgt_tok.decode_pieces(result.ids[0]) + ["</s>"]
+                src_pieces = engine.src_tok.decode_pieces(ids[i])
+                tgt_pieces = engine.tgt_tok.decode_pieces(result.ids[0]) + ["</s>"]
                 write_attention(attention_dir, count + i, result, src_pieces, tgt_pieces)
-                if isinstance(loaded.model, Transformer):
-                    write_layer_attention(
-                        attention_dir, count + i, loaded.model, ids[i], result.ids[0], src_pieces, tgt_pieces, device
-                    )
+                engine.write_layer_attention(attention_dir, count + i, ids[i], result.ids[0], src_pieces, tgt_pieces)
         count += len(chunk)
         if flush:
             sink.flush()
@@ -251,7 +182,7 @@ def check_not_input(input: Optional[Path], output: Path) -> None:
 
 
 def translate_file(
-    checkpoints: Sequence[Path],
+    open_engine: Callable[[], Engine],
     input: Optional[Path],
     output: Optional[Path],
     *,
@@ -261,7 +192,10 @@ def translate_file(
     overrides: Sequence[str] = (),
     flush: bool = False,
 ) -> int:
-    """``nmt translate``: files or stdin/stdout; line by line on a terminal or with ``flush``."""
+    """``nmt translate``: files or stdin/stdout; line by line on a terminal or with ``flush``.
+
+    ``open_engine`` loads the model, called once the paths have been checked (a wrong path is
+    reported before a model is loaded)."""
     input = Path(input) if input is not None else None
     attention_dir = Path(attention_dir) if attention_dir is not None else None
     check_paths(input, attention_dir)
@@ -270,7 +204,8 @@ def translate_file(
     keep_mode = check_output(Path(output)) if output is not None else None
     if output is None and sys.stdout is None:
         raise UserError("no output: standard output is closed; give -o FILE")
-    with contextlib.ExitStack() as opened, torch.inference_mode():
+    engine = open_engine()
+    with contextlib.ExitStack() as opened:
         # a file given is closed on the way out; standard input is not ours to close
         source = opened.enter_context(open(input, "rb")) if input is not None else sys.stdin.buffer
         flush = flush or source.isatty()
@@ -281,7 +216,7 @@ def translate_file(
                 source,
                 name,
                 sink,
-                checkpoints,
+                engine,
                 beam=beam,
                 n_best=n_best,
                 attention_dir=attention_dir,

@@ -10,18 +10,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional
-
-import torch
+from typing import TYPE_CHECKING, Any, Optional
 
 from nmt.config import with_decode_overrides
 from nmt.evaluate.eval_page import eval_page, summary
 from nmt.evaluate.run_report import check_out_folder
 from nmt.run.paths import EVAL, RunPaths, report_stem
 from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
-from nmt.util import runtime, threads
 from nmt.util.errors import UserError
 from nmt.util.fileio import read_lines, write_lines
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,10 @@ def translate_split(
 ) -> tuple[dict[str, list[str]], list[str], list[str], dict, torch.nn.Module]:
     """Translate a split of the (first) checkpoint's own corpus into ``out``, with one model or
     an ensemble of several; returns systems, refs, sources, info and the model."""
+    import torch
+
     from nmt.decode.inference import check_search, encode_sources, load_models, translate_ids
+    from nmt.util import runtime, threads
 
     device = runtime.select_device("auto")
     threads.configure(0)  # follow the cores other processes leave free
@@ -65,6 +68,37 @@ def translate_split(
         "hypotheses": str(hyp_path),
     }
     return {f"beam{beam}": hyps}, refs, srcs, info, loaded.model
+
+
+def translate_lines(
+    engine_name: str, model: Path, src: Path, beam: Optional[int], overrides: list[str], out: Path, compute_type: str
+) -> tuple[dict[str, list[str]], list[str], dict[str, Any]]:
+    """Translate the lines of ``src`` with an export folder on ``engine_name`` into ``out``; returns the
+    system (named by engine and beam), the source lines and what the report says of them."""
+    from nmt.decode.batched import encode_sources
+    from nmt.decode.engines import open_engine
+
+    srcs = read_lines(src)
+    engine = open_engine(engine_name, [], model, compute_type=compute_type)
+    decode = engine.decode_config(overrides)
+    beam = beam if beam is not None else decode.beam
+    engine.check(decode, beam, 1, overrides)
+    results = engine.translate(
+        encode_sources(engine.src_tok, srcs, decode.max_src_len, str(src)), decode, beam=beam, n_best=1, attention=False
+    )
+    hyps = [engine.tgt_tok.decode(r.ids[0]) for r in results]
+    hyp_path = out / f"{src.name}.hyp"
+    write_lines(hyp_path, hyps)
+    info = {
+        "model": str(model),
+        "engine": engine_name,
+        "step": engine.step,
+        "source": str(src),
+        "beam": beam,
+        "length_penalty": decode.length_penalty,
+        "hypotheses": str(hyp_path),
+    }
+    return {f"{engine_name} beam{beam}": hyps}, srcs, info
 
 
 def read_hypotheses(
@@ -113,17 +147,28 @@ def run_eval(
     bootstrap_samples: int = 1000,
     ar_trials: int = 10000,
     seed: int = 12345,
+    model: Optional[Path] = None,
+    engine: str = "torch",
+    compute_type: str = "float32",
 ) -> str:
     """Score one or more systems and write ``report.json`` / ``report.md`` (+ a length plot);
-    returns the summary to print (scores, comparison, where the report went)."""
-    if (not checkpoints) == (not hyps):
-        raise UserError("give either --checkpoint (to translate a split) or --hyp files with --ref")
+    returns the summary to print (scores, comparison, where the report went).
+
+    The systems: a split translated by ``checkpoints``, the lines of ``src`` translated by an
+    export folder ``model`` on ``engine``, or the files ``hyps``."""
+    if sum(map(bool, (checkpoints, hyps, model))) != 1:
+        raise UserError(
+            "give one of --checkpoint (to translate a split), --model with --src and --ref (an export folder "
+            "translates --src), or --hyp files with --ref"
+        )
+    if model is not None and (src is None or ref is None):
+        raise UserError("--model translates --src and scores it against --ref: give both")
     if test not in TEST_CHOICES:
         raise UserError(f"--test must be one of {', '.join(TEST_CHOICES)}, got {test!r}")
     for option, value in (("--bootstrap-samples", bootstrap_samples), ("--ar-trials", ar_trials), ("--seed", seed)):
         if value < 1:
             raise UserError(f"{option} must be at least 1, got {value}")
-    if hyps and ref is None:
+    if (hyps or model is not None) and ref is None:
         raise UserError("--hyp needs --ref (the reference translations)")
     if out is None:  # beside the (first) run's checkpoints; an ensemble never overwrites a member's report
         ensemble = len(checkpoints) > 1
@@ -134,6 +179,14 @@ def run_eval(
     if checkpoints:
         out.mkdir(parents=True, exist_ok=True)
         systems, refs, srcs, info, _ = translate_split([Path(c) for c in checkpoints], split, beam, overrides, out)
+    elif model is not None:
+        assert src is not None and ref is not None
+        refs = read_lines(ref)
+        out.mkdir(parents=True, exist_ok=True)
+        systems, srcs, info = translate_lines(engine, Path(model), Path(src), beam, overrides, out, compute_type)
+        if len(srcs) != len(refs):
+            raise UserError(f"--src {src} has {len(srcs)} lines but --ref {ref} has {len(refs)}; give parallel files")
+        info["reference"] = str(ref)
     else:
         assert ref is not None
         systems, refs, srcs = read_hypotheses(hyps, ref, src)

@@ -46,7 +46,7 @@ def no_model_load(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded before the paths were checked")
 
-    monkeypatch.setattr("nmt.decode.translate.load_models", refuse)
+    monkeypatch.setattr("nmt.decode.torch_engine.load_models", refuse)
 
 
 def translate(ckpt: str, src: Path, out: Path, capsys, *options: str) -> tuple[int, str, str]:

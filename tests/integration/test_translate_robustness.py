@@ -37,7 +37,7 @@ def no_model_load(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded before the paths were checked")
 
-    monkeypatch.setattr("nmt.decode.translate.load_models", refuse)
+    monkeypatch.setattr("nmt.decode.torch_engine.load_models", refuse)
 
 
 @pytest.fixture()

@@ -1,0 +1,191 @@
+"""What translates: PyTorch (checkpoints or a safetensors release), onnxruntime, or CTranslate2.
+
+``nmt translate``, ``nmt eval`` and ``nmt serve`` open one :class:`Engine` and ask it to
+translate id sequences; the engines differ in what they load and run, not in what they return
+(:class:`~nmt.decode.batched.Translation`).  The torch engine runs nmt's searches on tensors,
+the onnxruntime engine runs the same searches on numpy arrays (:mod:`nmt.engine.onnx_model`),
+and the ctranslate2 engine runs CTranslate2's own search (:mod:`nmt.engine.ct2`).  Only the
+torch engine imports torch, and only when it is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Protocol
+
+from nmt.config import DecodeConfig, apply_override
+from nmt.data.tokenizer import Tokenizer
+from nmt.decode.batched import MAX_BEAM_ROWS, Translation, check_beam_size, check_n_best, translate_arrays
+from nmt.engine.manifest import ENGINES, Manifest, read_manifest
+from nmt.util.errors import UserError
+
+ENGINE_NAMES = ("torch", "onnxruntime", "ctranslate2")
+FORMAT_OF = {engine: fmt for fmt, engine in ENGINES.items()}
+"""The export format each engine reads from a folder (``--model DIR``)."""
+
+
+class Engine(Protocol):
+    """A model ready to translate, whatever runs it."""
+
+    @property
+    def name(self) -> str:
+        """The ``--engine`` that runs it."""
+        ...
+
+    @property
+    def src_tok(self) -> Tokenizer: ...
+
+    @property
+    def tgt_tok(self) -> Tokenizer: ...
+
+    @property
+    def step(self) -> int:
+        """The update the model was saved at."""
+        ...
+
+    def decode_config(self, overrides: Sequence[str]) -> DecodeConfig:
+        """The run's decode options with ``decode.*`` overrides applied (others refused)."""
+        ...
+
+    def check(self, decode: DecodeConfig, beam: int, n_best: int, overrides: Sequence[str]) -> None:
+        """Refuse, before any input is read, a search this engine cannot run."""
+        ...
+
+    def translate(
+        self, ids: Sequence[Sequence[int]], decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
+    ) -> list[Translation]: ...
+
+    def write_layer_attention(
+        self, folder: Path, index: int, src_ids: list[int], out_ids: list[int], src: list[str], tgt: list[str]
+    ) -> None:
+        """Every layer's and head's maps of one output where the engine has them (a PyTorch
+        Transformer); the others write only the cross-attention that the searches return."""
+        ...
+
+
+def _decode_from(raw: dict[str, Any], overrides: Sequence[str]) -> DecodeConfig:
+    """An exported run's decode section (export.json) with ``decode.*`` overrides applied."""
+    whole = {"decode": dict(raw)}
+    for assignment in overrides:
+        if not assignment.startswith("decode."):
+            raise UserError(f"--set {assignment[:80]}: only decode.* options can change at translation time")
+        apply_override(whole, assignment)
+    return DecodeConfig.model_validate(whole["decode"])
+
+
+@dataclass
+class OnnxEngine:
+    """An ONNX export searched by nmt's own greedy and beam search on onnxruntime."""
+
+    model: Any  # nmt.engine.onnx_model.OnnxModel
+    manifest: Manifest
+    src_tok: Tokenizer
+    tgt_tok: Tokenizer
+    name: str = "onnxruntime"
+
+    @property
+    def step(self) -> int:
+        return self.manifest.step
+
+    def decode_config(self, overrides: Sequence[str]) -> DecodeConfig:
+        return _decode_from(self.manifest.decode, overrides)
+
+    def check(self, decode: DecodeConfig, beam: int, n_best: int, overrides: Sequence[str]) -> None:
+        if decode.sample:
+            raise UserError("--engine onnxruntime searches (greedy or beam); sampling needs --engine torch")
+        check_beam_size(beam, self.manifest.tgt_vocab)
+        check_n_best(n_best, beam, False, MAX_BEAM_ROWS)
+
+    def translate(
+        self, ids: Sequence[Sequence[int]], decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
+    ) -> list[Translation]:
+        return translate_arrays(
+            self.model,
+            ids,
+            decode,
+            vocab_size=self.manifest.tgt_vocab,
+            beam=beam,
+            n_best=n_best,
+            return_attention=attention,
+        )
+
+    def write_layer_attention(
+        self, folder: Path, index: int, src_ids: list[int], out_ids: list[int], src: list[str], tgt: list[str]
+    ) -> None:
+        """Nothing: the exported step returns the last layer's cross-attention only."""
+
+
+@dataclass
+class CT2Engine:
+    """A CTranslate2 export (Transformers only) translated by CTranslate2's own search."""
+
+    translator: Any  # nmt.engine.ct2.CT2Translator
+    name: str = "ctranslate2"
+
+    @property
+    def src_tok(self) -> Tokenizer:
+        return self.translator.src_tok
+
+    @property
+    def tgt_tok(self) -> Tokenizer:
+        return self.translator.tgt_tok
+
+    @property
+    def step(self) -> int:
+        return int(self.translator.manifest.step)
+
+    def decode_config(self, overrides: Sequence[str]) -> DecodeConfig:
+        return _decode_from(self.translator.manifest.decode, overrides)
+
+    def check(self, decode: DecodeConfig, beam: int, n_best: int, overrides: Sequence[str]) -> None:
+        self.translator.check_search(decode, beam, n_best)
+
+    def translate(
+        self, ids: Sequence[Sequence[int]], decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
+    ) -> list[Translation]:
+        if attention:
+            raise UserError("--engine ctranslate2 returns no attention weights; use --engine torch or onnxruntime")
+        found = self.translator.translate_ids(ids, decode, beam=beam, n_best=n_best)
+        return [Translation(t.ids, t.log_probs, t.scores) for t in found]
+
+    def write_layer_attention(
+        self, folder: Path, index: int, src_ids: list[int], out_ids: list[int], src: list[str], tgt: list[str]
+    ) -> None:
+        """Nothing: CTranslate2 returns no attention here."""
+
+
+def open_engine(
+    name: str, checkpoints: Sequence[Path], model: Optional[Path], *, compute_type: str = "float32", threads: int = 0
+) -> Engine:
+    """The engine ``name`` over ``checkpoints`` (torch only) or an export folder ``model``."""
+    if name not in ENGINE_NAMES:
+        raise UserError(f"--engine {name}: unknown; valid options: {', '.join(ENGINE_NAMES)}")
+    if (model is None) == (not checkpoints):
+        raise UserError("give either --checkpoint (PyTorch checkpoints) or --model DIR (an `nmt export` folder)")
+    if name != "torch" and model is None:
+        raise UserError(f"--engine {name} runs an export folder: give --model DIR (write one with `nmt export`)")
+    if name == "torch":
+        from nmt.decode.torch_engine import TorchEngine  # torch: imported only for this engine
+
+        return TorchEngine.open(checkpoints, model)
+    assert model is not None
+    manifest = read_manifest(model, FORMAT_OF[name])
+    if name == "onnxruntime":
+        from nmt.engine.onnx_model import OnnxModel
+
+        src_tok, tgt_tok = _tokenizers(model, manifest)
+        return OnnxEngine(OnnxModel(model, threads=threads), manifest, src_tok, tgt_tok)
+    from nmt.engine.ct2 import CT2Translator
+
+    return CT2Engine(CT2Translator(model, compute_type=compute_type, threads=threads))
+
+
+def _tokenizers(folder: Path, manifest: Manifest) -> tuple[Tokenizer, Tokenizer]:
+    from nmt.engine.manifest import SRC_SPM, TGT_SPM
+
+    return tuple(  # type: ignore[return-value]
+        Tokenizer((folder / manifest.files[role]).read_bytes(), source=f"{folder / manifest.files[role]}")
+        for role in (SRC_SPM, TGT_SPM)
+    )

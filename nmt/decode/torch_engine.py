@@ -1,0 +1,129 @@
+"""The PyTorch engine: checkpoints (one, or several as an ensemble) or a safetensors release folder.
+
+It runs nmt's searches on tensors on the best device there is (:mod:`nmt.decode.inference`); the
+others engines are in :mod:`nmt.decode.engines`, which imports this module only when asked for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from nmt.config import DecodeConfig, with_decode_overrides
+from nmt.data.tokenizer import BOS, Tokenizer
+from nmt.decode.batched import Translation
+from nmt.decode.inference import Loaded, check_search, load_models, translate_ids
+from nmt.decode.release import load_release
+from nmt.model.transformer import Transformer
+from nmt.util import runtime, threads
+from nmt.util.fileio import atomic_write
+
+
+@dataclass
+class TorchEngine:
+    """A loaded PyTorch model and the device it runs on."""
+
+    loaded: Loaded
+    device: torch.device
+    name: str = "torch"
+
+    @classmethod
+    def open(cls, checkpoints: Sequence[Path], release: Optional[Path]) -> TorchEngine:
+        device = runtime.select_device("auto")
+        threads.configure(0)  # follow the cores other processes leave free
+        loaded = load_release(release, device) if release is not None else load_models(checkpoints, device)
+        return cls(loaded, device)
+
+    @property
+    def src_tok(self) -> Tokenizer:
+        return self.loaded.src_tok
+
+    @property
+    def tgt_tok(self) -> Tokenizer:
+        return self.loaded.tgt_tok
+
+    @property
+    def step(self) -> int:
+        return self.loaded.step
+
+    def decode_config(self, overrides: Sequence[str]) -> DecodeConfig:
+        return with_decode_overrides(self.loaded.config, overrides).decode
+
+    def check(self, decode: DecodeConfig, beam: int, n_best: int, overrides: Sequence[str]) -> None:
+        check_search(decode, beam, n_best, self.loaded.model, overrides)
+
+    def translate(
+        self, ids: Sequence[Sequence[int]], decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
+    ) -> list[Translation]:
+        with torch.inference_mode():
+            return translate_ids(
+                self.loaded.model, ids, decode, self.device, beam=beam, n_best=n_best, return_attention=attention
+            )
+
+    def write_layer_attention(
+        self, folder: Path, index: int, src_ids: list[int], out_ids: list[int], src: list[str], tgt: list[str]
+    ) -> None:
+        """A Transformer's every layer and head for one output: one grid PNG per kind, one JSON (else nothing)."""
+        if isinstance(self.loaded.model, Transformer):
+            write_layer_attention(folder, index, self.loaded.model, src_ids, out_ids, src, tgt, self.device)
+
+
+ATTENTION_KINDS = {
+    "encoder_self": "encoder self-attention",
+    "decoder_self": "decoder self-attention",
+    "cross": "cross-attention",
+}
+"""The maps a Transformer adds per sentence (:meth:`~nmt.model.transformer.Transformer.attention_maps`)."""
+
+
+def write_layer_attention(
+    folder: Path,
+    index: int,
+    model: Transformer,
+    src_ids: list[int],
+    out_ids: list[int],
+    src_pieces: list[str],
+    tgt_pieces: list[str],
+    device: torch.device,
+) -> None:
+    """Every layer's and head's maps of one sentence's best hypothesis: one grid PNG per kind, one JSON.
+
+    The decoder reads [BOS] + the output, so its rows are the output tokens and EOS (``tgt_pieces``).
+    """
+    from nmt.util.plots import plot_attention_grid
+
+    if not src_pieces:
+        return
+    src = torch.tensor([src_ids], device=device)
+    tgt_in = torch.tensor([[BOS] + out_ids], device=device)
+    maps = {
+        kind: weights[0].float().cpu()
+        for kind, weights in model.attention_maps(src, torch.tensor([len(src_ids)], device=device), tgt_in).items()
+    }
+    axes = {
+        "encoder_self": (src_pieces, src_pieces),
+        "decoder_self": (["<s>"] + tgt_pieces[:-1], tgt_pieces),
+        "cross": (src_pieces, tgt_pieces),
+    }  # (columns, rows)
+    stem = folder / f"{index:06d}"
+    with atomic_write(stem.with_suffix(".layers.json")) as handle:
+        handle.write(
+            json.dumps(
+                {
+                    "src": src_pieces,
+                    "tgt": tgt_pieces,
+                    "dims": "layer, head, row, column",
+                    **{kind: maps[kind].tolist() for kind in ATTENTION_KINDS},
+                }
+            ).encode("utf-8")
+        )
+    for kind, label in ATTENTION_KINDS.items():
+        columns, rows = axes[kind]
+        plot_attention_grid(
+            maps[kind], columns, rows, folder / f"{index:06d}.{kind}.png", title=f"sentence {index}: {label}"
+        )
