@@ -318,18 +318,32 @@ SERVE_LIMITS = Limits()
 
 @app.command("serve")
 def serve_cmd(
-    checkpoint: list[str] = typer.Option(
-        ...,
+    checkpoint: Optional[list[str]] = typer.Option(
+        None,
         "--checkpoint",
-        help="A model to serve: PATH or NAME=PATH; repeat for several, side by side "
+        help="A model to serve (--engine torch): PATH or NAME=PATH; repeat for several, side by side "
         "(default name: the run folder of runs/<run>/checkpoints/x.pt, else the file stem).",
     ),
+    model: Optional[list[str]] = typer.Option(
+        None,
+        "--model",
+        help="A folder written by nmt export, in the format --engine runs: DIR or NAME=DIR (default "
+        "name: the folder's); repeat for several. May be given beside --checkpoint with --engine torch.",
+    ),
+    engine: str = EngineOpt,
+    compute_type: str = ComputeTypeOpt,
     host: str = typer.Option(
         "127.0.0.1", help="Address to listen on (default loopback only; the API has no authentication)."
     ),
     port: int = typer.Option(8000, help="Port to listen on (0 = any free port; the log names it)."),
-    device: str = typer.Option("auto", help="auto (CUDA when present), cpu or cuda."),
-    threads: int = typer.Option(0, help="CPU threads for torch (0 = one per core other processes leave free)."),
+    device: str = typer.Option(
+        "auto", help="auto (CUDA when present), cpu or cuda; --engine onnxruntime and ctranslate2 run on the CPU."
+    ),
+    threads: int = typer.Option(
+        0,
+        help="CPU threads: torch's (0 = one per core other processes leave free), or onnxruntime's "
+        "and CTranslate2's (0 = their default).",
+    ),
     max_request_bytes: int = typer.Option(
         SERVE_LIMITS.max_request_bytes, help="Largest request body; larger gets 413."
     ),
@@ -363,7 +377,15 @@ def serve_cmd(
     time to send it) and a bad one gets a 4xx with a JSON error.  The port is bound before the
     models load: a port in use fails at once.
 
-    Example: nmt serve --checkpoint bahdanau=runs/a/checkpoints/best.pt --checkpoint qkv=runs/b/checkpoints/best.pt
+    --engine runs every model: torch (--checkpoint, or --model with a safetensors export),
+    onnxruntime or ctranslate2 (--model with an ONNX or CTranslate2 export; neither imports
+    torch).  Attention differs by engine: torch returns the searches' weights and, for a
+    Transformer, every layer and head; onnxruntime the searches' weights only (a Transformer's
+    last layer, mean over heads); ctranslate2 none: a request with "attention": true gets 422,
+    and the page shows its translations and hypotheses without a heat map.
+
+    Examples: nmt serve --checkpoint bahdanau=runs/a/checkpoints/best.pt --checkpoint qkv=runs/b/checkpoints/best.pt;
+    nmt serve --engine onnxruntime --model demo=exports/demo-onnx
     """
     from nmt.serve.server import serve
 
@@ -379,7 +401,18 @@ def serve_cmd(
         batch_wait_ms=batch_wait_ms,
         max_pending=max_pending,
     )
-    serve(checkpoint, host=host, port=port, limits=limits, device=device, threads=threads, read_timeout=read_timeout)
+    serve(
+        checkpoint or [],
+        model_dirs=model or [],
+        engine=engine,
+        host=host,
+        port=port,
+        limits=limits,
+        device=device,
+        threads=threads,
+        compute_type=compute_type,
+        read_timeout=read_timeout,
+    )
 
 
 cli_evaluate.register(app)  # eval, average, compare, variants, report: listed after serve

@@ -6,6 +6,11 @@ translate id sequences; the engines differ in what they load and run, not in wha
 the onnxruntime engine runs the same searches on numpy arrays (:mod:`nmt.engine.onnx_model`),
 and the ctranslate2 engine runs CTranslate2's own search (:mod:`nmt.engine.ct2`).  Only the
 torch engine imports torch, and only when it is opened.
+
+They differ in the attention they can show: the torch engine returns the searches' weights and,
+for a Transformer, every layer's and head's maps; the onnxruntime engine the searches' weights
+(a Transformer's last layer, mean over heads); the ctranslate2 engine none.  :class:`ModelInfo`
+says which, so ``nmt serve`` and its page can tell a user instead of failing.
 """
 
 from __future__ import annotations
@@ -18,12 +23,16 @@ from typing import Any, Optional, Protocol
 from nmt.config import DecodeConfig, apply_override
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.batched import MAX_BEAM_ROWS, Translation, check_beam_size, check_n_best, translate_arrays
+from nmt.decode.model_info import ModelInfo as ModelInfo
+from nmt.decode.model_info import attention_label as attention_label
 from nmt.engine.manifest import ENGINES, Manifest, read_manifest
 from nmt.util.errors import UserError
 
 ENGINE_NAMES = ("torch", "onnxruntime", "ctranslate2")
 FORMAT_OF = {engine: fmt for fmt, engine in ENGINES.items()}
 """The export format each engine reads from a folder (``--model DIR``)."""
+DEVICES = ("auto", "cpu", "cuda")
+"""``--device`` choices; only the torch engine runs anywhere but the CPU."""
 
 
 class Engine(Protocol):
@@ -62,6 +71,15 @@ class Engine(Protocol):
     ) -> None:
         """Every layer's and head's maps of one output where the engine has them (a PyTorch
         Transformer); the others write only the cross-attention that the searches return."""
+        ...
+
+    def describe(self) -> ModelInfo:
+        """What the model is and which attention this engine shows (``nmt serve``'s GET /models)."""
+        ...
+
+    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> Optional[Any]:
+        """Cross-attention of every layer and head, (layers, heads, len(out_ids) + 1, len(src_ids)) on
+        the host, for the output ``out_ids`` of ``src_ids``; None where the engine has no such maps."""
         ...
 
 
@@ -116,6 +134,26 @@ class OnnxEngine:
     ) -> None:
         """Nothing: the exported step returns the last layer's cross-attention only."""
 
+    def describe(self) -> ModelInfo:
+        transformer = self.manifest.arch == "transformer"
+        return ModelInfo(
+            arch=self.manifest.arch,
+            attention=self.manifest.arch,  # export.json records no attention type
+            device="cpu",
+            search_attention=True,
+            layer_attention=False,
+            attention_note=(
+                "onnxruntime gives the last layer's cross-attention, mean over heads; "
+                "every layer and head needs --engine torch"
+            )
+            if transformer
+            else None,
+        )
+
+    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> Optional[Any]:
+        """None: the exported step returns the last layer's cross-attention only."""
+        return None
+
 
 @dataclass
 class CT2Engine:
@@ -155,21 +193,57 @@ class CT2Engine:
     ) -> None:
         """Nothing: CTranslate2 returns no attention here."""
 
+    def describe(self) -> ModelInfo:
+        return ModelInfo(
+            arch="transformer",
+            attention="transformer",
+            device="cpu",
+            search_attention=False,
+            layer_attention=False,
+            attention_note="ctranslate2 returns no attention weights; serve the model with "
+            "--engine torch or onnxruntime to see them",
+        )
+
+    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> Optional[Any]:
+        """None: CTranslate2 returns no attention here."""
+        return None
+
+
+def check_device(engine: str, device: str) -> None:
+    """Refuse, in one line, a ``--device`` that is not a choice, or that ``engine`` does not run on."""
+    if device not in DEVICES:
+        raise UserError(f"--device {device}: unknown; valid options: {', '.join(DEVICES)}")
+    if engine != "torch" and device not in ("auto", "cpu"):
+        raise UserError(
+            f"--device {device}: --engine {engine} runs on the CPU; leave out --device or use --engine torch"
+        )
+
 
 def open_engine(
-    name: str, checkpoints: Sequence[Path], model: Optional[Path], *, compute_type: str = "float32", threads: int = 0
+    name: str,
+    checkpoints: Sequence[Path],
+    model: Optional[Path],
+    *,
+    compute_type: str = "float32",
+    threads: int = 0,
+    device: str = "auto",
 ) -> Engine:
-    """The engine ``name`` over ``checkpoints`` (torch only) or an export folder ``model``."""
+    """The engine ``name`` over ``checkpoints`` (torch only) or an export folder ``model``.
+
+    ``threads``: the engine's CPU threads (0: torch follows the free cores, the others use their
+    own default); ``device``: one of :data:`DEVICES`, anything but the CPU for torch only.
+    """
     if name not in ENGINE_NAMES:
         raise UserError(f"--engine {name}: unknown; valid options: {', '.join(ENGINE_NAMES)}")
     if (model is None) == (not checkpoints):
         raise UserError("give either --checkpoint (PyTorch checkpoints) or --model DIR (an `nmt export` folder)")
     if name != "torch" and model is None:
         raise UserError(f"--engine {name} runs an export folder: give --model DIR (write one with `nmt export`)")
+    check_device(name, device)
     if name == "torch":
         from nmt.decode.torch_engine import TorchEngine  # torch: imported only for this engine
 
-        return TorchEngine.open(checkpoints, model)
+        return TorchEngine.open(checkpoints, model, device=device, threads=threads)
     assert model is not None
     manifest = read_manifest(model, FORMAT_OF[name])
     if name == "onnxruntime":

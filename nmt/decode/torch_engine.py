@@ -12,15 +12,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
 import torch
 
 from nmt.config import DecodeConfig, with_decode_overrides
 from nmt.data.tokenizer import BOS, Tokenizer
 from nmt.decode.batched import Translation
 from nmt.decode.inference import Loaded, check_search, load_models, translate_ids
+from nmt.decode.model_info import ModelInfo, attention_label
 from nmt.decode.release import load_release
 from nmt.model.transformer import Transformer
-from nmt.util import runtime, threads
+from nmt.util import runtime
+from nmt.util import threads as cpu_threads
 from nmt.util.fileio import atomic_write
 
 
@@ -33,11 +36,15 @@ class TorchEngine:
     name: str = "torch"
 
     @classmethod
-    def open(cls, checkpoints: Sequence[Path], release: Optional[Path]) -> TorchEngine:
-        device = runtime.select_device("auto")
-        threads.configure(0)  # follow the cores other processes leave free
-        loaded = load_release(release, device) if release is not None else load_models(checkpoints, device)
-        return cls(loaded, device)
+    def open(
+        cls, checkpoints: Sequence[Path], release: Optional[Path], *, device: str = "auto", threads: int = 0
+    ) -> TorchEngine:
+        """Load on ``device`` (auto: CUDA when present) with ``threads`` CPU threads (0: follow the
+        cores other processes leave free)."""
+        chosen = runtime.select_device(device)
+        cpu_threads.configure(threads)
+        loaded = load_release(release, chosen) if release is not None else load_models(checkpoints, chosen)
+        return cls(loaded, chosen)
 
     @property
     def src_tok(self) -> Tokenizer:
@@ -72,6 +79,26 @@ class TorchEngine:
         if isinstance(self.loaded.model, Transformer):
             write_layer_attention(folder, index, self.loaded.model, src_ids, out_ids, src, tgt, self.device)
 
+    def describe(self) -> ModelInfo:
+        config, model = self.loaded.config, self.loaded.model
+        return ModelInfo(
+            arch=config.model.arch,
+            attention=attention_label(config),
+            device=str(self.device),
+            search_attention=True,
+            layer_attention=isinstance(model, Transformer),
+            parameters=sum(p.numel() for p in model.parameters()),
+            languages=(config.data.src, config.data.tgt),
+            config=config.model_dump(mode="json"),
+        )
+
+    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> Optional[np.ndarray]:
+        """A Transformer's cross-attention (layers, heads, len(out_ids) + 1, len(src_ids)); else None."""
+        model = self.loaded.model
+        if not isinstance(model, Transformer) or not src_ids:
+            return None
+        return attention_maps(model, src_ids, out_ids, self.device)["cross"][0].float().cpu().numpy()
+
 
 ATTENTION_KINDS = {
     "encoder_self": "encoder self-attention",
@@ -79,6 +106,19 @@ ATTENTION_KINDS = {
     "cross": "cross-attention",
 }
 """The maps a Transformer adds per sentence (:meth:`~nmt.model.transformer.Transformer.attention_maps`)."""
+
+
+def attention_maps(
+    model: Transformer, src_ids: list[int], out_ids: list[int], device: torch.device
+) -> dict[str, torch.Tensor]:
+    """Every map of :data:`ATTENTION_KINDS` for one source and its output, each (1, layers, heads, rows, columns).
+
+    The decoder reads [BOS] + the output, so the decoder's rows are the output tokens and EOS.
+    """
+    src = torch.tensor([src_ids], device=device)
+    tgt_in = torch.tensor([[BOS] + out_ids], device=device)
+    with torch.inference_mode():
+        return model.attention_maps(src, torch.tensor([len(src_ids)], device=device), tgt_in)
 
 
 def write_layer_attention(
@@ -99,12 +139,7 @@ def write_layer_attention(
 
     if not src_pieces:
         return
-    src = torch.tensor([src_ids], device=device)
-    tgt_in = torch.tensor([[BOS] + out_ids], device=device)
-    maps = {
-        kind: weights[0].float().cpu()
-        for kind, weights in model.attention_maps(src, torch.tensor([len(src_ids)], device=device), tgt_in).items()
-    }
+    maps = {kind: weights[0].float().cpu() for kind, weights in attention_maps(model, src_ids, out_ids, device).items()}
     axes = {
         "encoder_self": (src_pieces, src_pieces),
         "decoder_self": (["<s>"] + tgt_pieces[:-1], tgt_pieces),

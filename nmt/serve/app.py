@@ -2,7 +2,8 @@
 
 Every error a client can cause is a 4xx with a JSON body ``{"error": "...", ...}``: 404 for
 an unknown model or path, 413 for a body over the size limit, 422 for a request outside the
-schema or the limits, 503 when too many requests wait.  Anything else is a 500 whose body
+schema or the limits (or asking attention of a model whose engine returns none), 503 when too
+many requests wait.  Anything else is a 500 whose body
 says only that the server failed (the traceback goes to the server's log, not the client).
 """
 
@@ -142,7 +143,8 @@ def create_app(models: dict[str, ServedModel], limits: Limits) -> FastAPI:
 
     @app.get("/models")
     async def list_models() -> dict[str, Any]:
-        """Every loaded model: name, attention type, parameters, vocabulary sizes and the config."""
+        """Every loaded model: name, engine, attention type and what attention it shows, parameters,
+        vocabulary sizes and the config (null where an export does not record them)."""
         return {"default": default, "limits": asdict(limits), "models": [m.info() for m in models.values()]}
 
     async def translate(body: Body) -> Any:  # type: ignore[valid-type]
@@ -152,9 +154,15 @@ def create_app(models: dict[str, ServedModel], limits: Limits) -> FastAPI:
         served = models.get(name)
         if served is None:
             return error(404, f"unknown model {name!r}; loaded: {', '.join(models)}")
-        beam = request.beam or min(served.config.decode.beam, limits.max_beam)
+        beam = request.beam or min(served.decode.beam, limits.max_beam)
         if request.n_best > beam:
             return error(422, f"n_best {request.n_best} exceeds the beam {beam}")
+        if request.attention and not served.about.search_attention:
+            return error(
+                422,
+                f"model {name!r} runs on --engine {served.engine.name}, which returns no attention weights; "
+                'leave out "attention", or serve the model with --engine torch or onnxruntime',
+            )
         if request.attention and len(request.text) > limits.max_attention_sentences:
             return error(
                 422,

@@ -1,4 +1,8 @@
-"""The models a server holds: loaded once, named, described, and turned into response rows.
+"""The models a server holds: opened once, named, described, and turned into response rows.
+
+Each model is an :class:`~nmt.decode.engines.Engine`: a checkpoint or a safetensors export on
+torch, an ONNX export on onnxruntime, or a CTranslate2 export.  Nothing here imports torch, so
+a server of exports runs without it; the torch engine imports it when it is opened.
 
 Every method that runs a model is called from the batcher's single worker thread
 (:mod:`nmt.serve.batcher`), so no two searches share a model at once.
@@ -7,17 +11,16 @@ Every method that runs a model is called from the batcher's single worker thread
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
-import torch
+import numpy as np
 
-from nmt.config import Config
-from nmt.data.tokenizer import BOS
-from nmt.decode.inference import Loaded, Translation, load_checkpoint, translate_ids
-from nmt.model.transformer import Transformer
-from nmt.run.checkpoint import check_checkpoint_path
+from nmt.config import DecodeConfig
+from nmt.decode.batched import Translation
+from nmt.decode.engines import ENGINE_NAMES, FORMAT_OF, Engine, ModelInfo, check_device, open_engine
+from nmt.engine.manifest import read_manifest
 from nmt.run.paths import run_of_checkpoint
 from nmt.util.errors import UserError
 
@@ -35,7 +38,7 @@ class SearchKey(NamedTuple):
 
 
 def parse_checkpoint_arg(arg: str) -> tuple[Optional[str], Path]:
-    """``NAME=PATH`` or ``PATH`` (the name is then derived by :func:`default_name`)."""
+    """``NAME=PATH`` or ``PATH`` (the name is then derived by :func:`default_name`); also ``--model``'s ``NAME=DIR``."""
     name, sep, path = arg.partition("=")
     if sep and name and "/" not in name and not Path(arg).exists():
         return name, Path(path)
@@ -43,54 +46,56 @@ def parse_checkpoint_arg(arg: str) -> tuple[Optional[str], Path]:
 
 
 def default_name(path: Path) -> str:
-    """runs/<run>/checkpoints/<file>.pt -> <run>; any other A.pt -> A."""
+    """runs/<run>/checkpoints/<file>.pt -> <run>; an export folder -> its name; any other A.pt -> A."""
     run = run_of_checkpoint(path)
-    return run.name if run is not None else path.stem
-
-
-def attention_label(config: Config) -> str:
-    """How /models and the page name a model's attention."""
-    if config.model.arch == "transformer":
-        return "transformer"
-    attention = config.model.attention
-    return f"custom ({attention.energy})" if attention.type == "custom" else attention.type
+    if run is not None:
+        return run.name
+    return path.name if path.is_dir() else path.stem
 
 
 @dataclass
 class ServedModel:
-    """One checkpoint, loaded for serving."""
+    """One model, opened for serving: from a checkpoint (``exported`` False) or an export folder."""
 
     name: str
     path: Path
-    loaded: Loaded
-    device: torch.device
+    engine: Engine
+    exported: bool = False
+    decode: DecodeConfig = field(init=False)  # the run's decode options: the searches' defaults
+    about: ModelInfo = field(init=False)
 
-    @property
-    def config(self) -> Config:
-        return self.loaded.config
+    def __post_init__(self) -> None:
+        self.decode = self.engine.decode_config([])
+        self.about = self.engine.describe()
 
     def info(self) -> dict[str, Any]:
-        """The row of GET /models."""
-        model = self.loaded.model
+        """The row of GET /models (fields an export does not record are null)."""
+        about = self.about
         return {
             "name": self.name,
-            "checkpoint": str(self.path),
-            "step": self.loaded.step,
-            "arch": self.config.model.arch,
-            "attention": attention_label(self.config),
-            "parameters": sum(p.numel() for p in model.parameters()),
+            "engine": self.engine.name,
+            "device": about.device,
+            "checkpoint": None if self.exported else str(self.path),
+            "model_dir": str(self.path) if self.exported else None,
+            "step": self.engine.step,
+            "arch": about.arch,
+            "attention": about.attention,
+            "attention_weights": about.search_attention,
+            "layer_attention": about.layer_attention,
+            "attention_note": about.attention_note,
+            "parameters": about.parameters,
             "vocabulary": {
-                "source": self.loaded.src_tok.vocab_size,
-                "target": self.loaded.tgt_tok.vocab_size,
-                "languages": [self.config.data.src, self.config.data.tgt],
+                "source": self.engine.src_tok.vocab_size,
+                "target": self.engine.tgt_tok.vocab_size,
+                "languages": list(about.languages) if about.languages else None,
             },
-            "default_beam": self.config.decode.beam,
-            "config": self.config.model_dump(mode="json"),
+            "default_beam": self.decode.beam,
+            "config": about.config,
         }
 
     def encode(self, lines: Sequence[str], max_tokens: int) -> list[list[int]]:
         """Source ids; a sentence over ``max_tokens`` subwords is refused (a UserError naming it)."""
-        ids = self.loaded.src_tok.encode(lines)
+        ids = self.engine.src_tok.encode(lines)
         for i, seq in enumerate(ids):
             if len(seq) > max_tokens:
                 raise UserError(f"text[{i}] has {len(seq)} subword tokens; this server takes at most {max_tokens}")
@@ -100,26 +105,18 @@ class ServedModel:
         """One search call over ``sentences``; one response row per sentence, in order."""
         # the model's length penalty, coverage penalty, n-gram block and a * source + b: as nmt translate
         # searches, except that a server never samples (a request names a beam instead)
-        decode = self.config.decode.model_copy(
+        decode = self.decode.model_copy(
             update={
                 "batch_size": max(len(sentences), 1),
                 "sample": False,
                 **({"max_len_a": 0.0, "max_len_b": key.max_len} if key.max_len else {}),
             }
         )
-        results = translate_ids(
-            self.loaded.model,
-            sentences,
-            decode,
-            self.device,
-            beam=key.beam,
-            n_best=key.n_best,
-            return_attention=key.attention,
-        )
+        results = self.engine.translate(sentences, decode, beam=key.beam, n_best=key.n_best, attention=key.attention)
         return [self._row(src, result, key.attention) for src, result in zip(sentences, results)]
 
     def _row(self, src: list[int], result: Translation, attention: bool) -> dict[str, Any]:
-        tgt_tok = self.loaded.tgt_tok
+        tgt_tok = self.engine.tgt_tok
         hypotheses = [
             {"text": tgt_tok.decode(ids), "score": round(score, 4), "log_prob": round(log_prob, 4)}
             for ids, score, log_prob in zip(result.ids, result.scores, result.log_probs)
@@ -132,46 +129,107 @@ class ServedModel:
     def _attention(self, src: list[int], result: Translation) -> Optional[dict[str, Any]]:
         """Weights of the best hypothesis: rows = its tokens and EOS, columns = source tokens.
 
-        None for a model without attention or an empty source.  A Transformer adds
-        ``layers``: its cross-attention per layer and head (layer, head, row, column).
+        None for a model without attention or an empty source.  A Transformer on torch adds
+        ``layers``: its cross-attention per layer and head (layer, head, row, column); on another
+        engine, ``note`` says what it shows instead.
         """
         if result.attention is None or not src:
             return None
         out = result.ids[0]
         view: dict[str, Any] = {
-            "source_tokens": self.loaded.src_tok.decode_pieces(src),
-            "target_tokens": self.loaded.tgt_tok.decode_pieces(out) + [EOS_PIECE],
-            "weights": _rounded(result.attention),
+            "source_tokens": self.engine.src_tok.decode_pieces(src),
+            "target_tokens": self.engine.tgt_tok.decode_pieces(out) + [EOS_PIECE],
+            "weights": rounded(result.attention),
         }
-        model = self.loaded.model
-        if isinstance(model, Transformer):
-            with torch.inference_mode():
-                maps = model.attention_maps(
-                    torch.tensor([src], device=self.device),
-                    torch.tensor([len(src)], device=self.device),
-                    torch.tensor([[BOS] + out], device=self.device),
-                )
-            view["layers"] = _rounded(maps["cross"][0])
+        layers = self.engine.layer_attention(src, out)
+        if layers is not None:
+            view["layers"] = rounded(layers)
+        elif self.about.attention_note:
+            view["note"] = self.about.attention_note
         return view
 
 
-def _rounded(weights: torch.Tensor) -> list[Any]:
-    """Nested lists of weights to 4 decimals (the JSON stays small; a heat map needs no more)."""
-    return (weights.detach().double().cpu() * 10_000).round().div(10_000).tolist()
+def rounded(weights: Any) -> list[Any]:
+    """Nested lists of weights to 4 decimals (the JSON stays small; a heat map needs no more).
+
+    ``weights`` is a numpy array (the onnxruntime engine) or a torch tensor on the host (the torch
+    engine), read through numpy so that this module needs no torch.
+    """
+    if hasattr(weights, "detach"):  # a torch tensor: numpy reads it once it has no graph and is on the CPU
+        weights = weights.detach().cpu()
+    return (np.round(np.asarray(weights, dtype=np.float64) * 10_000) / 10_000).tolist()
 
 
-def load_served(args: Sequence[str], device: torch.device) -> dict[str, ServedModel]:
-    """Load every ``--checkpoint`` once, keyed by name; clashing names are a UserError."""
-    if not args:
-        raise UserError("give at least one --checkpoint")
-    paths: dict[str, Path] = {}
-    for arg in args:  # every name and path is checked before the first model loads
-        name, path = parse_checkpoint_arg(arg)
-        name = name or default_name(path)
-        if name in paths:
-            raise UserError(
-                f"--checkpoint {arg}: the name {name!r} is taken by {paths[name]}; "
-                "name them yourself: --checkpoint NAME=PATH"
-            )
-        paths[name] = check_checkpoint_path(path)  # the wording translate and eval give
-    return {name: ServedModel(name, path, load_checkpoint(path, device), device) for name, path in paths.items()}
+def check_sources(checkpoints: Sequence[str], model_dirs: Sequence[str], engine: str, device: str) -> None:
+    """Refuse, in one line and before anything loads, options that cannot go together."""
+    if engine not in ENGINE_NAMES:
+        raise UserError(f"--engine {engine}: unknown; valid options: {', '.join(ENGINE_NAMES)}")
+    if not checkpoints and not model_dirs:
+        raise UserError("give at least one --checkpoint or --model (a folder written by nmt export)")
+    if checkpoints and engine != "torch":
+        raise UserError(
+            f"--checkpoint needs --engine torch; --engine {engine} serves export folders: "
+            "give --model NAME=DIR (write one with `nmt export`)"
+        )
+    check_device(engine, device)
+
+
+def _checked(path: Path, exported: bool, engine: str) -> Path:
+    """``path`` if it can be opened: a checkpoint file, or an export folder of the engine's format."""
+    if exported:
+        read_manifest(path, FORMAT_OF[engine])  # not an export, altered, or another engine's: one line
+        return path
+    from nmt.run.checkpoint import check_checkpoint_path  # torch: a checkpoint is served by torch only
+
+    return check_checkpoint_path(path)  # the wording translate and eval give
+
+
+def load_served(
+    checkpoints: Sequence[str],
+    device: Any = "auto",
+    *,
+    model_dirs: Sequence[str] = (),
+    engine: str = "torch",
+    threads: int = 0,
+    compute_type: str = "float32",
+) -> dict[str, ServedModel]:
+    """Open every ``--checkpoint`` and ``--model`` once, keyed by name; clashing names are a UserError.
+
+    Every name and path is checked before the first model loads, so a typo in the last one
+    costs no loading time.  ``device`` is a ``--device`` choice (or a torch device).
+    """
+    device = str(device)
+    check_sources(checkpoints, model_dirs, engine, device)
+    wanted: dict[str, tuple[Path, bool]] = {}
+    for option, args in (("--checkpoint", checkpoints), ("--model", model_dirs)):
+        for arg in args:
+            name, path = parse_checkpoint_arg(arg)
+            name = name or default_name(path)
+            if name in wanted:
+                raise UserError(
+                    f"{option} {arg}: the name {name!r} is taken by {wanted[name][0]}; "
+                    f"name them yourself: {option} NAME={'DIR' if option == '--model' else 'PATH'}"
+                )
+            exported = option == "--model"
+            wanted[name] = (_checked(path, exported, engine), exported)
+    served = {}
+    for name, (path, exported) in wanted.items():
+        opened = open_engine(
+            engine,
+            [] if exported else [path],
+            path if exported else None,
+            compute_type=compute_type,
+            threads=threads,
+            device=device,
+        )
+        served[name] = ServedModel(name, path, opened, exported)
+    return served
+
+
+def describe(model: ServedModel) -> str:
+    """One log line naming what a model is and what runs it."""
+    about = model.about
+    return (
+        f"model {model.name}: {model.path}, {about.attention} attention, update {model.engine.step}, "
+        f"--engine {model.engine.name} on {about.device}"
+    )

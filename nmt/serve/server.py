@@ -1,4 +1,8 @@
-"""Start uvicorn on the application: ``nmt serve``."""
+"""Start uvicorn on the application: ``nmt serve``.
+
+Torch is imported only where a model needs it (``--engine torch``): a server of ONNX or
+CTranslate2 exports runs without it.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,7 @@ import math
 from collections.abc import Sequence
 
 from nmt.serve.limits import READ_TIMEOUT, Limits
-from nmt.serve.models import attention_label, load_served
-from nmt.util import runtime
-from nmt.util import threads as torch_threads
+from nmt.serve.models import check_sources, describe, load_served
 from nmt.util.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -35,14 +37,19 @@ def serve(
     host: str,
     port: int,
     limits: Limits,
+    model_dirs: Sequence[str] = (),
+    engine: str = "torch",
     device: str = "auto",
     threads: int = 0,
+    compute_type: str = "float32",
     read_timeout: float = READ_TIMEOUT,
 ) -> None:
-    """Load every checkpoint once and serve them until interrupted (Ctrl-C).
+    """Load every checkpoint and export folder once and serve them until interrupted (Ctrl-C).
 
     The port is bound before any model loads, so a port in use is a one-line error at once;
     a client has ``read_timeout`` seconds to send a whole request (:mod:`nmt.serve.protocol`).
+    ``engine`` runs every model (``--checkpoint`` needs torch; ``model_dirs`` are ``nmt export``
+    folders of its format); ``threads`` are its CPU threads.
     """
     try:
         import uvicorn
@@ -58,21 +65,21 @@ def serve(
         raise UserError(f"--threads {threads}: must be 0 (follow the free cores) or more")
     if not (math.isfinite(read_timeout) and read_timeout > 0):
         raise UserError(f"--read-timeout {read_timeout}: must be a number of seconds above 0")
+    check_sources(checkpoints, model_dirs, engine, device)
     sock = bind(host, port)  # first: a port in use fails before anything else happens
     try:
-        torch_device = runtime.select_device(device)
-        torch_threads.configure(threads)
-        models = load_served(checkpoints, torch_device)
+        models = load_served(
+            checkpoints,
+            device,
+            model_dirs=model_dirs,
+            engine=engine,
+            threads=threads,
+            compute_type=compute_type,
+        )
         if not is_loopback(host):
             log.warning("--host %s: the server is reachable from other machines; it has no authentication", host)
         for model in models.values():
-            log.info(
-                "model %s: %s, %s attention, update %d",
-                model.name,
-                model.path,
-                attention_label(model.config),
-                model.loaded.step,
-            )
+            log.info("%s", describe(model))
         config = uvicorn.Config(
             create_app(models, limits),
             host=host,

@@ -118,6 +118,8 @@ def test_binds_to_loopback_and_reports_its_models(server: str) -> None:
     assert toy["attention"] == "bahdanau" == toy["config"]["model"]["attention"]["type"]
     assert toy["parameters"] > 1000 and 0 < toy["vocabulary"]["source"] <= toy["config"]["data"]["vocab_size"]
     assert listing["limits"]["max_beam"] == 6
+    assert (toy["engine"], toy["device"], toy["model_dir"]) == ("torch", "cpu", None) and toy["checkpoint"]
+    assert toy["attention_weights"] and not toy["layer_attention"] and toy["attention_note"] is None
 
 
 def test_translations_equal_those_of_the_model_alone(server: str, trained_toy: Path, sentences: list[str]) -> None:
@@ -186,6 +188,7 @@ def test_a_transformer_returns_every_layer_and_head(
     with serving(["--checkpoint", f"tf={toy_transformer}"], tmp_path / "server.log") as url:
         status, listing = call(url, "/models")
         assert status == 200 and listing["models"][0]["attention"] == "transformer"
+        assert listing["models"][0]["layer_attention"] is True
         status, answer = call(url, "/translate", {"text": sentences[:2], "beam": 2, "attention": True, "max_len": 6})
     assert status == 200
     for item in answer["translations"]:
@@ -193,6 +196,7 @@ def test_a_transformer_returns_every_layer_and_head(
         layers = torch.tensor(view["layers"])  # (layer, head, output tokens + EOS, source tokens)
         assert layers.shape == (2, 4, len(view["target_tokens"]), len(view["source_tokens"]))
         assert torch.allclose(layers.sum(-1), torch.ones(layers.shape[:-1]), atol=1e-3)
+        assert "note" not in view
 
 
 def test_merged_requests_get_their_own_translations_and_scores_within_rounding(
@@ -200,11 +204,12 @@ def test_merged_requests_get_their_own_translations_and_scores_within_rounding(
 ) -> None:
     """Requests of different sizes and lengths, merged into one search per key, against each sentence alone."""
     from nmt.decode.inference import load_checkpoint
+    from nmt.decode.torch_engine import TorchEngine
     from nmt.serve.batcher import SCORE_ATOL, SCORE_RTOL, Batcher
     from nmt.serve.models import SearchKey, ServedModel
 
     cpu = torch.device("cpu")
-    served = ServedModel("tf", toy_transformer, load_checkpoint(toy_transformer, cpu), cpu)
+    served = ServedModel("tf", toy_transformer, TorchEngine(load_checkpoint(toy_transformer, cpu), cpu))
     requests = [served.encode(sentences[start : start + n], 100) for start, n in ((0, 1), (1, 4), (5, 2), (7, 6))]
     keys = [SearchKey("tf", 1, 1, None, False), SearchKey("tf", 3, 2, None, False)]
     batcher = Batcher(served.translate, wait_s=0.0, max_sentences=64, max_pending=64)

@@ -220,7 +220,7 @@ def test_serve_checks_checkpoint_paths_with_the_same_words(tmp_path, monkeypatch
             models.load_served([str(path)], torch.device("cpu"))
         assert str(served.value) == str(checked.value)
     loaded = []
-    monkeypatch.setattr(models, "load_checkpoint", lambda path, device: loaded.append(path))
+    monkeypatch.setattr(models, "open_engine", lambda *args, **kwargs: loaded.append(args))
     good = ckpt.save(tmp_path / "good.pt", _full())
     with pytest.raises(CheckpointError, match="checkpoint not found"):
         models.load_served([str(good), f"b={tmp_path / 'missing.pt'}"], torch.device("cpu"))

@@ -60,6 +60,8 @@ function attentionView(attention) {
     });
     box.appendChild(pick);
   }
+  // what this engine cannot show (every layer and head of a Transformer needs --engine torch), above the map
+  if (attention.note) box.appendChild(el("p", { class: "muted note" }, attention.note));
   draw(attention.weights);
   return box;
 }
@@ -87,7 +89,7 @@ function showResult(info, answer) {
   section.appendChild(el("p", { class: "muted" }, `beam ${answer.beam}: ${item.hypotheses.length} finished hypotheses shown`));
   section.appendChild(hypothesesTable(item.hypotheses));
   if (item.attention) section.appendChild(attentionView(item.attention));
-  else section.appendChild(el("p", { class: "muted" }, "This model has no attention to show."));
+  else section.appendChild(el("p", { class: "muted note" }, info.attention_note || "This model has no attention to show."));
   return section;
 }
 
@@ -115,8 +117,8 @@ async function loadModels() {
     const label = box.appendChild(el("label"));
     const check = label.appendChild(el("input", { type: "checkbox", name: "model", value: info.name }));
     check.checked = true;
-    label.appendChild(document.createTextNode(
-      ` ${info.name}: ${info.attention}, ${(info.parameters / 1e6).toFixed(1)}M parameters`));
+    const size = info.parameters == null ? "" : `, ${(info.parameters / 1e6).toFixed(1)}M parameters`;
+    label.appendChild(document.createTextNode(` ${info.name}: ${info.attention}${size}, ${info.engine}`));
   }
 }
 
@@ -139,7 +141,9 @@ async function translate(event) {
   try {
     // each model answers on its own: one model's error does not hide the others
     const answers = await Promise.allSettled(chosen.map((info) =>
-      postJSON("/translate", { text: [text], model: info.name, beam, n_best: nBest, attention: true })));
+      // a model whose engine returns no attention (ctranslate2) is asked without: it would answer 422
+      postJSON("/translate", { text: [text], model: info.name, beam, n_best: nBest,
+                               attention: info.attention_weights !== false })));
     $("results").replaceChildren(...answers.map((answer, i) => answer.status === "fulfilled"
       ? showResult(chosen[i], answer.value) : showError(chosen[i], answer.reason)));
     const failed = answers.filter((a) => a.status === "rejected").length;
