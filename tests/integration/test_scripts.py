@@ -12,6 +12,7 @@ SCRIPTS = REPO / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 import bench_train  # noqa: E402  (after the path insert)
+from conftest import transformer_overrides  # noqa: E402
 from nmt.util.errors import UserError  # noqa: E402
 
 COMMON_KEYS = {"bench", "threads", "keep_memory", "torch", "device"}
@@ -31,9 +32,9 @@ TRAIN_KEYS = COMMON_KEYS | {
 DECODE_KEYS = COMMON_KEYS | {"beam", "batch_size", "sentences", "sentences_per_s", "seconds"}
 
 
-def run_script(name: str, *args: str) -> subprocess.CompletedProcess:
+def run_script(name: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(SCRIPTS / name), *args], cwd=REPO, capture_output=True, text=True, timeout=120
+        [sys.executable, str(SCRIPTS / name), *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
     )
 
 
@@ -122,6 +123,67 @@ def test_bench_decode_without_checkpoint_fails_in_one_line():
     proc = run_script("bench_decode.py")
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().count("\n") == 0 and "--checkpoint is required" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def barely_trained_transformer(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
+    """A toy Transformer after three updates: enough to export and time, not to translate well."""
+    from nmt.train.loop import run_training
+
+    _, files = toy_files
+    root = tmp_path_factory.mktemp("bench_transformer")
+    run_training(None, transformer_overrides(root, files, train__max_steps=3, train__valid_every=0), progress=False)
+    return root / "runs" / "toy" / "checkpoints" / "best.pt"
+
+
+def test_bench_decode_engines_side_by_side(barely_trained_transformer, tmp_path):
+    """Every engine on the same sentences and threads, with BLEU; the exports are written once and reused."""
+    tiny = ["--checkpoint", str(barely_trained_transformer), "--device", "cpu", "--threads", "1", "--limit", "5"]
+    tiny += ["--batch-sizes", "3", "--export-dir", str(tmp_path)]
+    engines = ["--engine", "torch,onnxruntime,ctranslate2", "--compute-type", "float32,int8"]
+    proc = run_script("bench_decode.py", *tiny, *engines, "--beams", "1,2", timeout=400)
+    assert proc.returncode == 0, proc.stderr
+    records = json_lines(proc.stdout)
+    runs = [("torch", "float32"), ("onnxruntime", "float32"), ("ctranslate2", "float32"), ("ctranslate2", "int8")]
+    assert [(r["engine"], r["compute_type"], r["beam"]) for r in records] == [(*run, b) for run in runs for b in (1, 2)]
+    for record in records:
+        assert record.keys() >= DECODE_KEYS and record["threads"] == 1 and record["sentences"] == 5
+        assert record["sentences_per_s"] > 0 and isinstance(record["bleu"], float) and record["arch"] == "transformer"
+        assert Path(record["reference"]).name == "test.yy" and record["engine_version"]
+    by_run = {(r["engine"], r["compute_type"], r["beam"]): r for r in records}
+    for beam in (1, 2):  # nmt's own searches on the exported graphs: the same translations as torch
+        onnx, torch_run = by_run["onnxruntime", "float32", beam], by_run["torch", "float32", beam]
+        assert (onnx["output_tokens"], onnx["bleu"]) == (torch_run["output_tokens"], torch_run["bleu"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best-ctranslate2", "best-onnx"]
+    again = run_script("bench_decode.py", *tiny, "--engine", "onnxruntime", "--beams", "1", timeout=400)
+    assert again.returncode == 0, again.stderr
+    assert "reusing the onnx export" in again.stderr and "exporting" not in again.stderr
+
+
+def test_bench_decode_skips_ctranslate2_for_an_rnn(trained_toy, tmp_path):
+    ckpt = str(trained_toy / "checkpoints/best.pt")
+    args = ["--engine", "ctranslate2", "--compute-type", "float32,int8", "--export-dir", str(tmp_path)]
+    proc = run_script("bench_decode.py", "--checkpoint", ckpt, "--device", "cpu", "--limit", "4", *args)
+    assert proc.returncode == 0, proc.stderr
+    records = json_lines(proc.stdout)
+    assert [(r["engine"], r["compute_type"]) for r in records] == [("ctranslate2", "float32"), ("ctranslate2", "int8")]
+    assert all("Transformers only" in r["skipped"] and "sentences_per_s" not in r for r in records)
+    assert not any(tmp_path.iterdir())  # nothing exported for a skip
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--engine", "tensorflow"], "unknown 'tensorflow'"),
+        (["--engine", "torch,torch"], "at most once"),
+        (["--compute-type", "int8"], "ctranslate2 only"),
+        (["--engine", "ctranslate2", "--compute-type", "int4"], "unknown 'int4'"),
+    ],
+)
+def test_bench_decode_bad_engine_options_fail_in_one_line(args, needle, tmp_path):
+    proc = run_script("bench_decode.py", "--checkpoint", str(tmp_path / "none.pt"), *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().count("\n") == 0 and needle in proc.stderr
 
 
 # --- seeds_table.py ---------------------------------------------------------------------------
