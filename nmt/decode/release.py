@@ -26,12 +26,14 @@ from nmt.data.tokenizer import Tokenizer
 from nmt.decode.inference import Loaded
 from nmt.engine.manifest import SRC_SPM, TGT_SPM, ExportError, is_export_folder, read_manifest
 from nmt.model.build import TranslationModel, build_model
+from nmt.run import paths
 from nmt.util.errors import UserError
 
 __all__ = ["CONFIG", "FORMAT", "ROLES", "WEIGHTS", "Loaded", "is_export_folder", "load_release", "shared_names"]
 
 FORMAT = "safetensors"
-WEIGHTS, CONFIG = "model.safetensors", "config.yaml"
+WEIGHTS = "model.safetensors"
+CONFIG = paths.CONFIG  # config.yaml, the name a run folder gives its config too
 ROLES = {"weights": WEIGHTS, "config": CONFIG}
 """The files a safetensors export holds beside the SentencePiece models, by role in export.json."""
 
@@ -67,7 +69,7 @@ def load_release(folder: Path, device: torch.device) -> Loaded:
     found = (config.model.arch, src_tok.vocab_size, tgt_tok.vocab_size)
     if found != (manifest.arch, manifest.src_vocab, manifest.tgt_vocab):
         raise ExportError(
-            f"{folder}: config.yaml and the SentencePiece models give model {found[0]} with vocabularies "
+            f"{folder}: {CONFIG} and the SentencePiece models give model {found[0]} with vocabularies "
             f"{found[1]}/{found[2]}, export.json says {manifest.arch} with {manifest.src_vocab}/{manifest.tgt_vocab} "
             "(files from two exports?); export the checkpoint again"
         )
