@@ -259,15 +259,21 @@ def apply_override(raw: dict[str, Any], assignment: str) -> None:
     node[parts[-1]] = parse_value(key.strip(), value)
 
 
-def with_decode_overrides(config: Config, overrides: Sequence[str]) -> Config:
-    """Apply ``--set decode.*`` overrides to a checkpoint's config (other sections are fixed)."""
-    raw = config.model_dump(mode="json")
+def apply_decode_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> None:
+    """Apply ``--set decode.*`` overrides to a raw config in place; any other section is refused
+    (a trained or exported model's other options are fixed)."""
     for assignment in overrides:
         if not assignment.startswith("decode."):
             raise UserError(
                 f"--set {shorten(assignment, SHOWN_VALUE_CHARS)}: only decode.* options can change at translation time"
             )
         apply_override(raw, assignment)
+
+
+def with_decode_overrides(config: Config, overrides: Sequence[str]) -> Config:
+    """Apply ``--set decode.*`` overrides to a checkpoint's config (other sections are fixed)."""
+    raw = config.model_dump(mode="json")
+    apply_decode_overrides(raw, overrides)
     return from_dict(raw)
 
 

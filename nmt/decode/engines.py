@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
-from nmt.config import DecodeConfig, apply_override
+from nmt.config import DecodeConfig, apply_decode_overrides, from_dict
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.batched import MAX_BEAM_ROWS, Translation, check_beam_size, check_n_best, translate_arrays
 from nmt.decode.model_info import ModelInfo as ModelInfo
@@ -84,13 +84,11 @@ class Engine(Protocol):
 
 
 def _decode_from(raw: dict[str, Any], overrides: Sequence[str]) -> DecodeConfig:
-    """An exported run's decode section (export.json) with ``decode.*`` overrides applied."""
-    whole = {"decode": dict(raw)}
-    for assignment in overrides:
-        if not assignment.startswith("decode."):
-            raise UserError(f"--set {assignment[:80]}: only decode.* options can change at translation time")
-        apply_override(whole, assignment)
-    return DecodeConfig.model_validate(whole["decode"])
+    """An exported run's decode section (export.json) with ``decode.*`` overrides applied, validated as
+    a checkpoint's are (a bad value is one line)."""
+    whole: dict[str, Any] = {"decode": dict(raw)}
+    apply_decode_overrides(whole, overrides)
+    return from_dict(whole).decode
 
 
 @dataclass
