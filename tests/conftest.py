@@ -83,6 +83,22 @@ def run_tiny_lab(name: str, folder: Path, capsys: pytest.CaptureFixture) -> str:
     return out
 
 
+def interrupt_at(monkeypatch: pytest.MonkeyPatch, step: int) -> None:
+    """Deliver a real SIGINT to this process right after training update ``step``."""
+    import signal
+
+    from nmt.train.loop import Trainer
+
+    original = Trainer.after_update
+
+    def after_update(self: Trainer, update: object) -> None:
+        original(self, update)  # type: ignore[arg-type]
+        if self.state.step == step:
+            signal.raise_signal(signal.SIGINT)  # handled in this thread before it returns
+
+    monkeypatch.setattr(Trainer, "after_update", after_update)
+
+
 def stop_count(run: Path) -> int:
     """How many times a run stopped (one per training, however many arms scored it)."""
     lines = (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines()

@@ -9,8 +9,10 @@ per arm: mean and standard
 deviation over seeds of BLEU and chrF, a paired bootstrap test against the baseline for each
 seed (sacreBLEU's, on that seed's translations), BLEU by source length (mean over seeds),
 updates, training wall time and parameters.  A run that already finished the same plan is
-not retrained, and its saved score is reused while its best checkpoint is unchanged, so an
-interrupted comparison continues where it stopped and a larger seed list only adds runs.
+not retrained, and its saved score is reused while its best checkpoint is unchanged; a run of
+the same config that stopped before its end (Ctrl-C, a killed process) is resumed from its last
+checkpoint, exactly as ``nmt train --resume`` would; so an interrupted comparison continues
+where it stopped, to the update, and a larger seed list only adds runs.
 A run that differs only in speed options (:data:`SPEED_ONLY`, e.g. ``train.threads``) is reused
 too; a finished run of another config is replaced only with ``--force``, and without it the
 comparison is refused before anything trains.
@@ -162,7 +164,7 @@ class RunAction:
 
     overrides: list[str]
     run_dir: Path
-    action: str  # reuse, train, replace, kept or refused
+    action: str  # reuse, resume, train, replace, kept or refused
     note: str = ""
 
 
@@ -170,10 +172,12 @@ def run_action(plan: Plan, arm: Arm, seed: int, steps: int) -> RunAction:
     """One run's overrides, folder and what the comparison does with it.
 
     "reuse": a finished run of this config, up to inert options (a run that differs only in
-    :data:`SPEED_ONLY` options is reused, and the note says how); "train": an empty or absent
-    folder; "replace": an unfinished run, or with ``plan.force`` a finished one of another config,
-    which training overwrites; "kept": a finished run of another config, which only ``--force``
-    replaces; "refused": files nmt did not write, which training will not touch.
+    :data:`SPEED_ONLY` options is reused, and the note says how); "resume": an unfinished run of
+    this config (same rule) with a last checkpoint, which training continues from it; "train": an
+    empty or absent folder; "replace": an unfinished run of another config or without a last
+    checkpoint, or with ``plan.force`` a finished one of another config, which training
+    overwrites; "kept": a finished run of another config, which only ``--force`` replaces;
+    "refused": files nmt did not write, which training will not touch.
     """
     overrides = run_overrides(plan, arm, seed, steps)
     cfg = config_mod.load(plan.config, overrides)
@@ -185,13 +189,15 @@ def run_action(plan: Plan, arm: Arm, seed: int, steps: int) -> RunAction:
     if not replaceable:
         return RunAction(overrides, run_dir, "train")
     stop, trained = completed(run_dir), _trained_config(run_dir)
-    if stop is None:
-        return RunAction(overrides, run_dir, "replace", "unfinished")
     changed = (
         [c.key for c in saved_configs.changes(trained, cfg, saved_configs.SAME_TRAINING)]
         if trained
         else [RunPaths(run_dir).config.name]
     )
+    if stop is None:
+        if changed or not RunPaths(run_dir).last.is_file():
+            return RunAction(overrides, run_dir, "replace", "unfinished")
+        return RunAction(overrides, run_dir, "resume", f"unfinished; resumed from {RunPaths(run_dir).last.name}")
     if trained is not None and not changed and (stop.step >= steps or stop.reason == "early_stopping"):
         speed = [
             f"train.{k} was {getattr(trained.train, k)}, not {getattr(cfg.train, k)}"
@@ -245,7 +251,8 @@ def check_finished_work(actions: list[RunAction]) -> None:
 
 
 def train_run(plan: Plan, act: RunAction, label: str, seed: int, steps: int, progress: bool) -> Path:
-    """Train one arm and seed (or reuse its finished run); returns the run directory."""
+    """Train one arm and seed (or reuse its finished run, or resume its unfinished one); returns the
+    run directory."""
     from nmt.train.loop import run_training
 
     if act.action == "reuse":
@@ -257,8 +264,12 @@ def train_run(plan: Plan, act: RunAction, label: str, seed: int, steps: int, pro
             f"; its {act.note}" if act.note else "",
         )
         return act.run_dir
-    log.info("%s seed %d: training %d updates into %s", label, seed, steps, act.run_dir)
-    outcome = run_training(plan.config, act.overrides, overwrite=True, progress=progress)
+    if act.action == "resume":
+        log.info("%s seed %d: resuming the unfinished run %s (%d updates in all)", label, seed, act.run_dir, steps)
+        outcome = run_training(None, [], resume=act.run_dir, progress=progress)
+    else:
+        log.info("%s seed %d: training %d updates into %s", label, seed, steps, act.run_dir)
+        outcome = run_training(plan.config, act.overrides, overwrite=True, progress=progress)
     if outcome.exit_code:
         raise KeyboardInterrupt  # stopped by a signal: the run is saved; rerun the command to go on
     return act.run_dir

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, toy_overrides
+from conftest import interrupt_at, run_cli, toy_overrides
 from nmt.evaluate.compare import parse_list
 
 
@@ -169,3 +169,36 @@ def test_an_out_that_is_a_file_is_refused_before_training(tmp_path, toy_files, c
     )
     assert code == 2 and out == "" and "is not a folder" in err and len(err.strip().splitlines()) == 1, err
     assert taken.read_text() == "mine\n" and not (tmp_path / "cmp").exists()  # nothing trained
+
+
+def test_an_interrupted_run_is_resumed_to_the_same_losses(tmp_path, toy_files, capsys, monkeypatch):
+    """A run stopped part-way (Ctrl-C, a killed session) is resumed from its last checkpoint by the
+    next compare, not trained again from update 0, and ends where an uninterrupted run ends."""
+    _, files = toy_files
+
+    def train_losses(run: Path) -> dict[int, float]:
+        lines = (run / "metrics.jsonl").read_text().splitlines()
+        return {e["step"]: e["loss"] for e in map(json.loads, lines) if e["event"] == "train"}
+
+    plan = ("--variants", "bahdanau", "--seeds", "1", "--steps", "12", "--beam", "1", "--set", "train.valid_every=4")
+    whole = compare_args(tmp_path / "whole", files, *plan)
+    assert run_cli(whole, capsys)[0] == 0
+    reference = train_losses(tmp_path / "whole" / "cmp" / "bahdanau_s1")
+
+    args = compare_args(tmp_path / "cut", files, *plan)
+    interrupt_at(monkeypatch, 6)  # after the checkpoint of update 4: updates 5 and 6 are done again
+    code, _, _ = run_cli(args, capsys)
+    monkeypatch.undo()
+    assert code != 0
+    run = tmp_path / "cut" / "cmp" / "bahdanau_s1"
+    code, out, err = run_cli(args + ["--dry-run"], capsys)
+    assert code == 0 and out.split()[0] == "resume" and "unfinished" in out, err
+    assert run_cli(args, capsys)[0] == 0
+    starts = [e for e in map(json.loads, (run / "metrics.jsonl").read_text().splitlines()) if e["event"] == "start"]
+    assert len(starts) == 2  # one training, continued: not a second run from scratch
+    assert train_losses(run) == reference  # bit-for-bit, every update
+    bleu = [
+        json.loads((root / "cmp" / "report" / "report.json").read_text())["variants"][0]["bleu"]
+        for root in (tmp_path / "whole", tmp_path / "cut")
+    ]
+    assert bleu[0] == bleu[1]

@@ -2,13 +2,12 @@
 
 import json
 import os
-import signal
 from pathlib import Path
 
 import pytest
 import torch
 
-from conftest import toy_overrides
+from conftest import interrupt_at, toy_overrides
 from nmt import config as C
 from nmt.decode.inference import load_checkpoint, translate_ids
 from nmt.run import checkpoint as ckpt
@@ -53,18 +52,6 @@ def test_run_directory_contents(trained_toy):
     assert cfg.model.hidden_size == 64
 
 
-def _interrupt_at(monkeypatch, step: int) -> None:
-    """Deliver a real SIGINT to this process right after update ``step``."""
-    original = Trainer.after_update
-
-    def after_update(self, update):
-        original(self, update)
-        if self.state.step == step:
-            signal.raise_signal(signal.SIGINT)  # handled in this thread before it returns
-
-    monkeypatch.setattr(Trainer, "after_update", after_update)
-
-
 REGULARIZED = dict(
     model__src_word_dropout=0.2, model__tgt_word_dropout=0.2, train__subword_alpha=0.3, train__max_tokens=4000
 )  # about 5 updates per epoch: the interrupt falls in epoch 2
@@ -86,7 +73,7 @@ def test_resume_after_interrupt_gives_identical_losses(tmp_path, toy_files, monk
     reference = losses(tmp_path / "a" / "runs" / "toy")
     assert sorted(reference) == list(range(1, 15))
 
-    _interrupt_at(monkeypatch, 6)
+    interrupt_at(monkeypatch, 6)
     outcome = run_training(None, toy_overrides(tmp_path / "b", files, **extra), progress=False)
     assert "interrupted by SIGINT at step 6" in outcome.summary and "--resume" in outcome.summary
     assert outcome.exit_code == 130  # 128 + SIGINT, so `nmt train ... && next` stops
