@@ -170,7 +170,8 @@ def compare_cmd(
     nmt compare --config configs/demo.yaml --sweep train.teacher_forcing=1.0,0.5 --steps 600
     """
     from nmt.config.arms import parse_sweep
-    from nmt.evaluate.compare import Plan, parse_list, planned_runs, run_compare
+    from nmt.evaluate.compare import planned_runs, run_compare
+    from nmt.evaluate.compare_plan import Plan, parse_list
 
     plan = Plan(
         config=config,

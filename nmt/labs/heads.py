@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from nmt.config.arms import parse_sweep
-from nmt.evaluate.compare import Plan, run_compare
+from nmt.evaluate.compare import run_compare
+from nmt.evaluate.compare_plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import lab_seeds, score_split
 from nmt.run import events

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.config.variants import VARIANTS
-from nmt.evaluate.compare import Plan, run_compare, score_run
+from nmt.evaluate.compare import run_compare
+from nmt.evaluate.compare_plan import Plan
+from nmt.evaluate.compare_scores import score_run
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.run.paths import report_json
 

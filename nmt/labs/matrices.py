@@ -27,7 +27,8 @@ import numpy as np
 from nmt import config as config_mod
 from nmt.config import with_decode_overrides
 from nmt.config.variants import VARIANTS
-from nmt.evaluate.compare import Plan, run_compare
+from nmt.evaluate.compare import run_compare
+from nmt.evaluate.compare_plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import variant_plan
 from nmt.run.paths import RunPaths, report_json
@@ -133,7 +134,7 @@ def diagonal_share(weights: np.ndarray, reach: int = DIAGONAL_REACH) -> float:
 
 
 def run_dirs(plan: Plan, seed: int = SEED) -> dict[str, Path]:
-    """Variant label -> the folder of its run with ``seed`` (as :func:`nmt.evaluate.compare.run_overrides` names it)."""
+    """Variant label -> the folder of its run with ``seed`` (as :func:`nmt.evaluate.compare_plan.run_overrides` names it)."""
     return {arm.label: plan.runs_dir / f"{arm.run_stem}_s{seed}" for arm in plan.arms}
 
 

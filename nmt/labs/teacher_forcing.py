@@ -22,7 +22,9 @@ from typing import Any, Optional
 
 from nmt.config.arms import Arm, parse_sweep
 from nmt.config.sections import TrainConfig
-from nmt.evaluate.compare import Plan, run_compare, score_run
+from nmt.evaluate.compare import run_compare
+from nmt.evaluate.compare_plan import Plan
+from nmt.evaluate.compare_scores import score_run
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import lab_seeds, score_split
 from nmt.run import events

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import interrupt_at, run_cli, toy_overrides
-from nmt.evaluate.compare import parse_list
+from nmt.evaluate.compare_plan import parse_list
 
 
 def compare_args(root: Path, files: dict[str, list[str]], *extra: str) -> list[str]:
@@ -138,7 +138,7 @@ def test_finished_runs_are_reused_across_speed_options_and_kept_without_force(tm
     before = (run / "metrics.jsonl").read_text(), (run / "checkpoints" / "best.pt").read_bytes()
     scores = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())["variants"]
 
-    caplog.set_level("INFO", logger="nmt.evaluate.compare")
+    caplog.set_level("INFO", logger="nmt.evaluate.compare_runs")
     code, _, err = run_cli(args + ["--set", "train.threads=2", "--set", "train.log_every=3"], capsys)
     assert code == 0, err
     assert ((run / "metrics.jsonl").read_text(), (run / "checkpoints" / "best.pt").read_bytes()) == before

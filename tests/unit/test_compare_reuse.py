@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from nmt import config as C
-from nmt.evaluate.compare import SPEED_ONLY, RunAction, check_finished_work, differences, without_inert_options
+from nmt.config.saved import SPEED_ONLY, without_inert_options
+from nmt.evaluate.compare_runs import RunAction, check_finished_work, differences
 from nmt.util.errors import UserError
 
 

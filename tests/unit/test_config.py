@@ -324,7 +324,7 @@ def test_a_transformer_saved_before_an_rnn_default_changed_still_loads() -> None
 
 def test_options_that_change_no_model_do_not_tell_configs_apart() -> None:
     """What nmt compare reuses: scalings of absent maps and switched-off self-attention are inert."""
-    from nmt.evaluate.compare import without_inert_options
+    from nmt.config.saved import without_inert_options
 
     def same(a: list[str], b: list[str]) -> bool:
         return without_inert_options(C.load(None, a)) == without_inert_options(C.load(None, b))
@@ -367,7 +367,7 @@ def test_options_that_change_no_model_do_not_tell_configs_apart() -> None:
 @pytest.mark.parametrize("variant, option", [("qkv", "out_proj_start"), ("luong_general", "bilinear_start")])
 def test_a_run_saved_before_a_start_option_is_not_taken_for_a_new_one(variant: str, option: str) -> None:
     """Such a run started its scaled map small, as the option's 'scaled' does, so nmt compare trains anew."""
-    from nmt.evaluate.compare import without_inert_options
+    from nmt.config.saved import without_inert_options
 
     old = saved_config(attention__type=variant, **{f"attention__{option}": None})
     trained = C.from_dict(C.fill_saved_defaults(old))

@@ -255,7 +255,7 @@ def test_a_luong_dot_checkpoint_saved_before_learn_scale_loads_strictly() -> Non
 def test_learn_scale_is_inert_for_nmt_compare_exactly_where_the_model_has_no_log_scale(type_: str) -> None:
     """without_inert_options and the built model agree on which attentions get e^s."""
     from nmt import config as C
-    from nmt.evaluate.compare import without_inert_options
+    from nmt.config.saved import without_inert_options
     from nmt.model.build import build_model
 
     sets = [f"model.attention.type={type_}", "model.bidirectional=false", "model.hidden_size=32", "model.emb_size=32"]

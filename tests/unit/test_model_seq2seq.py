@@ -214,7 +214,7 @@ def test_output_init_leaves_a_tied_output_layer_as_the_embedding() -> None:
 
 def test_runs_saved_before_output_init_rebuild_with_xavier_and_compare_ignores_it_when_tied() -> None:
     from nmt import config as C
-    from nmt.evaluate.compare import without_inert_options
+    from nmt.config.saved import without_inert_options
 
     old = C.Config().model_dump(mode="json")
     del old["model"]["output_init"]

@@ -1,0 +1,94 @@
+"""What ``nmt compare`` compares: the plan (arms, seeds, updates, split), each run's overrides, and
+the checks that fail a bad plan in one line before anything trains."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt import config as config_mod
+from nmt.config.arms import Arm, Sweep, expand_arms
+from nmt.util.errors import UserError
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to compare; :func:`check_plan` validates it before anything trains."""
+
+    config: Optional[Path]
+    variants: Optional[list[str]]  # None: the base config's own model (with sweeps) or bahdanau, luong_general
+    seeds: list[int]
+    steps: Optional[int]
+    baseline: Optional[str] = None  # None: the first arm
+    sweeps: list[Sweep] = field(default_factory=list)
+    split: str = "test"
+    beam: Optional[int] = None  # None: the config's decode.beam
+    runs_dir: Path = Path("runs/compare")
+    overrides: list[str] = field(default_factory=list)
+    force: bool = False  # replace finished runs of another config (else the comparison is refused)
+
+    @functools.cached_property
+    def arms(self) -> list[Arm]:  # expanded once per plan: every loop over arms and the reference read it
+        default = None if self.sweeps else ["bahdanau", "luong_general"]
+        return expand_arms(self.variants if self.variants is not None else default, self.sweeps)
+
+    @property
+    def reference(self) -> str:
+        return self.baseline or self.arms[0].label
+
+
+def parse_list(text: str, what: str, cast: type = str) -> list[Any]:
+    """'a,b' -> ['a', 'b'] (cast each); an empty list or a bad item is a UserError."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise UserError(f"--{what}: give at least one, comma-separated")
+    try:
+        values = [cast(item) for item in items]
+    except ValueError:
+        raise UserError(f"--{what} {text!r}: expected comma-separated {cast.__name__} values") from None
+    if len(set(values)) < len(values):
+        raise UserError(f"--{what} {text!r}: each may appear once")
+    return values
+
+
+def run_overrides(plan: Plan, arm: Arm, seed: int, steps: int) -> list[str]:
+    """The ``--set`` list of one run: base overrides, the arm's training ones, then the plan's fixed ones."""
+    return [
+        *plan.overrides,
+        *arm.train,
+        f"name={arm.run_stem}_s{seed}",
+        f"runs_dir={plan.runs_dir}",
+        f"train.seed={seed}",
+        f"train.max_steps={steps}",
+        "train.time_budget_min=null",
+        "train.max_epochs=100000",
+    ]
+
+
+def check_plan(plan: Plan) -> int:
+    """Every problem a user can fix, raised before any training; returns the updates per run."""
+    if plan.beam is not None and any(sweep.key == "decode.beam" for sweep in plan.sweeps):
+        raise UserError("--beam and --sweep decode.beam=...: give the beam sizes in the sweep alone")
+    labels = [arm.label for arm in plan.arms]
+    if plan.reference not in labels:
+        shown = ", ".join(repr(x) for x in labels[:6]) + (f" and {len(labels) - 6} more" if len(labels) > 6 else "")
+        raise UserError(f"--baseline {plan.reference!r} is not among the compared arms ({shown})")
+    if not plan.seeds:
+        raise UserError("--seeds: give at least one seed")
+    base = config_mod.load(plan.config, plan.overrides)
+    folder, src = base.data.prepared_dir, base.data.src
+    if folder.is_dir() and not (folder / f"{plan.split}.{src}").is_file():  # unprepared: training prepares it
+        found = sorted(p.stem for p in folder.glob(f"*.{src}"))
+        raise UserError(f"--split {plan.split}: the corpus in {folder} has no such split (have: {', '.join(found)})")
+    steps = plan.steps if plan.steps is not None else base.train.max_steps
+    if steps is None or steps < 1:
+        raise UserError(
+            "a comparison trains a fixed number of updates: give --steps N (N >= 1) "
+            "or set train.max_steps in the config"
+        )
+    for arm in plan.arms:  # an arm or seed that does not fit the base config fails now, not after hours
+        for seed in plan.seeds:
+            config_mod.load(plan.config, [*run_overrides(plan, arm, seed, steps), *arm.decode])
+    return steps
