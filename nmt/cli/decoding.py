@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 
 from nmt.cli.options import ComputeTypeOpt, EngineOpt, ModelDirOpt, SetOpt
+from nmt.config.sections import MAX_BEAM_ROWS
 from nmt.serve.limits import READ_TIMEOUT, Limits
 
 
@@ -32,7 +33,7 @@ def translate_cmd(
         None,
         "--n-best",
         help="Write this many scored hypotheses per line (TSV): at most the beam, or with "
-        "--sample at most 4096 samples.",
+        f"--sample at most {MAX_BEAM_ROWS} samples.",
     ),
     attention: Optional[Path] = typer.Option(None, help="Write a heat map PNG and JSON weights per sentence here."),
     set_: Optional[list[str]] = SetOpt,

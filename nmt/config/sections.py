@@ -181,6 +181,15 @@ class TrainConfig(Section):
     max_nonfinite: int = Field(10, ge=1, description="Stop after this many non-finite losses in a row.")
 
 
+MAX_BEAM_ROWS = 4096
+"""Most beam rows (sentences x beam, or sentences x samples) one search call may hold, on every
+engine.
+
+A row costs a few hundred KB on a large model (a 64-sentence batch with beam 1000,
+64,000 rows, took 21 GB), so 4096 rows stay near 1-2 GB whatever the beam; the
+defaults (64 sentences, beam 5: 320 rows) and beams up to 64 are never cut.
+"""
+
 MAX_OUTPUT_TOKENS = 1024
 """Most tokens (EOS included) any search writes for one sentence, whatever ``a * S + b`` says.
 

@@ -24,7 +24,7 @@ from typing import Any, Optional, TypedDict
 
 import numpy as np
 
-from nmt.config.sections import DecodeConfig
+from nmt.config.sections import MAX_BEAM_ROWS, DecodeConfig
 from nmt.data.tokenizer import PAD, Tokenizer
 from nmt.decode.arrays import Array, ops_for
 from nmt.decode.beam import beam_search
@@ -34,14 +34,6 @@ from nmt.decode.rules import Sampling
 from nmt.util.errors import UserError
 
 log = logging.getLogger(__name__)
-
-MAX_BEAM_ROWS = 4096
-"""Most beam rows (sentences x beam) one search call may hold.
-
-A row costs a few hundred KB on a large model (a 64-sentence batch with beam 1000,
-64,000 rows, took 21 GB), so 4096 rows stay near 1-2 GB whatever the beam; the
-defaults (64 sentences, beam 5: 320 rows) and beams up to 64 are never cut.
-"""
 
 
 @dataclass

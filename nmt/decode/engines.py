@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any, Optional, Protocol
 
 from nmt.config import DecodeConfig, apply_decode_overrides, from_dict
+from nmt.config.sections import MAX_BEAM_ROWS
 from nmt.data.tokenizer import Tokenizer
-from nmt.decode.batched import MAX_BEAM_ROWS, Translation, check_beam_size, check_n_best, translate_arrays
+from nmt.decode.batched import Translation, check_beam_size, check_n_best, translate_arrays
 from nmt.decode.model_info import ModelInfo as ModelInfo
 from nmt.decode.model_info import attention_label as attention_label
 from nmt.engine.manifest import ENGINES, Manifest, read_manifest

@@ -20,9 +20,9 @@ import torch
 
 from nmt.config import Config, DecodeConfig
 from nmt.config.saved import saved_config
+from nmt.config.sections import MAX_BEAM_ROWS as MAX_BEAM_ROWS
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode import batched
-from nmt.decode.batched import MAX_BEAM_ROWS as MAX_BEAM_ROWS
 from nmt.decode.batched import Translation as Translation
 from nmt.decode.batched import by_length as _batches  # noqa: F401  (its name before the batch loop moved)
 from nmt.decode.batched import encode_sources as encode_sources

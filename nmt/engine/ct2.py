@@ -41,7 +41,7 @@ import ctranslate2
 import numpy as np
 
 from nmt.config import DecodeConfig
-from nmt.config.sections import MAX_OUTPUT_TOKENS
+from nmt.config.sections import MAX_BEAM_ROWS, MAX_OUTPUT_TOKENS
 from nmt.data.tokenizer import BOS, EOS, PAD, Tokenizer
 from nmt.engine.manifest import SRC_SPM, TGT_SPM, ExportError, read_manifest
 from nmt.util.errors import UserError
@@ -51,8 +51,6 @@ log = logging.getLogger(__name__)
 FORMAT = "ctranslate2"
 COMPUTE_TYPES = ("float32", "int8")
 """How the weights run on the CPU: as exported, or quantized to 8 bits when loaded."""
-ROWS_PER_CALL = 4096
-"""Most beam rows (sentences x beam) one search call holds, as in :mod:`nmt.decode.inference`."""
 
 Hypothesis = tuple[list[int], Optional[np.ndarray]]
 """Token ids without EOS, and (for the coverage penalty) attention (rows, S), EOS row included."""
@@ -180,7 +178,7 @@ class CT2Translator:
             max_input_length=0,
             return_end_token=True,
             return_attention=coverage,
-            max_batch_size=max(1, min(decode.batch_size, ROWS_PER_CALL // beam)),
+            max_batch_size=max(1, min(decode.batch_size, MAX_BEAM_ROWS // beam)),
         )
         found = []
         for result in results:
