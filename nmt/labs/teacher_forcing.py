@@ -168,6 +168,22 @@ def valid_curve(run_dirs: list[Path]) -> list[tuple[int, float]]:
     return [(step, statistics.fmean(c[step] for c in curves)) for step in sorted(shared)]
 
 
+def best_valid(run_dirs: list[Path]) -> list[float]:
+    """Each run's best greedy validation BLEU: the score that picked its checkpoint (its stop line's best)."""
+    best = []
+    for run_dir in run_dirs:
+        stops = events.of_kind(events.read(run_dir), events.Stop)
+        assert stops and stops[-1].best is not None, f"{run_dir} has no validated stop"
+        best.append(stops[-1].best)
+    return best
+
+
+def chosen_on_validation(numbers: list[dict[str, Any]]) -> str:
+    """The setting with the highest mean best validation BLEU: the choice a user would make without
+    looking at the test set (the first of equal ones)."""
+    return max(numbers, key=lambda n: n["valid"]["bleu"])["setting"]
+
+
 def _mean_sd(values: list[float]) -> tuple[float, float]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
@@ -190,9 +206,12 @@ def summarize(setting: Setting, rows: dict[str, dict[str, Any]], reference: Sett
     """The numbers of one setting: test BLEU per decoding, speed, the curve, by length, p-values."""
     greedy, beam = rows[setting.arm(BEAMS[0]).label], rows[setting.arm(BEAMS[-1]).label]
     speeds = [s for s in (seconds_per_update(d) for d in setting.run_dirs()) if s is not None]
+    valid = best_valid(setting.run_dirs())
+    valid_mean, valid_sd = _mean_sd(valid)
     return {
         "setting": setting.name,
         "p": setting.p,
+        "valid": {"bleu": round(valid_mean, 2), "sd": round(valid_sd, 2), "per_seed": [round(v, 2) for v in valid]},
         "greedy": {"bleu": greedy["bleu"], "sd": greedy["bleu_sd"], "per_seed": greedy["per_seed_bleu"]},
         "beam5": {"bleu": beam["bleu"], "sd": beam["bleu_sd"], "per_seed": beam["per_seed_bleu"]},
         "beam_minus_greedy": round(beam["bleu"] - greedy["bleu"], 2),
@@ -212,25 +231,29 @@ def _longest(numbers: list[dict[str, Any]]) -> str:
 
 
 def table(numbers: list[dict[str, Any]]) -> str:
-    """The Markdown table: one row per setting."""
-    longest = _longest(numbers)
+    """The Markdown table: one row per setting, the one chosen on validation in bold."""
+    longest, chosen = _longest(numbers), chosen_on_validation(numbers)
     lines = [
-        f"| setting | p | test BLEU greedy | test BLEU beam 5 | beam − greedy | s / update | "
+        f"| setting | p | valid BLEU greedy | test BLEU greedy | test BLEU beam 5 | beam − greedy | s / update | "
         f"beam 5 BLEU, source length {longest} | p vs p = 1.0 (beam 5, per seed) |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for n in numbers:
         speed = f"{n['s_per_update']:.3f}" if n["s_per_update"] is not None else "n/a"
         last = n["bleu_by_length_beam5"].get(longest)
         p_values = n["p_values_beam5_vs_p1"]
+        name = f"**{n['setting']}**" if n["setting"] == chosen else n["setting"]
         lines.append(
-            f"| {n['setting']} | {n['p']} | {n['greedy']['bleu']:.2f} ± {n['greedy']['sd']:.2f} | "
+            f"| {name} | {n['p']} | {n['valid']['bleu']:.2f} ± {n['valid']['sd']:.2f} | "
+            f"{n['greedy']['bleu']:.2f} ± {n['greedy']['sd']:.2f} | "
             f"{n['beam5']['bleu']:.2f} ± {n['beam5']['sd']:.2f} | {n['beam_minus_greedy']:+.2f} | {speed} | "
             f"{'n/a' if last is None else f'{last:.2f}'} | "
             f"{'reference' if p_values is None else ', '.join(f'{p:.3f}' for p in p_values)} |"
         )
     return "\n".join(lines) + (
-        "\n\nMean ± standard deviation over seeds; the best checkpoint of each run by greedy validation BLEU. "
+        "\n\nMean ± standard deviation over seeds; the best checkpoint of each run by greedy validation BLEU "
+        "(valid BLEU: that checkpoint's score). In bold, the setting chosen on validation: the highest mean "
+        f"validation BLEU ({chosen}); the rule was fixed before any test score was read. "
         "Seconds per update: training time over updates, validation left out."
     )
 
@@ -298,6 +321,7 @@ def run(ctx: LabContext) -> LabResult:
             "seeds": lab_seeds(ctx, SEEDS),
             "split": score_split(ctx),
             "floor": FLOOR,
+            "chosen_on_validation": chosen_on_validation(numbers),
             "settings": numbers,
         },
     )

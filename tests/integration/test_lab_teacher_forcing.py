@@ -41,10 +41,19 @@ def test_constant_p_and_scheduled_sampling_at_the_tiny_size(tmp_path, capsys):
     page = (tmp_path / "teacher_forcing.md").read_text(encoding="utf-8")
     assert page.startswith("# Teacher forcing") and page.rstrip().endswith(printed.strip()[-40:])
     header = next(line for line in page.splitlines() if line.startswith("| setting |"))
-    for column in ("test BLEU greedy", "test BLEU beam 5", "beam − greedy", "s / update", "source length 0-9"):
+    for column in (
+        "valid BLEU greedy",
+        "test BLEU greedy",
+        "test BLEU beam 5",
+        "beam − greedy",
+        "s / update",
+        "source length 0-9",
+    ):
         assert column in header
     rows = [line for line in page.splitlines() if line.startswith("| ") and not line.startswith("| setting")]
-    assert [row.split(" | ")[0][2:] for row in rows] == SETTINGS
+    assert [row.split(" | ")[0][2:].strip("*") for row in rows] == SETTINGS
+    chosen = [row.split(" | ")[0][2:] for row in rows if row.startswith("| **")]
+    assert len(chosen) == 1 and chosen[0].strip("*") in SETTINGS
     assert all(" ± " in row for row in rows) and rows[0].endswith("| reference |")
 
     figure = tmp_path / "teacher_forcing.png"
@@ -54,12 +63,16 @@ def test_constant_p_and_scheduled_sampling_at_the_tiny_size(tmp_path, capsys):
     assert numbers["tiny"] is True and numbers["split"] == "test" and numbers["steps"] == 12
     assert numbers["seeds"] == [1]
     assert [s["setting"] for s in numbers["settings"]] == SETTINGS
+    best = max(s["valid"]["bleu"] for s in numbers["settings"])
+    chosen_row = next(s for s in numbers["settings"] if s["setting"] == numbers["chosen_on_validation"])
+    assert chosen_row["valid"]["bleu"] == best and f"**{chosen_row['setting']}**" in page
     for s in numbers["settings"]:
         for decoding in ("greedy", "beam5"):
             assert 0.0 <= s[decoding]["bleu"] <= 100.0 and s[decoding]["sd"] == 0.0
         assert s["beam_minus_greedy"] == pytest.approx(s["beam5"]["bleu"] - s["greedy"]["bleu"], abs=0.011)
         assert 0.0 < s["s_per_update"] < 60.0
         assert [step for step, _ in s["valid_curve"]] == [6, 12]  # train.valid_every, the same for all
+        assert s["valid"]["bleu"] == pytest.approx(max(bleu for _, bleu in s["valid_curve"]), abs=0.011)
         assert all(0.0 <= bleu <= 100.0 for _, bleu in s["valid_curve"])
         assert set(s["bleu_by_length_beam5"]) == {"0-9"}  # the synthetic sentences are short
         p_values = s["p_values_beam5_vs_p1"]
