@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 from nmt import config as config_mod
 from nmt.config.arms import Arm, Sweep, expand_arms
+from nmt.config.saved import Fit, changes
 from nmt.util.errors import UserError
 
 
@@ -67,6 +68,10 @@ def run_overrides(plan: Plan, arm: Arm, seed: int, steps: int) -> list[str]:
     ]
 
 
+SAME_ARM = Fit(free=("name",), up_to_inert=True)
+"""Two arms whose configs differ only in their run's name (or in options that change nothing) are one arm."""
+
+
 def check_plan(plan: Plan) -> int:
     """Every problem a user can fix, raised before any training; returns the updates per run."""
     if plan.beam is not None and any(sweep.key == "decode.beam" for sweep in plan.sweeps):
@@ -88,7 +93,15 @@ def check_plan(plan: Plan) -> int:
             "a comparison trains a fixed number of updates: give --steps N (N >= 1) "
             "or set train.max_steps in the config"
         )
+    seen: list[tuple[Arm, config_mod.Config]] = []
     for arm in plan.arms:  # an arm or seed that does not fit the base config fails now, not after hours
         for seed in plan.seeds:
-            config_mod.load(plan.config, [*run_overrides(plan, arm, seed, steps), *arm.decode])
+            cfg = config_mod.load(plan.config, [*run_overrides(plan, arm, seed, steps), *arm.decode])
+        twin = next((other for other, c in seen if not changes(c, cfg, SAME_ARM)), None)
+        if twin is not None:  # e.g. --sweep train.teacher_forcing=1,1.0: one model trained (or scored) twice
+            raise UserError(
+                f"the arms {twin.label!r} and {arm.label!r} are one config (the same model, trained and "
+                "decoded the same way); give each value or variant once"
+            )
+        seen.append((arm, cfg))
     return steps

@@ -34,6 +34,8 @@ def compare_args(root: Path, files: dict[str, list[str]], *extra: str) -> list[s
         (["--variants", "bahdanau"], "fixed number of updates"),
         (["--variants", "bahdanau", "--steps", "0"], "fixed number of updates"),
         (["--variants", "bahdanau", "--seeds", f"1,{2**32}", "--steps", "5"], "train.seed"),  # the second seed too
+        (["--sweep", "train.teacher_forcing=1,1.0", "--steps", "5"], "are one config"),  # would train twice
+        (["--variants", "bahdanau", "--sweep", "decode.length_penalty=1,1.0", "--steps", "5"], "are one config"),
     ],
 )
 def test_bad_plans_fail_in_one_line_before_training(tmp_path, toy_files, capsys, extra, message):
