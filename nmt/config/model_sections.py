@@ -174,6 +174,13 @@ class TransformerConfig(Section):
         description="Position encodings added to the scaled embeddings: fixed sinusoids or a learned table.",
     )
     max_len: int = Field(512, ge=1, description="learned: positions in the table (later ones reuse the last row).")
+    attention_dropout: float = Field(
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Dropout on the attention weights of every self- and cross-attention, in training only "
+        "(model.dropout acts on the sublayer outputs).",
+    )
     share_embeddings: bool = Field(
         False, description="One embedding table for source and target (needs data.joint_vocab)."
     )

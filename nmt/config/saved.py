@@ -53,7 +53,7 @@ SPEED_ONLY = ("threads", "log_every", "tensorboard", "valid_attention_map")
 Options that can change the weights or which checkpoint is best (device, amp, compile, validation
 batching) are not here."""
 
-TRAINING_ONLY = ("dropout", "emb_dropout", "src_word_dropout", "tgt_word_dropout")
+TRAINING_ONLY = ("dropout", "emb_dropout", "src_word_dropout", "tgt_word_dropout", "transformer.attention_dropout")
 """``model`` options that change training but not the network, so averaged checkpoints may differ in them."""
 
 

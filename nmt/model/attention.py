@@ -83,6 +83,7 @@ class Attention(nn.Module):
         bilinear_start: str = "xavier",
         scale_gaussian: bool = False,
         learn_scale: bool = False,
+        dropout: float = 0.0,
     ) -> None:
         super().__init__()
         if energy not in ENERGIES:
@@ -99,6 +100,9 @@ class Attention(nn.Module):
         a_q, a_k, a_v = attention_sizes(query_size, key_size, query_map, key_map, value_map, dim)
         self.query_size, self.key_size = query_size, key_size
         self.kind, self.heads, self.max_len = energy, heads, max_len
+        # Attention dropout: zeroes some weights before pooling, in training only; the weights returned
+        # (for maps and tests) are the softmax's own.
+        self.weight_dropout = nn.Dropout(dropout) if dropout > 0 else None
         self.context_size = key_size if out_proj else a_v  # C
         linear = "linear"
         self.query_proj = nn.Linear(query_size, a_q, bias=False) if query_map == linear else None  # W
@@ -190,7 +194,8 @@ class Attention(nn.Module):
             reach = torch.arange(S, device=keys.device) < self.max_len  # (S,)
             mask = reach.expand(keys.size(0), S) if mask is None else mask & reach
         weights = masked_softmax(self.energy(self.project_query(query), keys), mask)  # (B, h, T, S)
-        heads = weights.to(values.dtype) @ split_heads(values, self.heads)  # (B, h, T, A_v/h)
+        pooled = weights if self.weight_dropout is None else self.weight_dropout(weights)
+        heads = pooled.to(values.dtype) @ split_heads(values, self.heads)  # (B, h, T, A_v/h)
         context = merge_heads(heads)  # (B, T, A_v)
         if self.out_proj is not None:
             context = self.out_proj(context) * self.out_gain  # (B, T, K)

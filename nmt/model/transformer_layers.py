@@ -27,8 +27,9 @@ from torch import Tensor, nn
 from nmt.model.attention import Attention
 
 
-def multi_head(d_model: int, heads: int) -> Attention:
-    """Scaled dot-product attention with h heads over D-sized states: softmax(QK^T / sqrt(D/h)) V, then W_o."""
+def multi_head(d_model: int, heads: int, dropout: float = 0.0) -> Attention:
+    """Scaled dot-product attention with h heads over D-sized states: softmax(QK^T / sqrt(D/h)) V, then W_o;
+    ``dropout`` on the softmax weights in training (attention dropout)."""
     return Attention(
         d_model,
         d_model,
@@ -39,6 +40,7 @@ def multi_head(d_model: int, heads: int) -> Attention:
         out_proj=True,
         heads=heads,
         dim=d_model,
+        dropout=dropout,
     )
 
 
@@ -84,9 +86,11 @@ class SelfCache(NamedTuple):
 class EncoderLayer(nn.Module):
     """Self-attention over the source, then feed-forward."""
 
-    def __init__(self, d_model: int, heads: int, ff_size: int, dropout: float, pre_norm: bool) -> None:
+    def __init__(
+        self, d_model: int, heads: int, ff_size: int, dropout: float, pre_norm: bool, attention_dropout: float = 0.0
+    ) -> None:
         super().__init__()
-        self.self_attention = multi_head(d_model, heads)
+        self.self_attention = multi_head(d_model, heads, attention_dropout)
         self.feed_forward = FeedForward(d_model, ff_size, dropout)
         self.attend_res, self.ff_res = (Residual(d_model, dropout, pre_norm) for _ in range(2))
 
@@ -101,10 +105,12 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     """Causal self-attention, cross-attention over the encoder output, feed-forward."""
 
-    def __init__(self, d_model: int, heads: int, ff_size: int, dropout: float, pre_norm: bool) -> None:
+    def __init__(
+        self, d_model: int, heads: int, ff_size: int, dropout: float, pre_norm: bool, attention_dropout: float = 0.0
+    ) -> None:
         super().__init__()
-        self.self_attention = multi_head(d_model, heads)
-        self.cross_attention = multi_head(d_model, heads)
+        self.self_attention = multi_head(d_model, heads, attention_dropout)
+        self.cross_attention = multi_head(d_model, heads, attention_dropout)
         self.feed_forward = FeedForward(d_model, ff_size, dropout)
         self.self_res, self.cross_res, self.ff_res = (Residual(d_model, dropout, pre_norm) for _ in range(3))
 

@@ -116,6 +116,31 @@ def test_attention_maps_per_layer_and_head():
     assert torch.all(maps["encoder_self"][1, ..., 3:] == 0)  # sentence 1 has 3 real source tokens
 
 
+def test_attention_dropout_acts_in_training_only_and_keeps_the_returned_weights():
+    """model.transformer.attention_dropout zeroes attention weights before pooling while training:
+    the same weights give other outputs on every call, no parameter is added, and in eval the model
+    is the one without it; the weights it returns are the softmax's own (each row sums to 1)."""
+    from nmt.model.attention import Attention
+
+    plain, dropped = model(), model(attention_dropout=0.5)
+    assert plain.state_dict().keys() == dropped.state_dict().keys()  # no parameter added
+    dropped.load_state_dict(plain.state_dict())
+    src, lengths, tgt_in = batch()
+    torch.testing.assert_close(dropped(src, lengths, tgt_in)[0], plain(src, lengths, tgt_in)[0])  # eval: a no-op
+
+    attentions = [m for m in dropped.modules() if isinstance(m, Attention)]
+    assert len(attentions) == 2 + 2 * 2  # one per encoder layer, two per decoder layer
+    assert all(a.weight_dropout is not None and a.weight_dropout.p == 0.5 for a in attentions)
+    dropped.train()
+    for module in dropped.modules():  # every other dropout off: the attention's is the only random part
+        if isinstance(module, torch.nn.Dropout) and all(module is not a.weight_dropout for a in attentions):
+            module.p = 0.0
+    first, attn = dropped(src, lengths, tgt_in)
+    second, _ = dropped(src, lengths, tgt_in)
+    assert not torch.allclose(first, second)
+    torch.testing.assert_close(attn.sum(-1), torch.ones(3, 5))  # the softmax's weights, not the dropped ones
+
+
 def test_gradients_reach_every_parameter():
     m = model(train=True, positions="learned")
     src, lengths, tgt_in = batch()
