@@ -44,6 +44,7 @@ import _bench_common as common
 from nmt.config import Config
 from nmt.decode.engines import ENGINE_NAMES, FORMAT_OF, Engine, open_engine
 from nmt.decode.inference import Loaded, encode_sources, load_checkpoint
+from nmt.decode.model_info import attention_label
 from nmt.decode.torch_engine import TorchEngine
 from nmt.engine.manifest import MANIFEST, ExportError, read_manifest
 from nmt.model.build import count_parameters
@@ -264,9 +265,12 @@ def main(argv: Optional[list[str]] = None) -> None:
         "reference": str(reference) if reference is not None else None,
         "step": loaded.step,
         "arch": model.arch,
-        "attention": model.attention.type,
-        "style": model.attention.resolved_style,
-        "cell": model.cell,
+        "attention": attention_label(loaded.config),  # "transformer", or the RNN's attention
+        **(
+            {"d_model": model.transformer.d_model, "layers": model.transformer.enc_layers}
+            if model.arch == "transformer"
+            else {"style": model.attention.resolved_style, "cell": model.cell}
+        ),
         "params": count_parameters(loaded.model),
         "length_penalty": loaded.config.decode.length_penalty,
         "quick": args.quick,

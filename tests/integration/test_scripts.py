@@ -117,6 +117,7 @@ def test_bench_decode_quick_on_the_test_split(trained_toy):
         assert record.keys() >= DECODE_KEYS and record["bench"] == "decode"
         assert record["sentences"] == 12 and record["sentences_per_s"] > 0 and isinstance(record["keep_memory"], bool)
         assert Path(record["input"]).name == "test.xx"
+        assert record["arch"] == "rnn" and record["cell"] in ("gru", "lstm") and "d_model" not in record
 
 
 def test_bench_decode_without_checkpoint_fails_in_one_line():
@@ -149,6 +150,7 @@ def test_bench_decode_engines_side_by_side(barely_trained_transformer, tmp_path)
     for record in records:
         assert record.keys() >= DECODE_KEYS and record["threads"] == 1 and record["sentences"] == 5
         assert record["sentences_per_s"] > 0 and isinstance(record["bleu"], float) and record["arch"] == "transformer"
+        assert record["attention"] == "transformer" and "cell" not in record and record["d_model"] > 0
         assert Path(record["reference"]).name == "test.yy" and record["engine_version"]
     by_run = {(r["engine"], r["compute_type"], r["beam"]): r for r in records}
     for beam in (1, 2):  # nmt's own searches on the exported graphs: the same translations as torch
