@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nmt.config import DataConfig
-from nmt.data import sources
+from nmt.data import hub, sources
 from nmt.data.dataset import EncodedSplit, load_split
 from nmt.data.prepare import MANIFEST, load_prepared, prepare
 from nmt.data.tokenizer import Tokenizer
@@ -71,7 +71,7 @@ def load_raw(cfg: DataConfig, progress: bool = False) -> sources.Raw:
     if cfg.corpus == "hub":
         if not cfg.hub_name:
             raise DataError("data.corpus=hub needs data.hub_name (e.g. wmt14)")
-        return sources.load_hub(cfg.hub_name, cfg.hub_config, cfg.src, cfg.tgt, cfg.hub_splits, progress=progress)
+        return hub.load_hub(cfg.hub_name, cfg.hub_config, cfg.src, cfg.tgt, cfg.hub_splits, progress=progress)
     if not cfg.local_files:
         raise DataError("data.corpus=local needs data.local_files, e.g. {train: [train.de, train.en]}")
     files = {split: (paths[0] if len(paths) == 1 else tuple(paths)) for split, paths in cfg.local_files.items()}

@@ -1,5 +1,5 @@
-"""Raw parallel text from the four corpus sources: Multi30k, the Hugging Face hub, local
-files and the embedded synthetic generator.
+"""Raw parallel text from the four corpus sources: Multi30k, the Hugging Face hub (read in
+:mod:`nmt.data.hub`), local files and the embedded synthetic generator.
 
 Each loader returns ``{split: (source_lines, target_lines)}`` with the two lists
 line-aligned and nothing cleaned yet; :mod:`nmt.data.prepare` normalizes and filters. Empty
@@ -13,20 +13,18 @@ also breaks at U+0085 and U+2028 and would misalign corpora whose sentences cont
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import socket
-import sys
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tqdm import tqdm
 
+from nmt.data.hub import quiet_datasets, table_columns
 from nmt.data.lines import line_chunks, read_text_lines
 from nmt.util.errors import DataError
 from nmt.util.fileio import atomic_write_bytes, read_lines
@@ -149,144 +147,6 @@ def load_multi30k(src: str, tgt: str, mirror: str | Path | None, download_dir: P
     return raw
 
 
-# --- Hugging Face hub --------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _offline_mode_from_env() -> Iterator[None]:
-    """Honour ``HF_HUB_OFFLINE`` as it is now, not as it was when ``datasets`` was imported.
-
-    Both libraries read the variable once at import; re-reading it per call lets the CLI and
-    tests switch to offline mode later. The previous values are restored afterwards.
-    """
-    import datasets
-    import huggingface_hub.constants as hub_constants
-
-    value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("HF_DATASETS_OFFLINE") or ""
-    offline = value.upper() in ("1", "ON", "YES", "TRUE")
-    saved = (datasets.config.HF_HUB_OFFLINE, hub_constants.HF_HUB_OFFLINE)
-    if offline:
-        datasets.config.HF_HUB_OFFLINE = hub_constants.HF_HUB_OFFLINE = True
-    try:
-        yield
-    finally:
-        datasets.config.HF_HUB_OFFLINE, hub_constants.HF_HUB_OFFLINE = saved
-
-
-@contextlib.contextmanager
-def _quiet_datasets(progress: bool) -> Iterator[None]:
-    """Hide the progress bars and log messages of ``datasets`` and the hub client unless
-    ``progress`` is on and stderr is a terminal; the previous settings are restored afterwards.
-
-    Their "Generating train split" bars otherwise go to stderr even with ``--no-progress``
-    and fill log files; our own bars follow the same rule (tqdm's ``disable=None``). Even
-    their errors are muted: every failure inside reaches the caller as an exception, which
-    we turn into one line, and the library's own log of it would only repeat it.
-    """
-    import datasets
-    import huggingface_hub.utils as hub_utils
-
-    if progress and sys.stderr.isatty():
-        yield
-        return
-    bars_were_off = (datasets.are_progress_bars_disabled(), hub_utils.are_progress_bars_disabled())
-    verbosity = datasets.logging.get_verbosity()
-    datasets.disable_progress_bars()
-    hub_utils.disable_progress_bars()
-    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
-    try:
-        yield
-    finally:
-        datasets.logging.set_verbosity(verbosity)
-        if not bars_were_off[0]:
-            datasets.enable_progress_bars()
-        if not bars_were_off[1]:
-            hub_utils.enable_progress_bars()
-
-
-def _columns(table, src: str, tgt: str, what: str) -> tuple[list[str], list[str]]:
-    """Source and target lists from a ``datasets.Dataset`` in one of the accepted layouts.
-
-    Accepted: a ``translation`` column of ``{lang: text}`` dicts (WMT/OPUS style), columns
-    named after the two languages, or columns named ``src`` and ``tgt``.
-    """
-    cols = table.column_names
-    if "translation" in cols:
-        pairs = table["translation"]
-        if pairs and not (src in pairs[0] and tgt in pairs[0]):
-            raise DataError(f"{what}: translations have languages {sorted(pairs[0])}, not {src} and {tgt}")
-        src_lines, tgt_lines = [p[src] for p in pairs], [p[tgt] for p in pairs]
-    elif src in cols and tgt in cols:
-        src_lines, tgt_lines = table[src], table[tgt]
-    elif "src" in cols and "tgt" in cols:
-        src_lines, tgt_lines = table["src"], table["tgt"]
-    else:
-        raise DataError(f"{what}: columns {cols} hold neither 'translation' nor '{src}'/'{tgt}' nor 'src'/'tgt'")
-    for side in (src_lines, tgt_lines):
-        for i, value in enumerate(side):
-            if not isinstance(value, str):
-                raise DataError(f"{what}: row {i + 1} has {value!r} where text was expected")
-    return list(src_lines), list(tgt_lines)
-
-
-def _hub_unreachable(timeout: float = 3.0) -> str | None:
-    """Why the hub's host cannot be reached (DNS, refused, timeout), or None when it can.
-
-    Asked once up front so an offline machine fails in seconds with one line, instead of
-    after the hub client's own retries and warnings.  Skipped in offline mode, where a
-    dataset may come from the local cache.
-    """
-    if os.environ.get("HF_HUB_OFFLINE") or os.environ.get("HF_DATASETS_OFFLINE"):
-        return None
-    host = urllib.parse.urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
-    try:
-        socket.create_connection((host.hostname, host.port or 443), timeout=timeout).close()
-    except OSError as e:
-        return f"{host.hostname}: {e.strerror or e}"
-    return None
-
-
-def _hub_hint() -> str:
-    """What to do without the hub. (``--mirror`` is no help here: it only serves Multi30k.)"""
-    local = "or give local files (data.corpus=local with data.local_files)"
-    if os.environ.get("HF_HUB_OFFLINE") or os.environ.get("HF_DATASETS_OFFLINE"):
-        return f"offline mode uses only a copy already in the datasets cache: download it once online, {local}"
-    return f"set HF_HUB_OFFLINE=1 to use a copy already in the datasets cache, {local}"
-
-
-def load_hub(
-    name: str, config: str | None, src: str, tgt: str, splits: Mapping[str, str], progress: bool = False
-) -> Raw:
-    """A translation dataset from the Hugging Face hub, e.g. ``load_hub("wmt14", "de-en", ...)``.
-
-    ``splits`` maps our split names to the hub's (``{"valid": "validation", ...}``). Network,
-    unknown-dataset and offline failures become one-line DataErrors; a dataset already in
-    the local ``datasets`` cache also loads with ``HF_HUB_OFFLINE=1``. ``progress`` shows the
-    download and generation bars (on a terminal).
-    """
-    import datasets
-
-    label = name if config is None else f"{name}/{config}"
-    reason = _hub_unreachable()
-    if reason is not None:
-        raise DataError(f"cannot reach the Hugging Face hub for '{label}' ({reason}); {_hub_hint()}")
-    raw: Raw = {}
-    for ours, theirs in splits.items():
-        try:  # one split at a time: hub datasets in parquet then fetch only that split's files
-            with _offline_mode_from_env(), _quiet_datasets(progress):
-                table = datasets.load_dataset(name, config, split=theirs)
-        except ConnectionError as e:
-            raise DataError(
-                f"cannot reach the Hugging Face hub for '{label}' ({str(e).splitlines()[0]}); {_hub_hint()}"
-            ) from None
-        except Exception as e:  # unknown names, configs and splits arrive with many exception types
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-            raise DataError(f"cannot load split '{theirs}' of '{label}' from the Hugging Face hub: {first}") from None
-        raw[ours] = _columns(table, src, tgt, f"{label} [{theirs}]")
-        logger.info("hub %s %s: %d pairs", label, theirs, len(raw[ours][0]))
-    return raw
-
-
 # --- local files -------------------------------------------------------------------------
 
 
@@ -326,7 +186,7 @@ def _load_tsv(path: Path, progress: bool = False) -> tuple[list[str], list[str]]
 
 
 def _load_jsonl(path: Path, src: str, tgt: str, cache_dir: Path | None, progress: bool) -> tuple[list[str], list[str]]:
-    """One JSON Lines file (layouts as in :func:`_columns`), read through ``datasets``.
+    """One JSON Lines file (layouts as in :func:`nmt.data.hub.table_columns`), read through ``datasets``.
 
     The text is decoded here first: Arrow's reader accepts bad UTF-8 and fails only when a
     value is read back, with neither file nor line.
@@ -338,14 +198,14 @@ def _load_jsonl(path: Path, src: str, tgt: str, cache_dir: Path | None, progress
         raise DataError(f"{path}: the file is empty")
     cache = None if cache_dir is None else str(cache_dir)
     try:
-        with _quiet_datasets(progress):
+        with quiet_datasets(progress):
             table = datasets.load_dataset("json", data_files=str(path), split="train", cache_dir=cache)
     except Exception as e:  # parser errors arrive wrapped in DatasetGenerationError
         _check_json_lines(path, lines)  # prefer a message with the line number
         cause = e.__cause__ or e
         detail = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
         raise DataError(f"cannot read {path}: {detail}") from None
-    return _columns(table, src, tgt, str(path))
+    return table_columns(table, src, tgt, str(path))
 
 
 def _check_json_lines(path: Path, lines: list[str]) -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from nmt.data import sources
-from nmt.data.sources import load_hub, load_local, load_multi30k, load_synthetic
+from nmt.data import hub, sources
+from nmt.data.hub import load_hub
+from nmt.data.sources import load_local, load_multi30k, load_synthetic
 from nmt.data.synthetic import write_corpus
 from nmt.util.errors import DataError
 from nmt.util.fileio import read_lines
@@ -185,7 +186,7 @@ def test_hub_offline_is_a_one_line_data_error(monkeypatch: pytest.MonkeyPatch) -
 def test_unreachable_hub_suggests_offline_mode_or_local_files(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
-    monkeypatch.setattr(sources, "_hub_unreachable", lambda: "huggingface.co: Name or service not known")
+    monkeypatch.setattr(hub, "_hub_unreachable", lambda: "huggingface.co: Name or service not known")
     with pytest.raises(DataError) as err:
         load_hub("wmt14", "de-en", "de", "en", {"train": "train"})
     message = str(err.value)
