@@ -83,6 +83,12 @@ def run_tiny_lab(name: str, folder: Path, capsys: pytest.CaptureFixture) -> str:
     return out
 
 
+def train_losses(run_dir: Path) -> dict[int, float]:
+    """Update -> training loss, as the run's metrics.jsonl logged them (the last line of an update logged twice)."""
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    return {e["step"]: e["loss"] for e in map(json.loads, lines) if e["event"] == "train"}
+
+
 def interrupt_at(monkeypatch: pytest.MonkeyPatch, step: int) -> None:
     """Deliver a real SIGINT to this process right after training update ``step``."""
     import signal

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import interrupt_at, run_cli, toy_overrides
+from conftest import interrupt_at, run_cli, toy_overrides, train_losses
 from nmt.evaluate.compare_plan import parse_list
 
 
@@ -177,10 +177,6 @@ def test_an_interrupted_run_is_resumed_to_the_same_losses(tmp_path, toy_files, c
     """A run stopped part-way (Ctrl-C, a killed session) is resumed from its last checkpoint by the
     next compare, not trained again from update 0, and ends where an uninterrupted run ends."""
     _, files = toy_files
-
-    def train_losses(run: Path) -> dict[int, float]:
-        lines = (run / "metrics.jsonl").read_text().splitlines()
-        return {e["step"]: e["loss"] for e in map(json.loads, lines) if e["event"] == "train"}
 
     plan = ("--variants", "bahdanau", "--seeds", "1", "--steps", "12", "--beam", "1", "--set", "train.valid_every=4")
     whole = compare_args(tmp_path / "whole", files, *plan)

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from conftest import interrupt_at, toy_overrides
+from conftest import train_losses as losses
 from nmt import config as C
 from nmt.decode.inference import load_checkpoint, translate_ids
 from nmt.run import checkpoint as ckpt
@@ -15,11 +16,6 @@ from nmt.run.state import TrainState
 from nmt.score.metrics import score
 from nmt.train.loop import Trainer, TrainingError, run_training
 from nmt.util.errors import CheckpointError, UserError
-
-
-def losses(run_dir: Path) -> dict[int, float]:
-    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
-    return {e["step"]: e["loss"] for e in map(json.loads, lines) if e["event"] == "train"}
 
 
 def test_toy_task_learned_to_high_bleu(trained_toy, toy_files):

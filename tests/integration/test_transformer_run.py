@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import run_cli, transformer_overrides
+from conftest import interrupt_at, run_cli, train_losses, transformer_overrides
 from nmt.decode.inference import load_checkpoint, load_models, translate_ids
 from nmt.score.metrics import score
 from nmt.train.loop import run_training
@@ -33,8 +33,7 @@ def test_toy_task_learned_to_high_bleu(trained_transformer, toy_files):
 
 
 def test_resume_after_interrupt_gives_identical_losses(tmp_path, toy_files):
-    from test_train import _interrupt_at, losses  # the RNN's resume test, same mechanics
-
+    # the RNN's resume test (tests/integration/test_train.py), same mechanics
     _, files = toy_files
     extra = dict(
         train__max_steps=10,
@@ -44,14 +43,14 @@ def test_resume_after_interrupt_gives_identical_losses(tmp_path, toy_files):
         model__src_word_dropout=0.1,
     )
     run_training(None, transformer_overrides(tmp_path / "a", files, **extra), progress=False)
-    reference = losses(tmp_path / "a" / "runs" / "toy")
+    reference = train_losses(tmp_path / "a" / "runs" / "toy")
     with pytest.MonkeyPatch.context() as patch:
-        _interrupt_at(patch, 5)
+        interrupt_at(patch, 5)
         run_training(None, transformer_overrides(tmp_path / "b", files, **extra), progress=False)
     run_b = tmp_path / "b" / "runs" / "toy"
-    assert max(losses(run_b)) == 5
+    assert max(train_losses(run_b)) == 5
     run_training(None, [], resume=run_b, progress=False)
-    assert losses(run_b) == reference
+    assert train_losses(run_b) == reference
 
 
 def test_translate_writes_every_layer_and_head(trained_transformer, toy_files, tmp_path, capsys):
