@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-unit test-integration test-system test-browser browser-deps lint docs docs-serve demo bench gpu-report clean-venv
+.PHONY: test test-slow test-unit test-integration test-system test-browser browser-deps lint docs docs-serve demo bench gpu-report clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -12,12 +12,19 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint,docs,export]'
 	touch $(STAMP)
 
-# Every tier; each can also run alone (tests/unit: seconds, integration: tiny runs, system: toy tasks learned).
+# The test suite without its slow tests, on every core (pytest-xdist: one worker per core, each test single-threaded).
+# make test-slow runs the slow ones (every variant learning long reversal, the documented commands, the
+# remaining ONNX kinds); CI runs both. Each tier can also run alone (unit: seconds, integration: tiny runs,
+# system: toy tasks learned), slow tests included.
+XDIST := -n auto
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(XDIST) -m "not slow"
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q $(XDIST) -m slow
 
 test-unit test-integration test-system: test-%: $(STAMP)
-	$(BIN)/python -m pytest -q tests/$*
+	$(BIN)/python -m pytest -q $(XDIST) tests/$*
 
 # Lint, format check, types and the import layers, as configured in pyproject.toml; CI (.ci/run) and
 # the pre-commit hooks run the same, and each must report nothing. `ruff format nmt scripts tests` fixes

@@ -351,7 +351,12 @@ def serving(args: list[str], log: Path) -> Iterator[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the ``browser`` marker (pytest warns about unknown ones)."""
+    """Register the ``slow`` and ``browser`` markers (pytest warns about unknown ones)."""
+    config.addinivalue_line(
+        "markers",
+        "slow: minutes rather than seconds (the variants' learning tests, the documented commands, most ONNX "
+        "kinds); make test leaves them out, make test-slow runs them, CI runs both",
+    )
     config.addinivalue_line(
         "markers",
         "browser: needs headless Chromium, chromedriver and selenium (skipped without them; under CI=true a failure)",

@@ -160,6 +160,7 @@ def test_every_sh_block_is_run_or_marked_and_some_run(doc: str) -> None:
     assert len(marked) < len(blocks), f"{doc} has no ```sh block left to run, so its test would check nothing"
 
 
+@pytest.mark.slow  # runs every command of the two pages: minutes
 @pytest.mark.parametrize("doc", DOCUMENTS)
 def test_documented_commands_run(doc: str, tmp_path: Path) -> None:
     """Run the page's unmarked ``sh`` blocks in order; on failure show the block and its output."""

@@ -101,6 +101,7 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     assert (runs / "none_s2" / "metrics.jsonl").read_text() == before and not (runs / "qkv_s2").exists()
 
 
+@pytest.mark.slow  # four comparisons of two variants
 def test_a_slower_machine_gets_the_same_scores(tmp_path, toy_files, capsys):
     """One thread instead of two (half the speed) trains the same models: the budget is updates, not time."""
     _, files = toy_files

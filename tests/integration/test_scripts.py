@@ -137,6 +137,7 @@ def barely_trained_transformer(tmp_path_factory: pytest.TempPathFactory, toy_fil
     return root / "runs" / "toy" / "checkpoints" / "best.pt"
 
 
+@pytest.mark.slow  # exports for two engines and decodes with four
 def test_bench_decode_engines_side_by_side(barely_trained_transformer, tmp_path):
     """Every engine on the same sentences and threads, with BLEU; the exports are written once and reused."""
     tiny = ["--checkpoint", str(barely_trained_transformer), "--device", "cpu", "--threads", "1", "--limit", "5"]

@@ -21,6 +21,8 @@ from nmt.decode.inference import load_checkpoint, translate_ids
 from nmt.score.metrics import score
 from nmt.train.loop import run_training
 
+pytestmark = pytest.mark.slow  # about 10 minutes on 2 cores: make test-slow (CI), not make test
+
 STEPS = 600
 MORE_STEPS = {
     # Variants still on the steep part of their learning curve after 600 updates, where another

@@ -79,7 +79,14 @@ def _checkpoint(folder: Path, overrides: list[str], prepared: Path) -> Path:
     return ckpt.save(folder / "model.pt", saved)
 
 
-@pytest.fixture(scope="module", params=list(KINDS))
+FAST = ("bahdanau-2layers", "luong_general-lstm", "transformer-pre-sinusoids")
+"""The kinds of `make test` (a GRU with stacked layers, an LSTM, a Transformer); the rest are slow (about 20 s
+each for the exporter), and run in `make test-slow` (CI runs both)."""
+
+
+@pytest.fixture(
+    scope="module", params=[k if k in FAST else pytest.param(k, marks=pytest.mark.slow) for k in KINDS]
+)
 def exported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, toy_prepared: Path):
     folder = tmp_path_factory.mktemp(request.param)
     path = _checkpoint(folder, KINDS[request.param], toy_prepared)
