@@ -84,9 +84,7 @@ FAST = ("bahdanau-2layers", "luong_general-lstm", "transformer-pre-sinusoids")
 each for the exporter), and run in `make test-slow` (CI runs both)."""
 
 
-@pytest.fixture(
-    scope="module", params=[k if k in FAST else pytest.param(k, marks=pytest.mark.slow) for k in KINDS]
-)
+@pytest.fixture(scope="module", params=[k if k in FAST else pytest.param(k, marks=pytest.mark.slow) for k in KINDS])
 def exported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, toy_prepared: Path):
     folder = tmp_path_factory.mktemp(request.param)
     path = _checkpoint(folder, KINDS[request.param], toy_prepared)
