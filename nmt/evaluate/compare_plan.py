@@ -97,6 +97,7 @@ def check_plan(plan: Plan) -> int:
     for arm in plan.arms:  # an arm or seed that does not fit the base config fails now, not after hours
         for seed in plan.seeds:
             cfg = config_mod.load(plan.config, [*run_overrides(plan, arm, seed, steps), *arm.decode])
+        # cfg: this arm at the last seed, as every arm in seen was (seeds change every arm alike)
         twin = next((other for other, c in seen if not changes(c, cfg, SAME_ARM)), None)
         if twin is not None:  # e.g. --sweep train.teacher_forcing=1,1.0: one model trained (or scored) twice
             raise UserError(

@@ -24,6 +24,7 @@ from nmt.config.arms import Arm, parse_sweep
 from nmt.config.sections import TrainConfig
 from nmt.evaluate.compare import run_compare
 from nmt.evaluate.compare_plan import Plan
+from nmt.evaluate.compare_runs import last_stop
 from nmt.evaluate.compare_scores import score_run
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import lab_seeds, score_split
@@ -172,9 +173,9 @@ def best_valid(run_dirs: list[Path]) -> list[float]:
     """Each run's best greedy validation BLEU: the score that picked its checkpoint (its stop line's best)."""
     best = []
     for run_dir in run_dirs:
-        stops = events.of_kind(events.read(run_dir), events.Stop)
-        assert stops and stops[-1].best is not None, f"{run_dir} has no validated stop"
-        best.append(stops[-1].best)
+        stop = last_stop(run_dir)
+        assert stop is not None and stop.best is not None, f"{run_dir} has no validated stop"
+        best.append(stop.best)
     return best
 
 
