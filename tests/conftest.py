@@ -297,7 +297,7 @@ def toy_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 @pytest.fixture(scope="session")
 def trained_toy(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     """A tiny Bahdanau model trained on the toy task (shared by search, translate, eval tests)."""
-    from nmt.train.loop import run_training
+    from nmt.train.entry import run_training
 
     _, files = toy_files
     root = tmp_path_factory.mktemp("trained")

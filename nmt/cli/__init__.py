@@ -191,7 +191,7 @@ def train_cmd(
         args += ["--resume", str(resume)] if resume else []
         args += (["--overwrite"] if overwrite else []) + ([] if progress else ["--no-progress"])
         distributed.relaunch(nproc, args)
-    from nmt.train.loop import run_training
+    from nmt.train.entry import run_training
 
     try:
         outcome = run_training(

@@ -137,7 +137,7 @@ def check_finished_work(actions: list[RunAction]) -> None:
 def train_run(plan: Plan, act: RunAction, label: str, seed: int, steps: int, progress: bool) -> Path:
     """Train one arm and seed (or reuse its finished run, or resume its unfinished one); returns the
     run directory."""
-    from nmt.train.loop import run_training
+    from nmt.train.entry import run_training
 
     if act.action == "reuse":
         log.info(

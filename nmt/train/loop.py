@@ -22,7 +22,6 @@ only with the same W (on CPU).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import signal
@@ -47,7 +46,6 @@ from nmt.train.loss import batch_loss
 from nmt.train.optim import apply_gradients, teacher_forcing_p
 from nmt.train.progress import EpochProgress
 from nmt.train.results import RunOutcome, Update
-from nmt.train.run_start import claim_run, resolve_run, write_config
 from nmt.train.signals import StopSignals
 from nmt.train.validate import Validation, validate
 from nmt.util import runtime, threads
@@ -379,28 +377,3 @@ class Trainer:
             )
             return RunOutcome.interrupted(self.signal, state, self.run_dir)
         return RunOutcome.finished(reason, state, t.metric, self.run_dir)
-
-
-def run_training(
-    config: Optional[Path],
-    overrides: list[str],
-    resume: Optional[Path] = None,
-    overwrite: bool = False,
-    progress: bool = True,
-) -> RunOutcome:
-    """Entry point of ``nmt train``: a fresh run from a config, or a resumed one.
-
-    Under torchrun every rank calls this; only rank 0 creates or changes files, and it holds
-    the run directory's lock (:class:`nmt.run.folder.RunLock`) until the run ends.
-    """
-    cfg, run_dir = resolve_run(config, overrides, resume)
-    with distributed.process_group(cfg.train.device) as dist, contextlib.ExitStack() as held:
-        dist.on_main(lambda: claim_run(cfg, run_dir, resume is None, overwrite, held))
-        if resume is None:
-            return Trainer(cfg, run_dir, progress, dist).fit()
-        saved = ckpt.load(RunPaths(run_dir).last)  # a bad file fails before data loads
-        trainer = Trainer(cfg, run_dir, progress, dist)
-        trainer.restore(saved)
-        if overrides and dist.is_main:
-            write_config(cfg, run_dir)
-        return trainer.fit()

@@ -26,7 +26,8 @@ from nmt.data.batching import collate
 from nmt.model.build import build_model
 from nmt.run import checkpoint as ckpt
 from nmt.train import distributed
-from nmt.train.loop import Trainer, run_training
+from nmt.train.entry import run_training
+from nmt.train.loop import Trainer
 from nmt.util.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]

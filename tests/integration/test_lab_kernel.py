@@ -85,7 +85,7 @@ def test_kernel_lab_fits_the_toy_and_reads_the_gaussian_run(tmp_path, capsys, mo
     def no_training(*args, **kwargs):
         raise AssertionError("a finished run was trained again")
 
-    monkeypatch.setattr("nmt.train.loop.run_training", no_training)
+    monkeypatch.setattr("nmt.train.entry.run_training", no_training)
     run_tiny_lab("kernel", tmp_path, capsys)  # a second call: the run is reused and the toy gives the same numbers
     assert best.stat().st_mtime_ns == mtime
     again = json.loads((tmp_path / "kernel.json").read_text(encoding="utf-8"))

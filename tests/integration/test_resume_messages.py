@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conftest import toy_overrides, write_toy_task
-from nmt.train.loop import run_training
+from nmt.train.entry import run_training
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from conftest import run_cli, toy_overrides
-from nmt.train.loop import run_training
+from nmt.train.entry import run_training
 from nmt.train.tensorboard import Board
 from nmt.util.errors import UserError
 

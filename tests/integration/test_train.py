@@ -14,7 +14,8 @@ from nmt.decode.inference import load_checkpoint, translate_ids
 from nmt.run import checkpoint as ckpt
 from nmt.run.state import TrainState
 from nmt.score.metrics import score
-from nmt.train.loop import Trainer, TrainingError, run_training
+from nmt.train.entry import run_training
+from nmt.train.loop import Trainer, TrainingError
 from nmt.util.errors import CheckpointError, UserError
 
 

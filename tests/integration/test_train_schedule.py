@@ -6,7 +6,8 @@ from conftest import toy_overrides
 from nmt import config as C
 from nmt.run import events
 from nmt.run.folder import RunLock
-from nmt.train.loop import Trainer, run_training
+from nmt.train.entry import run_training
+from nmt.train.loop import Trainer
 from nmt.train.run_start import open_run_dir
 
 

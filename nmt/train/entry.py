@@ -1,0 +1,43 @@
+"""The entry point of ``nmt train``: resolve the run (fresh or resumed), claim its folder, train.
+
+Apart from :mod:`nmt.train.loop` (the :class:`~nmt.train.loop.Trainer`) and
+:mod:`nmt.train.run_start` (the checks and the folder, torch-free for the CLI), which it joins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Optional
+
+from nmt.run import checkpoint as ckpt
+from nmt.run.paths import RunPaths
+from nmt.train import distributed
+from nmt.train.loop import Trainer
+from nmt.train.results import RunOutcome
+from nmt.train.run_start import claim_run, resolve_run, write_config
+
+
+def run_training(
+    config: Optional[Path],
+    overrides: list[str],
+    resume: Optional[Path] = None,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> RunOutcome:
+    """Entry point of ``nmt train``: a fresh run from a config, or a resumed one.
+
+    Under torchrun every rank calls this; only rank 0 creates or changes files, and it holds
+    the run directory's lock (:class:`nmt.run.folder.RunLock`) until the run ends.
+    """
+    cfg, run_dir = resolve_run(config, overrides, resume)
+    with distributed.process_group(cfg.train.device) as dist, contextlib.ExitStack() as held:
+        dist.on_main(lambda: claim_run(cfg, run_dir, resume is None, overwrite, held))
+        if resume is None:
+            return Trainer(cfg, run_dir, progress, dist).fit()
+        saved = ckpt.load(RunPaths(run_dir).last)  # a bad file fails before data loads
+        trainer = Trainer(cfg, run_dir, progress, dist)
+        trainer.restore(saved)
+        if overrides and dist.is_main:
+            write_config(cfg, run_dir)
+        return trainer.fit()
