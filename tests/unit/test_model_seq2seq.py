@@ -34,17 +34,23 @@ def model(type_: str = "bahdanau", cell: str = "gru", layers: int = 1, train: bo
     return m.train(train)
 
 
-def greedy_steps(m: Seq2Seq, src, lengths, tgt_in, teacher: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """Call step() in a loop, feeding the reference (teacher) or the argmax."""
+def fed_steps(m: Seq2Seq, src, lengths, tgt_in, use_ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Call step() in a loop; at t > 0 sentence b reads the reference where use_ref[b, t], else its argmax."""
     enc = m.encode(src, lengths)
     state = m.init_state(enc)
     prev, logits, attn = tgt_in[:, 0], [], []
     for t in range(tgt_in.size(1)):
+        if t > 0:
+            prev = torch.where(use_ref[:, t], tgt_in[:, t], logits[-1].argmax(-1))
         out, state, weights = m.step(prev, state, enc)
         logits.append(out)
         attn.append(weights)
-        prev = tgt_in[:, t + 1] if teacher and t + 1 < tgt_in.size(1) else out.argmax(-1)
     return torch.stack(logits, 1), torch.stack(attn, 1)
+
+
+def greedy_steps(m: Seq2Seq, src, lengths, tgt_in, teacher: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Call step() in a loop, feeding the reference (teacher) or the argmax."""
+    return fed_steps(m, src, lengths, tgt_in, torch.full(tgt_in.shape, teacher))
 
 
 @pytest.mark.parametrize("type_", ATTENTION_TYPES)
@@ -125,6 +131,21 @@ def test_without_teacher_forcing_the_decoder_reads_its_own_predictions(type_: st
     assert torch.allclose(free, greedy_steps(m, src, lengths, tgt_in, teacher=False)[0], atol=1e-5)
     forced, _ = m(src, lengths, tgt_in, teacher_forcing=1.0)
     assert not torch.allclose(forced, m(src, lengths, other, teacher_forcing=1.0)[0])
+
+
+@pytest.mark.parametrize("type_", ["bahdanau", "luong_general", "qkv"])
+@pytest.mark.parametrize("input_feeding", [True, False])
+def test_each_coin_feeds_the_reference_or_the_previous_prediction(type_: str, input_feeding: bool) -> None:
+    m = model(type_, input_feeding=input_feeding)
+    src, lengths, tgt_in = batch()
+    torch.manual_seed(7)
+    mixed, mixed_weights = m(src, lengths, tgt_in, teacher_forcing=0.5)
+    torch.manual_seed(7)
+    use_ref = torch.rand(tgt_in.shape) < 0.5  # the coins the decoder drew
+    assert use_ref[:, 1:].any() and not use_ref[:, 1:].all()
+    logits, weights = fed_steps(m, src, lengths, tgt_in, use_ref)
+    assert torch.allclose(mixed, logits, atol=1e-5)
+    assert torch.allclose(mixed_weights, weights, atol=1e-6)
 
 
 def test_teacher_forcing_coins_come_from_the_global_rng() -> None:
