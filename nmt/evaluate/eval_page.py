@@ -121,7 +121,7 @@ def comparison_section(payload: Mapping[str, Any]) -> list[str]:
         f"## Comparison with the baseline `{_cell(baseline)}`",
         "",
         f"Two-sided paired tests, seed {settings.get('seed')}: {'; '.join(how)}. "
-        "A system identical to the baseline gets p = 1.",
+        "A system identical to the baseline, or with exactly its score, gets p = 1.",
         "",
     ] + _table(header, rows, text_columns=2)
 

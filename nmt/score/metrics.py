@@ -192,7 +192,8 @@ def compare_systems(
     the score `m`; the bootstrap adds `m_mean` and `m_ci` (bootstrap mean and 95% CI
     half-width), `m_p_value`, `m_signature` and `significant` (BLEU p < 0.05); AR adds
     `m_ar_p_value`, `m_ar_signature` and `ar_significant`. p-values and flags are None for
-    the baseline. A system identical to the baseline gets p = 1 from both tests.
+    the baseline. A system identical to the baseline gets p = 1 from both tests, and one that
+    scores exactly the baseline's score gets p = 1 from the bootstrap for that metric.
     """
     if not systems:
         raise ValueError("compare_systems needs at least one system")
@@ -217,14 +218,22 @@ def compare_systems(
     return rows
 
 
-def _bootstrap_fields(short: str, cell: str | Result, same: bool) -> dict[str, float | None]:
+def _bootstrap_fields(short: str, cell: str | Result, baseline: str | Result, same: bool) -> dict[str, float | None]:
     """One metric's score, bootstrap mean, 95% interval and p-value (None for the baseline).
 
     sacreBLEU types every cell of its table as a name or a Result with optional fields; a
     bootstrap fills the mean and interval of each, so their absence is its error, not ours.
+
+    sacreBLEU counts only (centred) resampled differences strictly above the observed one. A
+    system that scores exactly the baseline's score has observed difference 0, and when every
+    resample ties too (a copy of the baseline; two systems that both score BLEU 0) nothing
+    is counted and it would get the smallest p-value there is: "significantly different" with
+    no difference at all.  Such a system gets p = 1, as ``same`` (identical output) does.
     """
     if not isinstance(cell, Result) or cell.mean is None or cell.ci is None:
         raise TypeError(f"sacreBLEU's paired bootstrap gave no mean and interval for {short}: {cell!r}")
+    assert isinstance(baseline, Result), baseline
+    same = same or cell.score == baseline.score
     p = None if cell.p_value is None else (1.0 if same else float(cell.p_value))
     return {
         short: float(cell.score),
@@ -250,12 +259,10 @@ def _paired_bootstrap(
 
     rows: list[dict[str, Any]] = []
     for i, name in enumerate(str(system) for system in results["System"]):
-        # sacreBLEU counts only (centred) resampled differences strictly above the observed
-        # one, so a copy of the baseline (all differences 0) would get its smallest p-value.
         same = i > 0 and systems[name] == baseline
         row: dict[str, Any] = {}
         for short, column in keyed.items():
-            row.update(_bootstrap_fields(short, results[column][i], same))
+            row.update(_bootstrap_fields(short, results[column][i], results[column][0], same))
         p = row["bleu_p_value"]
         row["significant"] = None if p is None else p < SIGNIFICANCE_LEVEL
         for short, column in keyed.items():

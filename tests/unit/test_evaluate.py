@@ -173,6 +173,19 @@ def test_compare_systems_approximate_randomization() -> None:
         compare_systems(systems, refs, tests=("permutation",))
 
 
+def test_a_system_that_scores_exactly_the_baselines_score_is_not_significantly_different() -> None:
+    refs = _corpus(30)
+    # Two different outputs that share no word with any reference: BLEU 0 for both, and for every
+    # resample of them, so the bootstrap sees no difference anywhere.
+    systems = {"zero": ["qqq www"] * len(refs), "other zero": ["zzz yyy xxx"] * len(refs)}
+    rows = compare_systems(systems, refs, n_samples=100, seed=7, tests=("bootstrap", "ar"), ar_trials=100)
+    assert rows[0]["bleu"] == rows[1]["bleu"] == 0.0
+    assert rows[1]["bleu_p_value"] == 1.0 and rows[1]["bleu_ar_p_value"] == 1.0
+    assert rows[1]["significant"] is False and rows[1]["ar_significant"] is False
+    assert rows[1]["chrf"] != rows[0]["chrf"]  # chrF tells them apart: its p-value is sacreBLEU's
+    assert rows[1]["chrf_p_value"] < 1.0
+
+
 def test_compare_systems_rejects_misaligned_system() -> None:
     refs = _corpus(5)
     with pytest.raises(UserError, match="'short'"):
