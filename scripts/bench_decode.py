@@ -13,7 +13,7 @@ onnxruntime and ctranslate2 run an export of ``--checkpoint`` written into
 names the checkpoint's update and is newer than the checkpoint file.  Both run on the CPU, and
 every engine runs the same number of threads (with ``--threads 0``: torch's default, fixed).
 CTranslate2 holds Transformers only: for an RNN, a line says so instead of a figure.  Its figure
-includes the rescoring that makes its scores ours (:mod:`nmt.engine.ct2`).
+includes the rescoring that makes its scores ours (:mod:`nmt.decode.ct2`).
 
 The input defaults to the test split of the checkpoint's own corpus:
 ``<data.root>/<corpus>/<src>-<tgt>/test2016.<src>`` when present (Multi30k), else
@@ -194,7 +194,7 @@ def parse_engines(args: argparse.Namespace) -> tuple[list[str], list[str]]:
         if args.compute_type != "float32":
             common.fail(SCRIPT, "--compute-type applies to --engine ctranslate2 only")
         return engines, ["float32"]
-    from nmt.engine.ct2 import COMPUTE_TYPES  # imports ctranslate2: only when it is asked for
+    from nmt.decode.ct2 import COMPUTE_TYPES  # imports ctranslate2: only when it is asked for
 
     return engines, parse_choices(args.compute_type, COMPUTE_TYPES, "--compute-type")
 

@@ -4,7 +4,7 @@
 translate id sequences; the engines differ in what they load and run, not in what they return
 (:class:`~nmt.decode.batched.Translation`).  The torch engine runs nmt's searches on tensors,
 the onnxruntime engine runs the same searches on numpy arrays (:mod:`nmt.engine.onnx_model`),
-and the ctranslate2 engine runs CTranslate2's own search (:mod:`nmt.engine.ct2`).  Only the
+and the ctranslate2 engine runs CTranslate2's own search (:mod:`nmt.decode.ct2`).  Only the
 torch engine imports torch, and only when it is opened.
 
 They differ in the attention they can show: the torch engine returns the searches' weights and,
@@ -26,6 +26,7 @@ from nmt.data.tokenizer import Tokenizer
 from nmt.decode.batched import Translation, check_beam_size, check_n_best, translate_arrays
 from nmt.decode.model_info import ModelInfo as ModelInfo
 from nmt.decode.model_info import attention_label as attention_label
+from nmt.decode.model_info import export_info
 from nmt.engine.manifest import ENGINES, Manifest, read_manifest
 from nmt.util.errors import UserError
 
@@ -135,9 +136,8 @@ class OnnxEngine:
 
     def describe(self) -> ModelInfo:
         transformer = self.manifest.arch == "transformer"
-        return ModelInfo(
-            arch=self.manifest.arch,
-            attention=self.manifest.arch,  # export.json records no attention type
+        return export_info(
+            self.manifest,
             device="cpu",
             search_attention=True,
             layer_attention=False,
@@ -158,7 +158,7 @@ class OnnxEngine:
 class CT2Engine:
     """A CTranslate2 export (Transformers only) translated by CTranslate2's own search."""
 
-    translator: Any  # nmt.engine.ct2.CT2Translator
+    translator: Any  # nmt.decode.ct2.CT2Translator
     name: str = "ctranslate2"
 
     @property
@@ -184,8 +184,7 @@ class CT2Engine:
     ) -> list[Translation]:
         if attention:
             raise UserError("--engine ctranslate2 returns no attention weights; use --engine torch or onnxruntime")
-        found = self.translator.translate_ids(ids, decode, beam=beam, n_best=n_best)
-        return [Translation(t.ids, t.log_probs, t.scores) for t in found]
+        return self.translator.translate_ids(ids, decode, beam=beam, n_best=n_best)
 
     def write_layer_attention(
         self, folder: Path, index: int, src_ids: list[int], out_ids: list[int], src: list[str], tgt: list[str]
@@ -193,9 +192,8 @@ class CT2Engine:
         """Nothing: CTranslate2 returns no attention here."""
 
     def describe(self) -> ModelInfo:
-        return ModelInfo(
-            arch="transformer",
-            attention="transformer",
+        return export_info(
+            self.translator.manifest,
             device="cpu",
             search_attention=False,
             layer_attention=False,
@@ -250,7 +248,7 @@ def open_engine(
 
         src_tok, tgt_tok = _tokenizers(model, manifest)
         return OnnxEngine(OnnxModel(model, threads=threads), manifest, src_tok, tgt_tok)
-    from nmt.engine.ct2 import CT2Translator
+    from nmt.decode.ct2 import CT2Translator
 
     return CT2Engine(CT2Translator(model, compute_type=compute_type, threads=threads))
 

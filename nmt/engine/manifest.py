@@ -11,6 +11,17 @@ engine loads anything.
 A folder is written in a hidden sibling and renamed into place whole (:func:`new_folder`), so a
 crash half-way leaves either no folder or the previous complete one, never a part that reads as
 an export.  This module imports no torch: the onnxruntime and ctranslate2 engines run without it.
+
+It also describes the model (:class:`ModelDescription`: attention type, languages, parameter
+count, the run's config), counted and labelled at export time where torch holds the weights, so
+that ``nmt serve`` says of an export what it says of the checkpoint (GET /models), whichever
+engine runs it.  That key, ``model``, came after the first folders of format 1 were written, and
+it is optional rather than a new :data:`FORMAT_VERSION`: a format version says how to *run* a
+folder, and a reader that does not know a description can still translate with it.  So a folder
+written before it still loads everywhere (its description is null: unknown, as before), a
+folder written with it loads in an nmt that predates it (unknown keys are ignored), and an
+export handed to someone without its checkpoint never needs exporting again.  A ``model`` that
+is present must be whole and well typed, like every other key.
 """
 
 from __future__ import annotations
@@ -40,11 +51,26 @@ SRC_SPM, TGT_SPM = "src_spm", "tgt_spm"
 """Roles of the SentencePiece models in :attr:`Manifest.files`; every format holds both."""
 SPM_FILES = {SRC_SPM: "spm.src.model", TGT_SPM: "spm.tgt.model"}
 MAX_MANIFEST_BYTES = 1 << 20
-"""Largest export.json read (a real one is under 2 KiB)."""
+"""Largest export.json read (a real one is under 16 KiB, most of it the run's config)."""
 
 
 class ExportError(UserError):
     """An export folder that cannot be written or read: not an export, altered, or for another engine."""
+
+
+@dataclass(frozen=True)
+class ModelDescription:
+    """What GET /models says of a model, as the checkpoint's torch engine would say it.
+
+    Written by the exporter from the run's config and the model it loaded (so an engine without
+    torch, or without the config, can tell it); read back into
+    :class:`~nmt.decode.model_info.ModelInfo`.
+    """
+
+    attention: str  # nmt.decode.model_info.attention_label of the run's config
+    languages: tuple[str, str]  # data.src, data.tgt
+    parameters: int  # the model's parameters, each tied tensor once
+    config: dict[str, Any]  # the run's whole config, as the torch engine shows it
 
 
 @dataclass(frozen=True)
@@ -55,7 +81,8 @@ class Manifest:
     min_len, no_repeat_ngram, coverage_penalty, batch_size, ...); ``files`` maps a role
     (:data:`SRC_SPM`, ``weights``, ...) to a file name in the folder; ``step`` is the update the
     exported checkpoint was saved at; ``graph`` what an engine needs to know of the format's files
-    (ONNX: the names of the arrays its two graphs pass), empty for the others.
+    (ONNX: the names of the arrays its two graphs pass), empty for the others; ``model`` what a
+    server says of the model, None in a folder written before nmt recorded it (see the module).
     """
 
     format: str  # one of ENGINES
@@ -66,8 +93,14 @@ class Manifest:
     files: dict[str, str]
     step: int = 0
     graph: dict[str, Any] = field(default_factory=dict)  # what the engine needs of the format (onnx: field names)
+    model: Optional[ModelDescription] = None  # optional in the file: absent from the first folders of format 1
     nmt_version: str = __version__
     format_version: int = FORMAT_VERSION
+
+
+OPTIONAL_KEYS = frozenset({"model"})
+"""Keys of :class:`Manifest` that a folder of this :data:`FORMAT_VERSION` may lack (it was written
+before they were added); every other key must be there."""
 
 
 def write_manifest(folder: Path, manifest: Manifest) -> Path:
@@ -91,12 +124,14 @@ def read_manifest(folder: Path, expected_format: Optional[str] = None) -> Manife
             f"{short_repr(version, 20)}; this nmt ({__version__}) reads format {FORMAT_VERSION}: "
             + ("upgrade nmt to load it" if newer else "export the checkpoint again with this nmt")
         )
-    missing = [f.name for f in fields(Manifest) if f.name not in raw]
+    missing = [f.name for f in fields(Manifest) if f.name not in raw and f.name not in OPTIONAL_KEYS]
     if missing:
         raise ExportError(
             f"{folder / MANIFEST} lacks {', '.join(missing)} (an altered file?); export the checkpoint again"
         )
-    manifest = Manifest(**{f.name: raw[f.name] for f in fields(Manifest)})
+    values = {f.name: raw[f.name] for f in fields(Manifest) if f.name in raw}
+    values["model"] = _description(folder, raw.get("model"))
+    manifest = Manifest(**values)
     _check_types(folder, manifest)
     if expected_format is not None and manifest.format != expected_format:
         raise ExportError(
@@ -151,6 +186,30 @@ def _is_int(value: Any) -> bool:
 def _plain_name(name: Any) -> bool:
     """Whether ``name`` is one file directly in the folder (no path, no parent, not the manifest)."""
     return isinstance(name, str) and name not in ("", ".", "..", MANIFEST) and "/" not in name and "\\" not in name
+
+
+def _description(folder: Path, raw: Any) -> Optional[ModelDescription]:
+    """The ``model`` key read back: None when absent (an older folder), else whole and well typed or
+    an ExportError naming it.  Keys a later nmt may add to it are ignored, as at the top level."""
+    if raw is None:
+        return None
+    languages = raw.get("languages") if isinstance(raw, dict) else None
+    if (
+        not isinstance(raw, dict)
+        or not isinstance(raw.get("attention"), str)
+        or not raw["attention"]
+        or not isinstance(languages, list)
+        or len(languages) != 2
+        or not all(isinstance(code, str) and code for code in languages)
+        or not _is_int(raw.get("parameters"))
+        or raw["parameters"] < 1
+        or not isinstance(raw.get("config"), dict)
+    ):
+        raise ExportError(
+            f"{folder / MANIFEST}: model is {short_repr(raw)}, which nmt never writes "
+            "(an altered file?); export the checkpoint again"
+        )
+    return ModelDescription(raw["attention"], (languages[0], languages[1]), raw["parameters"], raw["config"])
 
 
 def _check_types(folder: Path, m: Manifest) -> None:

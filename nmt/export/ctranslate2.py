@@ -4,10 +4,10 @@ The model is described with CTranslate2's own specification classes (``Transform
 its encoder, decoder and layer specs), filled weight by weight from our modules and saved by
 ``spec.save``; nothing here writes CTranslate2's binary format itself.  The folder also holds
 both SentencePiece models and ``export.json`` (:mod:`nmt.engine.manifest`); it is read by
-:class:`nmt.engine.ct2.CT2Translator`, which needs no torch.
+:class:`nmt.decode.ct2.CT2Translator`, which needs no torch.
 
 How our Transformer maps (every weight has one home; the search differences are listed in
-:mod:`nmt.engine.ct2`):
+:mod:`nmt.decode.ct2`):
 
 - pre-norm x + f(LN(x)) with a final LN on each stack, or post-norm LN(x + f(x)): the spec's
   ``pre_norm`` flag, the same formulas; each sublayer's LN is the spec's ``layer_norm`` of that
@@ -18,7 +18,7 @@ How our Transformer maps (every weight has one home; the search differences are 
   another frequency scale, while ours interleave sin and cos from position 0, so the table is
   always stored explicitly (``position_encodings.encodings``, row p = position p), for learned
   positions too, with rows past ``max_len`` repeating the last one as our model does.  It has
-  :func:`nmt.engine.ct2.position_rows` rows; a longer input is cut by the engine.
+  :func:`nmt.decode.ct2.position_rows` rows; a longer input is cut by the engine.
 - Attention: our query and key maps have no bias, the value map and W_o have one.  Self-attention
   is one fused [W_q; W_k; W_v] map (bias [0; 0; b_v]), cross-attention a query map and a fused
   [W_k; W_v] map (bias [0; b_v]), then W_o; queries are scaled by 1/sqrt(D/h) in both.
@@ -40,8 +40,9 @@ from ctranslate2.specs import TransformerDecoderSpec, TransformerEncoderSpec, Tr
 from torch import Tensor, nn
 
 from nmt.data.tokenizer import BOS, EOS, UNK, Tokenizer
+from nmt.decode.ct2 import FORMAT, position_rows
 from nmt.decode.inference import load_checkpoint
-from nmt.engine.ct2 import FORMAT, position_rows
+from nmt.decode.model_info import describe_model
 from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, ExportError, Manifest, new_folder, write_manifest
 from nmt.model.attention import Attention
 from nmt.model.transformer import Transformer
@@ -181,6 +182,7 @@ def export_ctranslate2(checkpoint: Path, out: Path, *, force: bool = False) -> P
             decode=decode,
             files=files,
             step=loaded.step,
+            model=describe_model(loaded.config, loaded.model),
         )
         write_manifest(folder, manifest)
     log.info("wrote the CTranslate2 model of %s to %s", checkpoint, out)

@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from nmt.decode.inference import load_checkpoint
+from nmt.decode.model_info import describe_model
 from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, check_new_folder, new_folder, write_manifest
 from nmt.export.onnx_trace import ENCODER_FILE, OPSET, STEP_FILE, export_graphs
 
@@ -43,6 +44,7 @@ def export_onnx(checkpoint: Path, out: Path, *, force: bool = False) -> Path:
             files={"encoder": ENCODER_FILE, "step": STEP_FILE, **SPM_FILES},
             step=loaded.step,
             graph={"opset": OPSET, **{k: list(v) for k, v in asdict(fields).items()}},
+            model=describe_model(loaded.config, loaded.model),
         )
         write_manifest(folder, manifest)
     log.info("wrote the ONNX graphs of %s to %s", checkpoint, out)

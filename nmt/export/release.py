@@ -26,6 +26,7 @@ from safetensors.torch import save_file
 
 from nmt.config.saved import saved_config
 from nmt.data.tokenizer import Tokenizer
+from nmt.decode.model_info import describe_model
 from nmt.decode.release import CONFIG, FORMAT, WEIGHTS, shared_names
 from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, check_new_folder, new_folder, write_manifest
 from nmt.model.build import TranslationModel, build_model
@@ -66,6 +67,7 @@ def write_release(checkpoint: Path, out: Path, force: bool) -> Path:
         decode=config.decode.model_dump(mode="json"),  # as saved, options added since at their defaults
         files=files,
         step=saved.state.step,
+        model=describe_model(config, model),
     )
     with new_folder(out, force) as folder:
         # "tied" tells a reader of the file alone (another program) which names it leaves out.

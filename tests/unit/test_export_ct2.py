@@ -22,10 +22,11 @@ from nmt import config as C
 from nmt.data.batching import pad_sources
 from nmt.data.prepare import spm_settings
 from nmt.data.tokenizer import BOS, EOS, PAD, Tokenizer, train_sentencepiece
+from nmt.decode.batched import Translation
 from nmt.decode.beam import beam_search
 from nmt.decode.common import Hypotheses, max_lengths
+from nmt.decode.ct2 import CT2Translator
 from nmt.decode.greedy import greedy
-from nmt.engine.ct2 import CT2Translator, Translation, output_budget
 from nmt.engine.manifest import ExportError, read_manifest
 from nmt.export.ctranslate2 import export_ctranslate2
 from nmt.model.build import build_model
@@ -194,8 +195,9 @@ def test_budgets_and_rules_are_ours(exported: Exported, update: dict) -> None:
 
 @pytest.mark.parametrize("a", [0.0, 0.3, 1.0, 1.1, 1.15, 1.5, 2.0])
 def test_output_budgets_are_our_searches(a: float) -> None:
+    """The engine groups sentences by max_lengths on numpy arrays: the budgets of the searches on tensors."""
     lengths = torch.arange(1, 200)
-    assert [output_budget(int(n), a, 3) for n in lengths] == max_lengths(lengths, a, 3).tolist()
+    assert max_lengths(lengths.numpy(), a, 3).tolist() == max_lengths(lengths, a, 3).tolist()
 
 
 def test_an_n_best_list_is_ranked_best_first(shared: Exported) -> None:
@@ -232,7 +234,7 @@ def test_int8_weights_translate_sensibly(exported: Exported) -> None:
     """
     int8 = CT2Translator(exported.folder, compute_type="int8", threads=1)
     sents = sources(exported.engine.target_vocab_size, seed=7)
-    budgets = [output_budget(len(s), 1.0, 4) for s in sents]
+    budgets = max_lengths(torch.tensor([len(s) for s in sents]), 1.0, 4).tolist()
     for beam in (1, 4):
         got = int8.translate_ids(sents, exported.config.decode, beam=beam)
         assert all(len(g.ids[0]) < b for g, b in zip(got, budgets))
@@ -249,7 +251,7 @@ def test_an_rnn_checkpoint_is_refused_in_one_line(tmp_path: Path, spm_bytes: byt
 
 def test_the_engine_translates_without_torch(shared: Exported) -> None:
     code = (
-        "import sys; from nmt.config import DecodeConfig; from nmt.engine.ct2 import CT2Translator; "
+        "import sys; from nmt.config import DecodeConfig; from nmt.decode.ct2 import CT2Translator; "
         f"out = CT2Translator({str(shared.folder)!r}, threads=1).translate_ids([[5, 6, 7]], DecodeConfig(), beam=2); "
         "sys.exit(3 if 'torch' in sys.modules else 0 if out[0].ids[0] else 4)"
     )

@@ -27,13 +27,17 @@ defined as ours.  Where CTranslate2 computes something else, this is what is don
   last layer's attention averaged over heads, as ours): our ranking over the first
   beam x ``patience`` hypotheses to end, where ours may go on and find a better one.
 - Sampling is not offered (its draws could not match ours); it needs the torch engine.
+
+It lives with the searches it mirrors, whose result (:class:`~nmt.decode.batched.Translation`),
+output budgets (:func:`~nmt.decode.common.max_lengths`) and coverage penalty
+(:func:`~nmt.decode.rules.coverage_penalty`) it uses itself, on numpy arrays; like them it
+imports no torch.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -43,6 +47,9 @@ import numpy as np
 from nmt.config import DecodeConfig
 from nmt.config.sections import MAX_BEAM_ROWS, MAX_OUTPUT_TOKENS
 from nmt.data.tokenizer import BOS, EOS, PAD, Tokenizer
+from nmt.decode.batched import Translation
+from nmt.decode.common import max_lengths
+from nmt.decode.rules import coverage_penalty
 from nmt.engine.manifest import SRC_SPM, TGT_SPM, ExportError, read_manifest
 from nmt.util.errors import UserError
 
@@ -59,20 +66,6 @@ Hypothesis = tuple[list[int], Optional[np.ndarray]]
 def position_rows(decode: Mapping[str, Any]) -> int:
     """Positions an export stores: every output position, and sources up to the run's max_src_len."""
     return max(MAX_OUTPUT_TOKENS, int(decode.get("max_src_len", 0)))
-
-
-def output_budget(src_len: int, a: float, b: int) -> int:
-    """Tokens (EOS included) one sentence may get: :func:`nmt.decode.common.max_lengths`, in float32 as there."""
-    return int(min(np.floor(np.float32(src_len) * np.float32(a)) + b, MAX_OUTPUT_TOKENS))
-
-
-@dataclass
-class Translation:
-    """One input sentence's n-best list, best first (the fields of the torch engine's result)."""
-
-    ids: list[list[int]]  # hypotheses without EOS
-    log_probs: list[float]  # sum of token log-probabilities, EOS included
-    scores: list[float]  # ranking score: log_probs, length-normalized (and coverage-penalized) for a beam
 
 
 class CT2Translator:
@@ -145,7 +138,9 @@ class CT2Translator:
                     "sentence %d has %d tokens; translating its first %d", i + 1, len(ids), self.max_source_tokens
                 )
             sources[i] = [self.src_pieces[t] for t in ids[: self.max_source_tokens]]
-            groups.setdefault(output_budget(len(sources[i]), decode.max_len_a, decode.max_len_b), []).append(i)
+        lengths = np.array([len(pieces) for pieces in sources.values()], dtype=np.int64)
+        for i, budget in zip(sources, max_lengths(lengths, decode.max_len_a, decode.max_len_b).tolist()):
+            groups.setdefault(budget, []).append(i)
         for budget, rows in sorted(groups.items()):
             group = [sources[i] for i in rows]
             found = self._search(group, budget, decode, beam, patience)
@@ -207,12 +202,6 @@ def _attention(attention: Optional[list[list[float]]]) -> Optional[np.ndarray]:
     return None if attention is None else np.asarray(attention, dtype=np.float64)
 
 
-def coverage_penalty(attention: np.ndarray, beta: float) -> float:
-    """GNMT coverage penalty beta * sum_i log(min(sum_j p_ij, 1)) of attention (rows, S), as
-    :func:`nmt.decode.rules.coverage_penalty` floors each sum at 1e-6."""
-    return beta * float(np.log(np.clip(attention.sum(0), 1e-6, 1.0)).sum())
-
-
 def _ranked(
     hyps: list[Hypothesis], log_probs: list[float], decode: DecodeConfig, beam: int, n_best: int
 ) -> Translation:
@@ -222,6 +211,6 @@ def _ranked(
         for j, (ids, attention) in enumerate(hyps):
             scores[j] = log_probs[j] / ((5.0 + len(ids) + 1) / 6.0) ** decode.length_penalty
             if attention is not None:
-                scores[j] += coverage_penalty(attention, decode.coverage_penalty)
+                scores[j] += float(coverage_penalty(attention.sum(0), decode.coverage_penalty))
     order = sorted(range(len(hyps)), key=lambda j: -scores[j])[:n_best]
     return Translation([hyps[j][0] for j in order], [log_probs[j] for j in order], [scores[j] for j in order])
