@@ -75,9 +75,9 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, s
     return exit_info.value.code or 0, out, err
 
 
-def run_tiny_lab(name: str, folder: Path, capsys: pytest.CaptureFixture) -> str:
-    """``nmt lab NAME --tiny`` writing into ``folder`` (its runs in folder/runs); its stdout, the table."""
-    argv = ["lab", name, "--tiny", "--out", str(folder), "--runs-dir", str(folder / "runs"), "--no-progress"]
+def run_tiny_lab(name: str, folder: Path, capsys: pytest.CaptureFixture, *extra: str) -> str:
+    """``nmt lab NAME --tiny [EXTRA...]`` writing into ``folder`` (its runs in folder/runs); its stdout, the table."""
+    argv = ["lab", name, "--tiny", "--out", str(folder), "--runs-dir", str(folder / "runs"), "--no-progress", *extra]
     code, out, err = run_cli(argv, capsys)
     assert code == 0, err
     return out

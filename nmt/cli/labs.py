@@ -31,14 +31,19 @@ def lab_cmd(
         False, "--force", help="Replace finished runs of another config (as nmt compare --force)."
     ),
     progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
+    dry_run: bool = typer.Option(
+        False,
+        help="Only list each run the lab needs as reuse (finished), resume (stopped part-way), train or "
+        "replace, as nmt compare --dry-run does; train nothing.",
+    ),
 ) -> None:
     """Run one lecture lab: train (or reuse) its runs, then write its table, figure and numbers.
 
     Examples: nmt lab --list; nmt lab teacher_forcing --mirror ../shared/data/multi30k --out docs/labs;
-    nmt lab beam --tiny
+    nmt lab beam --tiny; nmt lab length --mirror ../shared/data/multi30k --dry-run
     """
     from nmt.labs import LAB_MODULES
-    from nmt.labs.base import LabContext, load_lab, run_lab
+    from nmt.labs.base import LabContext, load_lab, planned_lab_runs, run_lab
     from nmt.util.errors import UserError
 
     if list_:
@@ -60,6 +65,9 @@ def lab_cmd(
         progress=progress,
         force=force,
     )
+    if dry_run:
+        typer.echo("\n".join(planned_lab_runs(name, ctx)))
+        return
     result = run_lab(name, ctx)
     typer.echo(result.table)
     typer.echo(f"nmt lab: wrote {ctx.out / name}.md, .png and .json", err=True)

@@ -16,11 +16,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from nmt.labs import LAB_MODULES
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from nmt.evaluate.compare_plan import Plan
 
 FULL_CONFIG = Path("configs/multi30k_de_en_bahdanau.yaml")
 """The base experiment of the full-size labs: Multi30k de-en, GRU 256, Bahdanau attention."""
@@ -80,12 +83,14 @@ class LabResult:
 @dataclass(frozen=True)
 class Lab:
     """One lab: its name (``nmt lab NAME``), the lecture figure it makes, the CPU time it takes at
-    full size on the reference machine, and the function that runs it."""
+    full size on the reference machine, the function that runs it, and the comparisons (plans of
+    ``nmt compare``) whose runs it trains or reuses, which ``run`` trains and ``nmt lab --dry-run`` lists."""
 
     name: str
     title: str
     cpu_minutes: int
     run: Callable[[LabContext], LabResult]
+    plans: Callable[[LabContext], list[Plan]]
     runs_group: str = ""  # labs that train the same runs share runs/labs/<group>/runs (default: the name)
 
     def default_out(self, tiny: bool) -> Path:
@@ -105,6 +110,21 @@ def load_lab(name: str) -> Lab:
     lab = importlib.import_module(LAB_MODULES[name]).LAB
     assert isinstance(lab, Lab) and lab.name == name, f"{LAB_MODULES[name]}.LAB is not the lab {name!r}"
     return lab
+
+
+def planned_lab_runs(name: str, ctx: LabContext) -> list[str]:
+    """One line per run the lab needs, with what running it would do (reuse, resume, train, ...,
+    as ``nmt compare --dry-run`` says), each run once, then a count of each action."""
+    from nmt.evaluate.compare import planned_runs
+
+    lines: list[str] = []
+    for plan in load_lab(name).plans(ctx):
+        lines += [line for line in planned_runs(plan) if line not in lines]
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line.split()[0]] = counts.get(line.split()[0], 0) + 1
+    runs = f"{len(lines)} run" + ("" if len(lines) == 1 else "s")
+    return [*lines, f"{runs}: " + ", ".join(f"{n} {action}" for action, n in counts.items())]
 
 
 def run_lab(name: str, ctx: LabContext) -> LabResult:

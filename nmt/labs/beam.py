@@ -40,25 +40,31 @@ FORMATS = {"bleu": ".2f", "length_ratio": ".3f", "seconds": ".1f"}  # table cell
 SPLIT = "valid"  # the split the grid is read on; test only at the config's setting (module docstring)
 
 
+def plans(ctx: LabContext) -> list[Plan]:
+    """The one model, scored on test at the config's beam and alpha."""
+    config, overrides = ctx.base()
+    return [
+        Plan(
+            config=config,
+            variants=[VARIANT],
+            seeds=[SEED],
+            steps=ctx.steps(1500),
+            split="test" if ctx.tiny else "test2016",
+            runs_dir=ctx.runs_dir,
+            overrides=overrides,
+            force=ctx.force,
+        )
+    ]
+
+
 def _train(ctx: LabContext) -> tuple[Path, dict[str, Any], str]:
     """Train (or reuse) the one model and score test at the config's beam and alpha: its run
     folder, compare's report row and the test split's name."""
-    config, overrides = ctx.base()
-    test_split = "test" if ctx.tiny else "test2016"
-    plan = Plan(
-        config=config,
-        variants=[VARIANT],
-        seeds=[SEED],
-        steps=ctx.steps(1500),
-        split=test_split,
-        runs_dir=ctx.runs_dir,
-        overrides=overrides,
-        force=ctx.force,
-    )
+    (plan,) = plans(ctx)
     run_compare(plan, progress=ctx.progress)
     report = json.loads(report_json(ctx.runs_dir / REPORT).read_text(encoding="utf-8"))
     (row,) = report["variants"]
-    return ctx.runs_dir / f"{plan.arms[0].run_stem}_s{SEED}", row, test_split
+    return ctx.runs_dir / f"{plan.arms[0].run_stem}_s{SEED}", row, plan.split
 
 
 def _bleu_and_ratio(hyps: list[str], refs: list[str]) -> dict[str, Any]:
@@ -253,5 +259,6 @@ LAB = Lab(
     title="Beam size and length penalty",
     cpu_minutes=40,
     run=run,
+    plans=plans,
     runs_group="beam",
 )

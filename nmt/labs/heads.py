@@ -122,22 +122,30 @@ def _parameters_note(rows: list[dict[str, Any]]) -> str:
     )
 
 
-def run(ctx: LabContext) -> LabResult:
-    """Train or reuse the runs, then the table, the figure and the numbers."""
+def plans(ctx: LabContext) -> list[Plan]:
+    """One comparison: qkv with each number of heads, over the lab's seeds."""
     config, overrides = ctx.base()
     heads = TINY_HEADS if ctx.tiny else HEADS
-    split = score_split(ctx)
-    plan = Plan(
-        config=config,
-        variants=[VARIANT],
-        sweeps=[parse_sweep(f"{KEY}={','.join(str(h) for h in heads)}")],
-        seeds=lab_seeds(ctx, SEEDS),
-        steps=ctx.steps(600),
-        split=split,
-        runs_dir=ctx.runs_dir,
-        overrides=overrides,
-        force=ctx.force,
-    )
+    return [
+        Plan(
+            config=config,
+            variants=[VARIANT],
+            sweeps=[parse_sweep(f"{KEY}={','.join(str(h) for h in heads)}")],
+            seeds=lab_seeds(ctx, SEEDS),
+            steps=ctx.steps(600),
+            split=score_split(ctx),
+            runs_dir=ctx.runs_dir,
+            overrides=overrides,
+            force=ctx.force,
+        )
+    ]
+
+
+def run(ctx: LabContext) -> LabResult:
+    """Train or reuse the runs, then the table, the figure and the numbers."""
+    heads = TINY_HEADS if ctx.tiny else HEADS
+    (plan,) = plans(ctx)
+    split = plan.split
     run_compare(plan, progress=ctx.progress)
     report = json.loads(report_json(ctx.runs_dir / REPORT).read_text(encoding="utf-8"))
     by_label = {row["variant"]: row for row in report["variants"]}
@@ -191,5 +199,6 @@ LAB = Lab(
     title="Number of heads: qkv with 1, 2, 4 and 8 heads",
     cpu_minutes=100,
     run=run,
+    plans=plans,
     runs_group="heads",
 )

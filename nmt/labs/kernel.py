@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from nmt.evaluate.compare import run_compare
+from nmt.evaluate.compare_plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import variant_plan
 from nmt.labs.matrices import (
@@ -302,6 +303,11 @@ def markdown(toy_rows: list[dict[str, Any]], maps: dict[str, dict[str, Any]], mo
     return "\n".join(lines)
 
 
+def plans(ctx: LabContext) -> list[Plan]:
+    """The gaussian variant's seed-1 run, as the lab "length" trains it."""
+    return [variant_plan(ctx, variants=["gaussian"], seeds=[SEED])]
+
+
 def run(ctx: LabContext) -> LabResult:
     """The toy at both sizes alike; the gaussian variant's seed-1 run trained (or reused) at the lab's size."""
     toy = make_toy()
@@ -314,7 +320,7 @@ def run(ctx: LabContext) -> LabResult:
             **toy_errors(toy, fit.width),
         },
     ]
-    plan = variant_plan(ctx, variants=["gaussian"], seeds=[SEED])
+    (plan,) = plans(ctx)
     report_dir = ctx.runs_dir / "report-kernel"  # not the lab "length"'s report, which compares every variant
     run_compare(plan, out=report_dir, progress=ctx.progress)
     row = json.loads(report_json(report_dir).read_text(encoding="utf-8"))["variants"][0]
@@ -364,5 +370,6 @@ LAB = Lab(
     title="The kernel view: Nadaraya-Watson regression and the gaussian variant",
     cpu_minutes=13,
     run=run,
+    plans=plans,
     runs_group="variants",
 )

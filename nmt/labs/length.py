@@ -126,9 +126,14 @@ def plot(rows: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
     return path
 
 
+def plans(ctx: LabContext) -> list[Plan]:
+    """Every variant over both seeds."""
+    return [variant_plan(ctx)]
+
+
 def run(ctx: LabContext) -> LabResult:
     """Train (or reuse) every variant, score the test split, then write the figure and return the table."""
-    plan = variant_plan(ctx)
+    (plan,) = plans(ctx)
     out = ctx.runs_dir / "report-length"
     run_compare(plan, out=out, progress=ctx.progress)
     rows = json.loads(report_json(out).read_text(encoding="utf-8"))["variants"]
@@ -157,5 +162,6 @@ LAB = Lab(
     # test2016 scoring per run (~15 s): about 265 min.
     cpu_minutes=265,
     run=run,
+    plans=plans,
     runs_group="variants",
 )

@@ -302,6 +302,12 @@ def plot(numbers: list[dict[str, Any]], path: Path) -> Path:
     return path
 
 
+def plans(ctx: LabContext) -> list[Plan]:
+    """The constant settings' comparison, then the schedules' (the folder of runs is shared)."""
+    found = settings(ctx)
+    return [found[0].plan, found[-1].plan]
+
+
 def run(ctx: LabContext) -> LabResult:
     """Train (or reuse) both plans, score greedy and beam 5, then write the figure and return the table."""
     rows_of_settings = settings(ctx)
@@ -336,5 +342,6 @@ LAB = Lab(
     # beam-5 test2016 scoring per run (~20 s together): about 360 min.
     cpu_minutes=360,
     run=run,
+    plans=plans,
     runs_group="teacher_forcing",
 )

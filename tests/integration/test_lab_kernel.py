@@ -51,6 +51,9 @@ def test_spread_in_source_tokens():
 
 def test_kernel_lab_fits_the_toy_and_reads_the_gaussian_run(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)  # the lab's base config is a path in configs/
+    planned = run_tiny_lab("kernel", tmp_path, capsys, "--dry-run")
+    assert planned.splitlines() == [f"train    gaussian seed 1: {tmp_path / 'runs' / 'gaussian_s1'}", "1 run: 1 train"]
+    assert list(tmp_path.iterdir()) == []  # listed, not trained or written
     run_tiny_lab("kernel", tmp_path, capsys)
 
     page = (tmp_path / "kernel.md").read_text(encoding="utf-8")
@@ -86,6 +89,7 @@ def test_kernel_lab_fits_the_toy_and_reads_the_gaussian_run(tmp_path, capsys, mo
         raise AssertionError("a finished run was trained again")
 
     monkeypatch.setattr("nmt.train.entry.run_training", no_training)
+    assert run_tiny_lab("kernel", tmp_path, capsys, "--dry-run").splitlines()[-1] == "1 run: 1 reuse"
     run_tiny_lab("kernel", tmp_path, capsys)  # a second call: the run is reused and the toy gives the same numbers
     assert best.stat().st_mtime_ns == mtime
     again = json.loads((tmp_path / "kernel.json").read_text(encoding="utf-8"))
