@@ -33,8 +33,8 @@ def lab_cmd(
     progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
     dry_run: bool = typer.Option(
         False,
-        help="Only list each run the lab needs as reuse (finished), resume (stopped part-way), train or "
-        "replace, as nmt compare --dry-run does; train nothing.",
+        help="Only list each run the lab needs as reuse (finished), resume (stopped part-way), train, "
+        "replace, kept or refused, as nmt compare --dry-run does, and what would stop the lab; train nothing.",
     ),
 ) -> None:
     """Run one lecture lab: train (or reuse) its runs, then write its table, figure and numbers.

@@ -1,4 +1,6 @@
-"""Decoding: greedy, beam and sampled search on tensors, their rules, ensembles, and translating text with a checkpoint.
+"""Decoding: greedy, beam and sampled search (on tensors and on numpy arrays), their rules, ensembles,
+the engines that run a checkpoint or an export (torch, onnxruntime, CTranslate2), and translating text.
 
-Imports nmt.model, nmt.data, nmt.run, nmt.config and nmt.util; never training, evaluation or serving.
+Imports nmt.model, nmt.data, nmt.run, nmt.config, nmt.engine and nmt.util; never training, evaluation
+or serving.
 """

@@ -10,8 +10,9 @@ torch.  So a server says the same of an export as of its checkpoint.  Imports no
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 from nmt.config import Config
 from nmt.engine.manifest import Manifest, ModelDescription
@@ -46,7 +47,13 @@ class ModelInfo:
     config: Optional[dict[str, Any]] = None  # the run's whole config, where the engine has it
 
 
-def describe_model(config: Config, model: Any) -> ModelDescription:
+class HasParameters(Protocol):
+    """A torch module, as far as counting goes (this module imports no torch)."""
+
+    def parameters(self) -> Iterable[Any]: ...
+
+
+def describe_model(config: Config, model: HasParameters) -> ModelDescription:
     """What a model is, from its run's ``config`` and the loaded ``model`` (a torch module, whose
     ``parameters()`` yield each tied tensor once; an ensemble counts every member)."""
     return ModelDescription(
@@ -54,6 +61,31 @@ def describe_model(config: Config, model: Any) -> ModelDescription:
         languages=(config.data.src, config.data.tgt),
         parameters=sum(p.numel() for p in model.parameters()),
         config=config.model_dump(mode="json"),
+    )
+
+
+def model_info(
+    arch: str,
+    about: Optional[ModelDescription],
+    *,
+    device: str,
+    search_attention: bool,
+    layer_attention: bool,
+    attention_note: Optional[str] = None,
+) -> ModelInfo:
+    """What a server says of a model: ``about`` it (:func:`describe_model` of the checkpoint, or
+    export.json's record of it; None for an export written before nmt recorded one) and what the
+    engine shows."""
+    return ModelInfo(
+        arch=arch,
+        attention=about.attention if about else arch,
+        device=device,
+        search_attention=search_attention,
+        layer_attention=layer_attention,
+        attention_note=attention_note,
+        parameters=about.parameters if about else None,
+        languages=about.languages if about else None,
+        config=about.config if about else None,
     )
 
 
@@ -65,17 +97,12 @@ def export_info(
     layer_attention: bool,
     attention_note: Optional[str] = None,
 ) -> ModelInfo:
-    """What a server says of an export run without torch: the model as export.json describes it
-    (as :func:`describe_model` described the checkpoint), and what the engine shows."""
-    about = manifest.model
-    return ModelInfo(
-        arch=manifest.arch,
-        attention=about.attention if about else manifest.arch,
+    """What a server says of an export run without torch: the model as export.json describes it."""
+    return model_info(
+        manifest.arch,
+        manifest.model,
         device=device,
         search_attention=search_attention,
         layer_attention=layer_attention,
         attention_note=attention_note,
-        parameters=about.parameters if about else None,
-        languages=about.languages if about else None,
-        config=about.config if about else None,
     )

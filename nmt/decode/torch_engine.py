@@ -19,7 +19,7 @@ from nmt.config import DecodeConfig, with_decode_overrides
 from nmt.data.tokenizer import BOS, Tokenizer
 from nmt.decode.batched import Translation
 from nmt.decode.inference import Loaded, check_search, load_models, translate_ids
-from nmt.decode.model_info import ModelInfo, describe_model
+from nmt.decode.model_info import ModelInfo, describe_model, model_info
 from nmt.decode.release import load_release
 from nmt.model.transformer import Transformer
 from nmt.util import runtime
@@ -81,16 +81,12 @@ class TorchEngine:
 
     def describe(self) -> ModelInfo:
         config, model = self.loaded.config, self.loaded.model
-        about = describe_model(config, model)  # what nmt export writes into export.json
-        return ModelInfo(
-            arch=config.model.arch,
-            attention=about.attention,
+        return model_info(
+            config.model.arch,
+            describe_model(config, model),  # what nmt export writes into export.json
             device=str(self.device),
             search_attention=True,
             layer_attention=isinstance(model, Transformer),
-            parameters=about.parameters,
-            languages=about.languages,
-            config=about.config,
         )
 
     def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> Optional[np.ndarray]:

@@ -25,24 +25,29 @@ from typing import Any, Optional
 
 from nmt.config.variants import VARIANTS
 from nmt.evaluate.compare_plan import Plan, check_plan
-from nmt.evaluate.compare_runs import check_finished_work, planned_actions, train_run
+from nmt.evaluate.compare_runs import RunAction, check_finished_work, planned_actions, train_run
 from nmt.evaluate.compare_scores import score_run, summarize, table_rows
 from nmt.evaluate.run_report import check_out_folder
 from nmt.run.paths import REPORT, report_stem
 from nmt.score.metrics import write_report
 
 
-def planned_runs(plan: Plan) -> list[str]:
-    """One line per run of the plan with its action (:func:`run_action`): ``nmt compare --dry-run``."""
+def planned_run_actions(plan: Plan) -> list[tuple[RunAction, str]]:
+    """Each run of the plan with its action (:func:`run_action`) and the line that shows it."""
     steps = check_plan(plan)
     users: dict[str, list[str]] = {}
     for arm in plan.arms:
         users.setdefault(arm.run_stem, []).append(arm.label)
-    lines = []
+    found = []
     for (stem, seed), act in planned_actions(plan, steps).items():
         note = f" ({act.note})" if act.note else ""
-        lines.append(f"{act.action:<8} {' | '.join(users[stem])} seed {seed}: {act.run_dir}{note}")
-    return lines
+        found.append((act, f"{act.action:<8} {' | '.join(users[stem])} seed {seed}: {act.run_dir}{note}"))
+    return found
+
+
+def planned_runs(plan: Plan) -> list[str]:
+    """One line per run of the plan with its action (:func:`run_action`): ``nmt compare --dry-run``."""
+    return [line for _act, line in planned_run_actions(plan)]
 
 
 def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True) -> str:

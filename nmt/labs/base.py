@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from nmt.util.fileio import atomic_write_bytes
 
 if TYPE_CHECKING:
     from nmt.evaluate.compare_plan import Plan
+    from nmt.evaluate.compare_runs import RunAction
 
 FULL_CONFIG = Path("configs/multi30k_de_en_bahdanau.yaml")
 """The base experiment of the full-size labs: Multi30k de-en, GRU 256, Bahdanau attention."""
@@ -113,18 +115,26 @@ def load_lab(name: str) -> Lab:
 
 
 def planned_lab_runs(name: str, ctx: LabContext) -> list[str]:
-    """One line per run the lab needs, with what running it would do (reuse, resume, train, ...,
-    as ``nmt compare --dry-run`` says), each run once, then a count of each action."""
-    from nmt.evaluate.compare import planned_runs
+    """One line per run folder the lab needs, with what running it would do (as ``nmt compare
+    --dry-run`` says: reuse, resume, train, replace, kept or refused), a folder that two of its
+    comparisons share once; then a count of each action, and the error that would stop the lab
+    before it trains anything (finished runs of another config, files nmt did not write), if any."""
+    from nmt.evaluate.compare import planned_run_actions
+    from nmt.evaluate.compare_runs import check_finished_work
 
-    lines: list[str] = []
+    found: dict[Path, tuple[RunAction, str]] = {}
     for plan in load_lab(name).plans(ctx):
-        lines += [line for line in planned_runs(plan) if line not in lines]
-    counts: dict[str, int] = {}
-    for line in lines:
-        counts[line.split()[0]] = counts.get(line.split()[0], 0) + 1
-    runs = f"{len(lines)} run" + ("" if len(lines) == 1 else "s")
-    return [*lines, f"{runs}: " + ", ".join(f"{n} {action}" for action, n in counts.items())]
+        for act, line in planned_run_actions(plan):
+            found.setdefault(act.run_dir, (act, line))
+    counts = Counter(act.action for act, _line in found.values())
+    runs = f"{len(found)} run" + ("" if len(found) == 1 else "s")
+    lines = [line for _act, line in found.values()]
+    lines.append(f"{runs}: " + ", ".join(f"{n} {action}" for action, n in counts.items()))
+    try:
+        check_finished_work([act for act, _line in found.values()])
+    except UserError as stop:
+        lines.append(f"the lab would stop before training: {stop}")
+    return lines
 
 
 def run_lab(name: str, ctx: LabContext) -> LabResult:

@@ -104,25 +104,33 @@ def _plan(ctx: LabContext, sweep: str, extra: list[str]) -> Plan:
     )
 
 
-def settings(ctx: LabContext) -> list[Setting]:
-    """The constant settings (one plan), then the two schedules (another plan, same runs folder).
+def plans(ctx: LabContext) -> list[Plan]:
+    """The constant settings' comparison, then the two schedules' (the same runs folder).
 
     Both schedules start at p = 1 and end at :data:`FLOOR` on the last update, as Bengio et al.
     decayed p over the whole of training: the linear one over all the updates
     (``tf_decay_steps``), the inverse sigmoid with the k that puts it there.
     """
     steps = ctx.steps(STEPS)
-    k = inverse_sigmoid_k(steps, FLOOR)
-    constant = _plan(ctx, f"train.teacher_forcing={','.join(CONSTANT_P)}", [])
     schedule = [
         "train.teacher_forcing=1.0",
         f"train.tf_min={FLOOR}",
         f"train.tf_decay_steps={steps}",
-        f"train.tf_k={k}",
+        f"train.tf_k={inverse_sigmoid_k(steps, FLOOR)}",
     ]
-    schedules = _plan(ctx, "train.tf_schedule=linear,inverse_sigmoid", schedule)
+    return [
+        _plan(ctx, f"train.teacher_forcing={','.join(CONSTANT_P)}", []),
+        _plan(ctx, "train.tf_schedule=linear,inverse_sigmoid", schedule),
+    ]
 
-    from nmt.train.optim import teacher_forcing_p  # torch: imported when the lab runs, not when it is listed
+
+def settings(ctx: LabContext) -> list[Setting]:
+    """The table's rows: each constant p of the first plan, then the two schedules of the second."""
+    steps = ctx.steps(STEPS)
+    k = inverse_sigmoid_k(steps, FLOOR)
+    constant, schedules = plans(ctx)
+
+    from nmt.train.optim import teacher_forcing_p  # torch: imported when the rows are built, not at import
 
     def p_at(kind: str, step: int) -> float:  # p of update step + 1 (the trainer reads the step counter before it)
         return teacher_forcing_p(TrainConfig(tf_schedule=kind, tf_min=FLOOR, tf_decay_steps=steps, tf_k=k), step)
@@ -302,17 +310,11 @@ def plot(numbers: list[dict[str, Any]], path: Path) -> Path:
     return path
 
 
-def plans(ctx: LabContext) -> list[Plan]:
-    """The constant settings' comparison, then the schedules' (the folder of runs is shared)."""
-    found = settings(ctx)
-    return [found[0].plan, found[-1].plan]
-
-
 def run(ctx: LabContext) -> LabResult:
     """Train (or reuse) both plans, score greedy and beam 5, then write the figure and return the table."""
     rows_of_settings = settings(ctx)
     rows: dict[str, dict[str, Any]] = {}
-    for name, plan in (("constant", rows_of_settings[0].plan), ("schedules", rows_of_settings[-1].plan)):
+    for name, plan in zip(("constant", "schedules"), plans(ctx)):
         out = ctx.runs_dir / f"report-{name}"
         run_compare(plan, out=out, progress=ctx.progress)
         report = json.loads(report_json(out).read_text(encoding="utf-8"))

@@ -182,7 +182,8 @@ def compare_systems(
     """Compare several systems with the first one (the baseline) by paired significance tests.
 
     `tests` picks from TESTS: "bootstrap" is sacreBLEU's paired bootstrap resampling
-    (`n_samples` resamples; as `sacrebleu --paired-bs`, so p-values match the CLI's), "ar"
+    (`n_samples` resamples; as `sacrebleu --paired-bs`, so p-values match the CLI's except
+    for a system that ties the baseline's score exactly, which gets p = 1 here), "ar"
     is paired approximate randomization (:mod:`nmt.score.significance`, `ar_trials` trials,
     which unlike `sacrebleu --paired-ar` counts ties with the observed difference). Both
     are two-sided: "significant" means "differs from the baseline"; compare the scores for
@@ -224,15 +225,17 @@ def _bootstrap_fields(short: str, cell: str | Result, baseline: str | Result, sa
     sacreBLEU types every cell of its table as a name or a Result with optional fields; a
     bootstrap fills the mean and interval of each, so their absence is its error, not ours.
 
-    sacreBLEU counts only (centred) resampled differences strictly above the observed one. A
-    system that scores exactly the baseline's score has observed difference 0, and when every
-    resample ties too (a copy of the baseline; two systems that both score BLEU 0) nothing
-    is counted and it would get the smallest p-value there is: "significantly different" with
-    no difference at all.  Such a system gets p = 1, as ``same`` (identical output) does.
+    The convention here: any system whose score ties the baseline's exactly gets p = 1, as
+    ``same`` (identical output) does; a test of "differs from the baseline" has no difference
+    to test.  sacreBLEU counts only (centred) resampled differences strictly above the observed
+    one, so when every resample ties too (a copy of the baseline; two systems that both score
+    BLEU 0) it counts nothing and gives the smallest p-value there is, "significantly
+    different" with no difference at all; where the resamples differ it gives about 0.5.
     """
     if not isinstance(cell, Result) or cell.mean is None or cell.ci is None:
         raise TypeError(f"sacreBLEU's paired bootstrap gave no mean and interval for {short}: {cell!r}")
-    assert isinstance(baseline, Result), baseline
+    if not isinstance(baseline, Result):
+        raise TypeError(f"sacreBLEU's paired bootstrap gave no baseline score for {short}: {baseline!r}")
     same = same or cell.score == baseline.score
     p = None if cell.p_value is None else (1.0 if same else float(cell.p_value))
     return {

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
 from conftest import REPO, run_cli
+from nmt.config.arms import parse_sweep
 from nmt.labs import LAB_MODULES
-from nmt.labs.base import load_lab
+from nmt.labs.base import LabContext, load_lab, planned_lab_runs
 from nmt.util.errors import UserError
 
 
@@ -32,9 +36,30 @@ def test_a_dry_run_lists_every_run_of_every_lab_and_trains_nothing(tmp_path, cap
         assert code == 0, err
         *lines, total = out.splitlines()
         assert lines and all(line.startswith("train    ") and f" seed 1: {runs}/" in line for line in lines), out
-        assert len(set(lines)) == len(lines)  # a run two comparisons share is listed once
         assert total == f"{len(lines)} run{'s' if len(lines) > 1 else ''}: {len(lines)} train", out
     assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
+
+
+def test_a_dry_run_lists_a_shared_run_once_and_says_what_would_stop_the_lab(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    beam = load_lab("beam")
+
+    def two_comparisons(ctx: LabContext) -> list:  # one run, scored at two beams by the second: other labels
+        (plan,) = beam.plans(ctx)
+        return [plan, dataclasses.replace(plan, sweeps=[parse_sweep("decode.beam=1,5")])]
+
+    twice = dataclasses.replace(beam, plans=two_comparisons)
+    monkeypatch.setattr("nmt.labs.base.load_lab", lambda name: twice)
+    ctx = LabContext(out=tmp_path / "out", runs_dir=tmp_path / "runs", tiny=True)
+    first, total = planned_lab_runs("beam", ctx)
+    assert first.startswith("train    bahdanau seed 1: ") and total == "1 run: 1 train"
+
+    run_dir = Path(first.rsplit(": ", 1)[1])
+    run_dir.mkdir(parents=True)
+    (run_dir / "notes.txt").write_text("not nmt's", encoding="utf-8")  # the lab must not delete it
+    first, total, stop = planned_lab_runs("beam", ctx)
+    assert first.startswith("refused  ") and total == "1 run: 1 refused"
+    assert stop.startswith("the lab would stop before training: ") and str(run_dir) in stop
 
 
 def test_bad_lab_commands_are_one_line(capsys):
