@@ -17,7 +17,7 @@ from typing import Any
 from nmt.config import DataConfig
 from nmt.data import hub, sources
 from nmt.data.dataset import EncodedSplit, load_split
-from nmt.data.prepare import MANIFEST, load_prepared, prepare
+from nmt.data.prepare import MANIFEST, load_prepared, prepare, read_manifest
 from nmt.data.tokenizer import Tokenizer
 from nmt.util.errors import DataError
 from nmt.util.fileio import read_lines
@@ -98,13 +98,35 @@ def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False)
     )
 
 
+def _same_text(manifest: dict[str, Any], cfg: DataConfig) -> bool:
+    """Whether a prepared folder's splits come from the text ``cfg`` names, normalized alike: what
+    its valid and test splits hold (they are never filtered, and SentencePiece does not touch them)."""
+    same_source = manifest.get("source") == json.loads(json.dumps(source_info(cfg), default=str))
+    return same_source and manifest.get("cleaning", {}).get("normalization") == cfg.normalization
+
+
 def _settings_match(manifest: dict[str, Any], cfg: DataConfig) -> bool:
     spm = manifest.get("spm", {})
     filters = manifest.get("cleaning", {}).get("filters", {})
     wanted_filters = {k: v for k, v in _filters(cfg).items() if k != "normalization"}
-    same_source = manifest.get("source") == json.loads(json.dumps(source_info(cfg), default=str))
-    same_source &= manifest.get("cleaning", {}).get("normalization") == cfg.normalization
-    return same_source and all(spm.get(k) == v for k, v in _spm(cfg).items()) and filters == wanted_filters
+    return (
+        _same_text(manifest, cfg) and all(spm.get(k) == v for k, v in _spm(cfg).items()) and filters == wanted_filters
+    )
+
+
+def check_same_text(cfg: DataConfig, config_path: str) -> None:
+    """Refuse to score a run on a prepared folder whose splits come from other text than the run's
+    data config (another synthetic seed, other local files, another hub dataset, another
+    normalization), which a later ``nmt data prepare`` of another config can leave there: its BLEU
+    would be of another test set.  ``config_path`` names the run's config for the hint."""
+    folder = cfg.prepared_dir
+    manifest = read_manifest(folder)
+    if not _same_text(manifest, cfg):
+        recorded = json.dumps(manifest.get("source"), default=str)
+        raise DataError(
+            f"{folder} now holds text prepared from {recorded[:200]}, not the text this run trained on; "
+            f"prepare it again for the run: nmt data prepare {cfg.corpus} --config {config_path}"
+        )
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from nmt.config import with_decode_overrides
 from nmt.evaluate.eval_page import eval_page, summary
 from nmt.evaluate.run_report import check_out_folder
-from nmt.run.paths import EVAL, RunPaths, report_stem
+from nmt.run.paths import EVAL, RunPaths, report_stem, run_of_checkpoint
 from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
 from nmt.util.errors import UserError
 from nmt.util.fileio import read_lines, write_lines
@@ -36,6 +36,7 @@ def translate_split(
     an ensemble of several; returns systems, refs, sources, info and the model."""
     import torch
 
+    from nmt.data.pipeline import check_same_text
     from nmt.decode.inference import check_search, encode_sources, load_models, translate_ids
     from nmt.util import runtime, threads
 
@@ -50,6 +51,8 @@ def translate_split(
         raise UserError(
             f"{src_path}: no split '{split}' (have: {', '.join(found) or 'none'}); run nmt data prepare first"
         )
+    run = run_of_checkpoint(checkpoints[0])
+    check_same_text(cfg.data, str(run / "config.yaml") if run is not None else "<the run's config.yaml>")
     srcs, refs = read_lines(src_path), read_lines(ref_path)
     beam = beam if beam is not None else cfg.decode.beam
     check_search(cfg.decode, beam, 1, loaded.model, overrides)  # the beam, and options it cannot use

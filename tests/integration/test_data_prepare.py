@@ -11,7 +11,7 @@ import pytest
 from nmt import config as C
 from nmt.data import prepare as prepare_module
 from nmt.data.clean import clean_pairs
-from nmt.data.pipeline import prepare_corpus
+from nmt.data.pipeline import check_same_text, prepare_corpus
 from nmt.data.prepare import MANIFEST, filter_settings, load_prepared, prepare, spm_settings
 from nmt.data.sources import load_multi30k
 from nmt.util.errors import ConfigError, DataError
@@ -147,6 +147,25 @@ def test_the_cli_path_applies_every_data_setting(tmp_path: Path) -> None:
     assert manifest["cleaning"]["filters"] == filters
     assert manifest["spm"] == spm_settings(cfg)
     assert manifest["tokenizers"]["src"]["path"] == "spm.en.model"  # joint_vocab=false
+
+
+def test_scoring_refuses_a_folder_prepared_from_other_text_since(tmp_path: Path) -> None:
+    """A run trained on synthetic seed 1; the folder then prepared again from seed 2 (another
+    config's nmt data prepare): its test split is another test set, so scoring the run refuses."""
+    settings = [f"data.root={tmp_path}", "data.synthetic_sizes={train: 200, valid: 5, test: 5}", "data.vocab_size=100"]
+    run_data = C.load(None, settings).data
+    prepare_corpus(run_data)
+    check_same_text(run_data, "runs/x/config.yaml")  # the run's own text: scored
+    check_same_text(C.load(None, [*settings, "data.vocab_size=120"]).data, "c.yaml")  # vocabulary: same text
+
+    prepare_corpus(C.load(None, [*settings, "data.synthetic_seed=2"]).data)
+    with pytest.raises(DataError, match="not the text this run trained on") as refused:
+        check_same_text(run_data, "runs/x/config.yaml")
+    assert str(run_data.prepared_dir) in str(refused.value)
+    assert "nmt data prepare synthetic --config runs/x/config.yaml" in str(refused.value)
+    normalized = C.load(None, [*settings, "data.synthetic_seed=2", "data.normalization=nfkc"]).data
+    with pytest.raises(DataError, match="not the text"):
+        check_same_text(normalized, "c.yaml")  # same source, other normalization
 
 
 def test_multi30k_default_filters_account_for_every_pair(multi30k_dir: Path, tmp_path: Path) -> None:
