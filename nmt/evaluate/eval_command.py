@@ -52,7 +52,7 @@ def translate_split(
             f"{src_path}: no split '{split}' (have: {', '.join(found) or 'none'}); run nmt data prepare first"
         )
     run = run_of_checkpoint(checkpoints[0])
-    check_same_text(cfg.data, str(run / "config.yaml") if run is not None else "<the run's config.yaml>")
+    check_same_text(cfg.data, str(RunPaths(run).config) if run is not None else "<the run's config.yaml>")
     srcs, refs = read_lines(src_path), read_lines(ref_path)
     beam = beam if beam is not None else cfg.decode.beam
     check_search(cfg.decode, beam, 1, loaded.model, overrides)  # the beam, and options it cannot use
