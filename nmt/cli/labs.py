@@ -39,7 +39,7 @@ def lab_cmd(
 ) -> None:
     """Run one lecture lab: train (or reuse) its runs, then write its table, figure and numbers.
 
-    Examples: nmt lab --list; nmt lab teacher_forcing --mirror ../shared/data/multi30k --out docs/labs;
+    Examples: nmt lab --list; nmt lab teacher_forcing --mirror ../shared/data/multi30k --out docs/labs/teacher_forcing;
     nmt lab beam --tiny; nmt lab length --mirror ../shared/data/multi30k --dry-run
     """
     from nmt.labs import LAB_MODULES

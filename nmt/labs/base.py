@@ -137,11 +137,30 @@ def planned_lab_runs(name: str, ctx: LabContext) -> list[str]:
     return lines
 
 
+def check_outputs_are_ours(lab: Lab, out: Path) -> None:
+    """Refuse, before any training, an ``out`` whose NAME.md or NAME.json this lab did not write (a
+    page beside the lab's folder, say ``--out docs/labs`` where docs/labs/NAME.md is the hand-written
+    page): the lab would replace it."""
+    table, numbers = out / f"{lab.name}.md", out / f"{lab.name}.json"
+    if table.is_file() and not table.read_bytes().startswith(f"# {lab.title}\n".encode()):
+        raise UserError(f"--out {out}: {table} is not a table of this lab and would be replaced; give another --out")
+    if numbers.is_file():
+        try:
+            ours = json.loads(numbers.read_bytes()).get("lab") == lab.name
+        except (ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise UserError(
+                f"--out {out}: {numbers} is not this lab's numbers and would be replaced; give another --out"
+            )
+
+
 def run_lab(name: str, ctx: LabContext) -> LabResult:
     """Run one lab and write its table, figure and numbers into ``ctx.out``."""
     lab = load_lab(name)
     if ctx.out.exists() and not ctx.out.is_dir():
         raise UserError(f"--out {ctx.out} is not a folder")
+    check_outputs_are_ours(lab, ctx.out)
     ctx.out.mkdir(parents=True, exist_ok=True)
     result = lab.run(ctx)
     numbers = {"lab": name, "title": lab.title, "tiny": ctx.tiny, **result.numbers}
