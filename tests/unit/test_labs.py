@@ -67,13 +67,13 @@ def test_a_lab_never_replaces_a_page_it_did_not_write(tmp_path, capsys, monkeypa
     page = tmp_path / "beam.md"
     page.write_text("# Beam size and length penalty: my notes\n", encoding="utf-8")  # not the lab's first line
     argv = ["lab", "beam", "--tiny", "--out", str(tmp_path), "--runs-dir", str(tmp_path / "runs")]
-    code, out, err = run_cli(argv, capsys)
+    code, _out, err = run_cli(argv, capsys)
     assert code == 2 and "beam.md is not a table of this lab" in err and len(err.strip().splitlines()) == 1, err
     assert page.read_text(encoding="utf-8").endswith("my notes\n") and not (tmp_path / "runs").exists()  # refused first
 
     page.unlink()
     (tmp_path / "beam.json").write_text('{"lab": "heads"}', encoding="utf-8")
-    code, out, err = run_cli(argv, capsys)
+    code, _out, err = run_cli(argv, capsys)
     assert code == 2 and "beam.json is not this lab's numbers" in err, err
 
 
