@@ -163,3 +163,29 @@ def test_out_that_is_a_file_is_refused_before_any_work(
     assert f"--out {out}" in err and "is not a folder" in err
     assert taken.read_text(encoding="utf-8") == "keep me\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["notes.txt", *(p.name for p in files.values())])
+
+
+def test_a_checkpoint_is_not_scored_on_a_folder_prepared_since_from_other_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run trained on synthetic seed 1, its data folder then prepared from seed 2 (another config's
+    nmt data prepare): nmt eval stops with one line instead of scoring another test set."""
+    from nmt.labs.base import TINY_OVERRIDES
+    from nmt.train.entry import run_training
+
+    monkeypatch.chdir(tmp_path)
+    overrides = [*TINY_OVERRIDES, "data.root=data", "runs_dir=runs", "name=seed1", "train.max_steps=2"]
+    run_training(None, overrides, progress=False)
+    checkpoint = tmp_path / "runs" / "seed1" / "checkpoints" / "last.pt"
+    code, _out, err = run(["eval", "--checkpoint", str(checkpoint), "--out", "eval-before", *FAST], capsys)
+    assert code == 0, err
+
+    code, _out, err = run(
+        ["data", "prepare", "synthetic", *[f"--set={o}" for o in overrides], "--set=data.synthetic_seed=2"], capsys
+    )
+    assert code == 0, err
+    code, _out, err = run(["eval", "--checkpoint", str(checkpoint), "--out", "eval-after", *FAST], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "not the text this run trained on" in err
+    assert f"nmt data prepare synthetic --config {tmp_path / 'runs' / 'seed1' / 'config.yaml'}" in err
+    assert not list((tmp_path / "eval-after").glob("*"))  # nothing translated or scored
