@@ -179,8 +179,7 @@ def run_eval(
     out = Path(out)
     check_out_folder(out)  # before any model loads or file is read
     srcs: Optional[list[str]]  # the source lines, where known
-    if checkpoints:
-        out.mkdir(parents=True, exist_ok=True)
+    if checkpoints:  # the folder is made by the first file written: a refusal before it leaves none
         systems, refs, srcs, info, _ = translate_split([Path(c) for c in checkpoints], split, beam, overrides, out)
     elif model is not None:
         assert src is not None and ref is not None
