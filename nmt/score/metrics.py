@@ -219,15 +219,15 @@ def compare_systems(
     return rows
 
 
-def _bootstrap_fields(short: str, cell: str | Result, baseline: str | Result, same: bool) -> dict[str, float | None]:
+def _bootstrap_fields(short: str, cell: str | Result, baseline: str | Result) -> dict[str, float | None]:
     """One metric's score, bootstrap mean, 95% interval and p-value (None for the baseline).
 
     sacreBLEU types every cell of its table as a name or a Result with optional fields; a
     bootstrap fills the mean and interval of each, so their absence is its error, not ours.
 
-    The convention here: any system whose score ties the baseline's exactly gets p = 1, as
-    ``same`` (identical output) does; a test of "differs from the baseline" has no difference
-    to test.  sacreBLEU counts only (centred) resampled differences strictly above the observed
+    The convention here: any system whose score ties the baseline's exactly gets p = 1 (a copy
+    of the baseline among them); a test of "differs from the baseline" has no difference to
+    test.  sacreBLEU counts only (centred) resampled differences strictly above the observed
     one, so when every resample ties too (a copy of the baseline; two systems that both score
     BLEU 0) it counts nothing and gives the smallest p-value there is, "significantly
     different" with no difference at all; where the resamples differ it gives about 0.5.
@@ -236,8 +236,7 @@ def _bootstrap_fields(short: str, cell: str | Result, baseline: str | Result, sa
         raise TypeError(f"sacreBLEU's paired bootstrap gave no mean and interval for {short}: {cell!r}")
     if not isinstance(baseline, Result):
         raise TypeError(f"sacreBLEU's paired bootstrap gave no baseline score for {short}: {baseline!r}")
-    same = same or cell.score == baseline.score
-    p = None if cell.p_value is None else (1.0 if same else float(cell.p_value))
+    p = None if cell.p_value is None else (1.0 if cell.score == baseline.score else float(cell.p_value))
     return {
         short: float(cell.score),
         f"{short}_mean": float(cell.mean),
@@ -258,14 +257,11 @@ def _paired_bootstrap(
     # order the metrics were given, after the "System" column.
     columns = [key for key in results if key != "System"]
     keyed = dict(zip(metrics, columns))
-    baseline = next(iter(systems.values()))
-
     rows: list[dict[str, Any]] = []
-    for i, name in enumerate(str(system) for system in results["System"]):
-        same = i > 0 and systems[name] == baseline
+    for i in range(len(results["System"])):
         row: dict[str, Any] = {}
         for short, column in keyed.items():
-            row.update(_bootstrap_fields(short, results[column][i], results[column][0], same))
+            row.update(_bootstrap_fields(short, results[column][i], results[column][0]))
         p = row["bleu_p_value"]
         row["significant"] = None if p is None else p < SIGNIFICANCE_LEVEL
         for short, column in keyed.items():
