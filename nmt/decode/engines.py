@@ -26,7 +26,7 @@ from nmt.data.tokenizer import Tokenizer
 from nmt.decode.batched import Translation, check_beam_size, check_n_best, translate_arrays
 from nmt.decode.model_info import ModelInfo as ModelInfo
 from nmt.decode.model_info import attention_label as attention_label
-from nmt.decode.model_info import export_info
+from nmt.decode.model_info import model_info
 from nmt.engine.manifest import ENGINES, Manifest, read_manifest
 from nmt.util.errors import UserError
 
@@ -136,8 +136,9 @@ class OnnxEngine:
 
     def describe(self) -> ModelInfo:
         transformer = self.manifest.arch == "transformer"
-        return export_info(
-            self.manifest,
+        return model_info(
+            self.manifest.arch,
+            self.manifest.model,  # export.json's record of the model
             device="cpu",
             search_attention=True,
             layer_attention=False,
@@ -192,8 +193,9 @@ class CT2Engine:
         """Nothing: CTranslate2 returns no attention here."""
 
     def describe(self) -> ModelInfo:
-        return export_info(
-            self.translator.manifest,
+        return model_info(
+            self.translator.manifest.arch,
+            self.translator.manifest.model,  # export.json's record of the model
             device="cpu",
             search_attention=False,
             layer_attention=False,

@@ -4,7 +4,7 @@ Apart from :mod:`nmt.decode.engines` so that the torch engine, which that module
 demand, can fill one in without importing it back.  :func:`describe_model` is the one place
 that says what a model is (attention, languages, parameters, config): the torch engine calls it
 on the model it loaded, and ``nmt export`` on the model it exports, writing the answer into
-export.json, from which :func:`export_info` fills in the engines that run an export without
+export.json, from which :func:`model_info` fills in the engines that run an export without
 torch.  So a server says the same of an export as of its checkpoint.  Imports no torch.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
 from nmt.config import Config
-from nmt.engine.manifest import Manifest, ModelDescription
+from nmt.engine.manifest import ModelDescription
 
 
 def attention_label(config: Config) -> str:
@@ -30,7 +30,7 @@ def attention_label(config: Config) -> str:
 class ModelInfo:
     """What a server says of a model it holds, whatever engine runs it.
 
-    An export folder records what its checkpoint would show (:func:`export_info`), except one
+    An export folder records what its checkpoint would show (:func:`model_info`), except one
     written before nmt recorded it, which gives no config, attention type, languages or
     parameter count; the engines show different attention.  The fields that an engine cannot
     fill are None, so a client can tell "unknown" from a value.
@@ -86,23 +86,4 @@ def model_info(
         parameters=about.parameters if about else None,
         languages=about.languages if about else None,
         config=about.config if about else None,
-    )
-
-
-def export_info(
-    manifest: Manifest,
-    *,
-    device: str,
-    search_attention: bool,
-    layer_attention: bool,
-    attention_note: Optional[str] = None,
-) -> ModelInfo:
-    """What a server says of an export run without torch: the model as export.json describes it."""
-    return model_info(
-        manifest.arch,
-        manifest.model,
-        device=device,
-        search_attention=search_attention,
-        layer_attention=layer_attention,
-        attention_note=attention_note,
     )

@@ -21,7 +21,7 @@ from nmt import config as C
 from nmt.data.prepare import load_prepared
 from nmt.decode.engines import open_engine
 from nmt.decode.inference import Loaded, load_checkpoint
-from nmt.decode.model_info import ModelInfo, export_info
+from nmt.decode.model_info import ModelInfo, model_info
 from nmt.engine.manifest import MANIFEST, ExportError, ModelDescription, read_manifest
 from nmt.model.build import build_model
 from nmt.run import checkpoint as ckpt
@@ -205,9 +205,9 @@ def test_an_altered_record_is_refused_in_one_line(
 
 
 def test_an_export_s_info_comes_from_its_record_alone(transformer_ct2: Path) -> None:
-    """export_info reads nothing but export.json: what the engines without torch or config can say."""
+    """model_info of an export reads nothing but export.json: what the engines without torch or config can say."""
     manifest = read_manifest(transformer_ct2, "ctranslate2")
-    info = export_info(manifest, device="cpu", search_attention=False, layer_attention=False)
+    info = model_info(manifest.arch, manifest.model, device="cpu", search_attention=False, layer_attention=False)
     assert manifest.model is not None
     assert (info.attention, info.languages, info.parameters) == ("transformer", ("de", "en"), manifest.model.parameters)
     assert info.config is not None and info.config["data"]["src"] == "de"
