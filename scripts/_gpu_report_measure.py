@@ -262,14 +262,15 @@ def test_bleu(checkpoint: Path, beam: int, device: torch.device) -> dict[str, An
 
 
 def decode_speed(
-    checkpoint: Path, beam: int, batch_size: int, limit: Optional[int], device: torch.device
+    checkpoint: Path, beam: int, batch_size: int, limit: Optional[int], device: torch.device, min_seconds: float
 ) -> dict[str, Any]:
-    """Sentences per second of one (beam, batch size) on the first ``limit`` test sentences (None: all)."""
+    """Sentences per second of one (beam, batch size) on the first ``limit`` test sentences (None: all),
+    in whole passes over them until ``min_seconds`` are timed."""
     loaded = trained(checkpoint, device)
     src, _ = test_split(loaded)
     sentences = bench_decode.encode(loaded, read_lines(src)[:limit])
     fresh_memory(device)
-    measured = bench_decode.bench_setting(loaded, sentences, beam, batch_size, device)
+    measured = bench_decode.bench_setting(loaded, sentences, beam, batch_size, device, min_seconds=min_seconds)
     return {
         "event": "decode",
         "measurement": f"beam {beam}, batch {batch_size}",

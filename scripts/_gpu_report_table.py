@@ -178,17 +178,18 @@ def _decoding(records: list[dict[str, Any]]) -> list[str]:
                     str(r["beam"]),
                     str(r["batch_size"]),
                     str(r["sentences"]),
+                    str(r.get("passes", 1)),  # lines written before passes were counted had one
                     _num(r["sentences_per_s"], 1, grouped=True),
                     _num(r["output_tokens_per_s"], 0, grouped=True),
                     _num(r["peak_gpu_mb"], 0, grouped=True),
                 ]
             )
         elif r["event"] in ("error", "skipped") and r["phase"] == "decode":
-            rows.append([r["measurement"], _failure(r), *[MISSING] * 4])
+            rows.append([r["measurement"], _failure(r), *[MISSING] * 5])
     splits = [Path(r["input"]).stem for r in records if r["event"] == "decode"]
     splits += [r["split"] for r in records if r["event"] == "test_bleu"]
     split = splits[0] if splits else "the test split"
-    head = ["Beam", "Batch", "Sentences", "Sentences/s", "Output tokens/s", "Peak GPU MiB"]
+    head = ["Beam", "Batch", "Sentences", "Passes", "Sentences/s", "Output tokens/s", "Peak GPU MiB"]
     return [f"## Decoding speed ({split}, the trained model, fp32)", "", *_table(head, rows, text_columns=0), ""]
 
 

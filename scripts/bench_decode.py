@@ -4,7 +4,8 @@ For each engine in ``--engine`` (ctranslate2 once per ``--compute-type``), beam 
 and batch size in ``--batch-sizes``, all input lines (or the first ``--limit``) are translated
 by that engine (:mod:`nmt.decode.engines`) with the checkpoint's decode settings.  Sentences are
 encoded once, before any clock starts, so every engine gets the same ids; one untimed batch
-warms each setting up.  Each line also gives the BLEU of that run's output, so a faster engine
+warms each setting up, and the whole input is
+translated again until ``--min-seconds`` are timed (a GPU's pass can last a tenth of a second).  Each line also gives the BLEU of that run's output, so a faster engine
 or int8 weights show what they cost in quality.  One JSON line per setting on stdout, logs on
 stderr.
 
@@ -58,6 +59,7 @@ log = logging.getLogger("bench_decode")
 SCRIPT = "bench_decode.py"
 QUICK_LIMIT = 200
 EXAMPLE = "runs/demo/checkpoints/best.pt"
+MIN_SECONDS = 2.0  # a GPU decodes 1,000 sentences in 0.1-0.4 s: too short to time once
 
 
 def default_input(cfg: Config) -> Path:
@@ -110,24 +112,34 @@ def bench_setting(
     batch_size: int,
     device: torch.device,
     refs: Optional[list[str]] = None,
+    min_seconds: float = 0.0,
 ) -> dict[str, Any]:
-    """Translate every sentence once (after one untimed batch) with a loaded checkpoint or an engine;
-    returns the measurements, and the output's BLEU when ``refs`` are given."""
+    """Translate every sentence (after one untimed batch) with a loaded checkpoint or an engine,
+    in as many whole passes as it takes to time at least ``min_seconds`` (one pass at least);
+    returns the measurements, and the output's BLEU when ``refs`` are given.
+
+    A pass that lasts a fraction of a second (a GPU at large batches) is timed as noisily as
+    the clock and the first kernels allow, so its sentences/s is the total over the passes.
+    """
     engine = TorchEngine(model, device) if isinstance(model, Loaded) else model
     decode = engine.decode_config([]).model_copy(update={"batch_size": batch_size})
     engine.check(decode, beam, 1, [])
     engine.translate(sentences[:batch_size], decode, beam=beam, n_best=1, attention=False)  # warm-up
-    with common.Stopwatch(device) as clock:
-        results = engine.translate(sentences, decode, beam=beam, n_best=1, attention=False)
+    passes, seconds = 0, 0.0
+    while passes == 0 or seconds < min_seconds:
+        with common.Stopwatch(device) as clock:
+            results = engine.translate(sentences, decode, beam=beam, n_best=1, attention=False)
+        passes, seconds = passes + 1, seconds + clock.seconds
     out_tokens = sum(len(r.ids[0]) for r in results)
     measured = {
         "beam": beam,
         "batch_size": batch_size,
         "sentences": len(sentences),
-        "sentences_per_s": round(len(sentences) / clock.seconds, 2),
-        "seconds": round(clock.seconds, 3),
+        "passes": passes,
+        "sentences_per_s": round(passes * len(sentences) / seconds, 2),
+        "seconds": round(seconds, 3),
         "output_tokens": out_tokens,
-        "output_tokens_per_s": round(out_tokens / clock.seconds, 1),
+        "output_tokens_per_s": round(passes * out_tokens / seconds, 1),
     }
     if refs is not None:
         scored = bleu_with_length([engine.tgt_tok.decode(r.ids[0]) for r in results], refs)
@@ -169,6 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--compute-type",
         default="float32",
         help="Comma-separated weight types for --engine ctranslate2: float32, int8 (default: float32).",
+    )
+    parser.add_argument(
+        "--min-seconds",
+        type=float,
+        default=MIN_SECONDS,
+        metavar="S",
+        help="Repeat each setting's whole pass over the input until at least S seconds are timed "
+        f"(one pass at least; 0 = one pass) (default: {MIN_SECONDS:g}).",
     )
     parser.add_argument(
         "--export-dir", type=Path, default=None, help="Where exports are kept (default: the run's exports/ folder)."
@@ -244,6 +264,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     if not beams or not sizes or min(beams + sizes) < 1:
         common.fail(SCRIPT, "--beams and --batch-sizes need positive integers")
     limit = args.limit if args.limit is not None else (QUICK_LIMIT if args.quick else None)
+    if args.min_seconds < 0:
+        common.fail(SCRIPT, f"--min-seconds must be 0 or more (got {args.min_seconds:g})")
     if limit is not None and limit < 1:
         common.fail(SCRIPT, f"--limit must be at least 1 (got {limit})")
     exported = engines != ["torch"]  # a side-by-side run: one fixed thread count for every engine
@@ -294,7 +316,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                     if args.quick and beam > 1 and batch_size == 1:
                         log.info("--quick: skipping beam %d with batch size 1", beam)
                         continue
-                    measured = bench_setting(engine, sentences, beam, batch_size, device, refs)
+                    measured = bench_setting(engine, sentences, beam, batch_size, device, refs, args.min_seconds)
                     used = torch.get_num_threads() if name == "torch" else count
                     common.emit({**head, **measured, **about, "threads": used})
 

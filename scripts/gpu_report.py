@@ -63,6 +63,7 @@ import torch
 
 import _bench_common as common
 import _gpu_report_measure as measure
+import bench_decode
 import bench_time_to_quality
 from _gpu_report_budget import MIN_SECONDS, Budget, attempt
 from _gpu_report_table import Report
@@ -113,6 +114,7 @@ DEFAULTS: dict[str, tuple[Any, Any]] = {
     "updates": (2000, 30),
     "valid_every": (200, 10),
     "batch1_sentences": (100, 4),
+    "min_seconds": (bench_decode.MIN_SECONDS, 0.2),
     "out_dir": (Path("runs/gpu_report"), Path("runs/gpu_report_tiny")),
 }
 
@@ -190,7 +192,7 @@ def run_decoding(report: Report, args: argparse.Namespace, budget: Budget, devic
         return
     for beam, size in settings:
         limit = args.batch1_sentences if size == 1 else None
-        run = functools.partial(measure.decode_speed, best, beam, size, limit, device)
+        run = functools.partial(measure.decode_speed, best, beam, size, limit, device, args.min_seconds)
         attempt(report, "decode", f"beam {beam}, batch {size}", budget.left(1 - COMPILE_SHARE), run)
 
 
@@ -271,6 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"Test sentences decoded at batch size 1 (larger batches decode all) {default('batch1_sentences')}.",
     )
     parser.add_argument(
+        "--min-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="Decoding: repeat each setting's pass over the test sentences until at least S seconds are "
+        f"timed {default('min_seconds')}.",
+    )
+    parser.add_argument(
         "--data-root",
         type=Path,
         default=None,
@@ -318,6 +328,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             "--minutes, --steps, --updates, --valid-every, --beams, --batch-sizes and "
             "--batch1-sentences must be positive",
         )
+    if args.min_seconds < 0:
+        common.fail(SCRIPT, f"--min-seconds must be 0 or more (got {args.min_seconds:g})")
     problem = bench_time_to_quality.check_levels(args.levels)
     if problem:
         common.fail(SCRIPT, problem)

@@ -22,7 +22,7 @@ from _gpu_report_table import Report, markdown  # noqa: E402
 
 CONTEXT_KEYS = {"device", "device_name", "torch", "cuda"}
 EAGER = {"bahdanau", "luong_general", "transformer"}
-TINY_STEPS, TINY_UPDATES, TINY_VALID_EVERY, TINY_BATCH1 = 4, 30, 10, 4
+TINY_STEPS, TINY_UPDATES, TINY_VALID_EVERY, TINY_BATCH1, TINY_MIN_SECONDS = 4, 30, 10, 4, 0.2
 
 
 @pytest.fixture(scope="module")
@@ -108,8 +108,10 @@ def test_decode_lines(tiny_report):
     assert [(r["beam"], r["batch_size"]) for r in lines] == [(1, 256), (5, 256), (1, 64), (5, 64), (1, 1), (5, 1)]
     for record in lines:
         assert record["sentences"] == (TINY_BATCH1 if record["batch_size"] == 1 else 24)
-        assert record["sentences_per_s"] > 0 and record["output_tokens_per_s"] > 0 and record["seconds"] > 0
-        assert record["sentences_per_s"] == pytest.approx(record["sentences"] / record["seconds"], rel=0.02)
+        assert record["sentences_per_s"] > 0 and record["output_tokens_per_s"] > 0
+        assert record["passes"] >= 1 and record["seconds"] >= TINY_MIN_SECONDS  # whole passes until timed enough
+        total = record["passes"] * record["sentences"]
+        assert record["sentences_per_s"] == pytest.approx(total / record["seconds"], rel=0.02)
 
 
 def test_report_md_holds_the_tables(tiny_report):
@@ -168,3 +170,15 @@ def test_an_earlier_reports_checkpoint_is_not_decoded(tmp_path):
     assert gpu_report.best_checkpoint(args) is None
     args.started = time.time() - 60  # written during this report
     assert gpu_report.best_checkpoint(args) == best
+
+
+def test_a_negative_min_seconds_fails_in_one_line(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "gpu_report.py"), "--tiny", "--out-dir", str(tmp_path), "--min-seconds", "-1"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2 and proc.stdout == "" and not any(tmp_path.iterdir())
+    assert proc.stderr.strip().count("\n") == 0 and "--min-seconds must be 0 or more" in proc.stderr

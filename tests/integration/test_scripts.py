@@ -108,6 +108,8 @@ def test_bench_decode_quick_on_the_test_split(trained_toy):
         "1,8",
         "--threads",
         "1",
+        "--min-seconds",
+        "0.3",
     )
     assert proc.returncode == 0, proc.stderr
     records = json_lines(proc.stdout)
@@ -117,6 +119,8 @@ def test_bench_decode_quick_on_the_test_split(trained_toy):
         assert record.keys() >= DECODE_KEYS and record["bench"] == "decode"
         assert record["sentences"] == 12 and record["sentences_per_s"] > 0 and isinstance(record["keep_memory"], bool)
         assert Path(record["input"]).name == "test.xx"
+        assert record["passes"] >= 1 and record["seconds"] >= 0.3  # whole passes until 0.3 s are timed
+        assert record["sentences_per_s"] == pytest.approx(record["passes"] * 12 / record["seconds"], rel=0.02)
         assert record["arch"] == "rnn" and record["cell"] in ("gru", "lstm") and "d_model" not in record
 
 
@@ -141,7 +145,7 @@ def barely_trained_transformer(tmp_path_factory: pytest.TempPathFactory, toy_fil
 def test_bench_decode_engines_side_by_side(barely_trained_transformer, tmp_path):
     """Every engine on the same sentences and threads, with BLEU; the exports are written once and reused."""
     tiny = ["--checkpoint", str(barely_trained_transformer), "--device", "cpu", "--threads", "1", "--limit", "5"]
-    tiny += ["--batch-sizes", "3", "--export-dir", str(tmp_path)]
+    tiny += ["--batch-sizes", "3", "--export-dir", str(tmp_path), "--min-seconds", "0"]
     engines = ["--engine", "torch,onnxruntime,ctranslate2", "--compute-type", "float32,int8"]
     proc = run_script("bench_decode.py", *tiny, *engines, "--beams", "1,2", timeout=400)
     assert proc.returncode == 0, proc.stderr
@@ -181,6 +185,7 @@ def test_bench_decode_skips_ctranslate2_for_an_rnn(trained_toy, tmp_path):
         (["--engine", "torch,torch"], "at most once"),
         (["--compute-type", "int8"], "ctranslate2 only"),
         (["--engine", "ctranslate2", "--compute-type", "int4"], "unknown 'int4'"),
+        (["--min-seconds", "-1"], "--min-seconds must be 0 or more"),
     ],
 )
 def test_bench_decode_bad_engine_options_fail_in_one_line(args, needle, tmp_path):
