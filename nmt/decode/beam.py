@@ -69,6 +69,12 @@ class Beams:
             coverage,
         )
 
+    def first(self, k: int) -> Beams:
+        """The first ``k`` hypotheses of each sentence (views, no copy)."""
+        attention = None if self.attention is None else self.attention[:, :k]
+        coverage = None if self.coverage is None else self.coverage[:, :k]
+        return Beams(self.scores[:, :k], self.log_probs[:, :k], self.tokens[:, :k], attention, coverage)
+
     def rows(self, idx: Array) -> Beams:
         """Sentences ``idx`` (m,), in that order."""
         xp = ops_for(idx)
@@ -205,20 +211,21 @@ def finish(pool: Beams, cand: Beams, t: int, alpha: float, beta: float = 0.0) ->
     (+ the coverage penalty with weight ``beta`` when the beams carry coverage); the pool
     keeps the K best by score, best first.
     """
-    xp, K, top = ops_for(cand.log_probs), pool.scores.shape[1], cand.log_probs
-    in_beam = xp.arange(top.shape[1], top) < K
-    is_eos = (cand.tokens[:, :, t] == EOS) & in_beam & xp.isfinite(top)
-    norm = top / length_penalty(xp.full(top.shape, t + 1, "float", top), alpha)
-    if cand.coverage is not None:
-        norm = norm + coverage_penalty(cand.coverage, beta)
+    xp, K = ops_for(cand.log_probs), pool.scores.shape[1]
+    in_beam = cand.first(K)  # (n, K) only these can finish
+    top = in_beam.log_probs
+    other = ~((in_beam.tokens[:, :, t] == EOS) & xp.isfinite(top))  # (n, K) not finishing now
+    norm = top / length_penalty(t + 1, alpha)
+    if in_beam.coverage is not None:
+        norm = norm + coverage_penalty(in_beam.coverage, beta)
     new = Beams(
-        xp.masked_fill(norm, ~is_eos, -float("inf")),
-        xp.masked_fill(top, ~is_eos, -float("inf")),
-        cand.tokens,
-        cand.attention,
-        cand.coverage,
+        xp.masked_fill(norm, other, -float("inf")),
+        xp.masked_fill(top, other, -float("inf")),
+        in_beam.tokens,
+        in_beam.attention,
+        in_beam.coverage,
     )
-    both = Beams.cat([pool, new], dim=1)  # (n, K + C)
+    both = Beams.cat([pool, new], dim=1)  # (n, 2K)
     _, keep = xp.topk(both.scores, K)
     return both.take(keep)
 
@@ -324,12 +331,22 @@ def beam_search(
         beams = start(enc, limit, K, alpha, S if return_attention else None, padding if coverage > 0 else None)
         done_ids: list[Array] = []  # sentences done, in the order they finished
         done_pools: list[Beams] = []  # and their finished hypotheses
+        row_limit = xp.repeat(beams.limit, K)  # (n*K,) each row's output budget
+        shortest = int(beams.limit.min())  # on the host: no row runs out of room before it
         for t in range(beams.alive.tokens.shape[2]):
-            row_limit = xp.repeat(beams.limit, K)  # (n*K,)
             n = beams.alive.tokens.shape[0]
-            prefix = beams.alive.tokens[:, :, :t].reshape(n * K, t)  # (n*K, t) each row's output so far
+            prefix = beams.alive.tokens[:, :, :t].reshape(n * K, t) if no_repeat_ngram else None  # (n*K, t)
             scores, log_z, state, attn = next_token_scores(
-                model, beams.prev.reshape(-1), state, beams.enc, t, min_len, row_limit, prefix, no_repeat_ngram
+                model,
+                beams.prev.reshape(-1),
+                state,
+                beams.enc,
+                t,
+                min_len,
+                row_limit,
+                prefix,
+                no_repeat_ngram,
+                shortest,
             )
             beams = advance(beams, scores, log_z, attn, t, alpha, coverage)
             done = is_done(beams.finished.scores, beams.alive.log_probs, beams.lp_max)
@@ -341,6 +358,7 @@ def beam_search(
                 if len(stay) == 0:
                     break
                 beams = compact(beams, stay)
+                row_limit, shortest = xp.repeat(beams.limit, K), int(beams.limit.min())
             state = state.index_select(beams.parents.reshape(-1))
         else:  # each sentence's last allowed step admits only EOS, which ends it: never reached
             raise AssertionError("beam search ran out of steps with unfinished sentences")

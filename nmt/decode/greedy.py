@@ -52,9 +52,10 @@ def greedy(
         log_probs = xp.full((batch,), 0.0, "float", like=src)
         out = xp.full((batch, int(limit.max())), PAD, "long", like=src)  # (B, L)
         weights = []
+        shortest = int(limit.min())  # on the host: no row runs out of room before it
         for t in range(out.shape[1]):
             scores, log_z, state, attn = next_token_scores(
-                model, prev, state, enc, t, min_len, limit, out[:, :t], no_repeat_ngram
+                model, prev, state, enc, t, min_len, limit, out[:, :t], no_repeat_ngram, shortest
             )
             tok = choose(scores)  # (B,)
             chosen = xp.take_along(scores, tok[:, None], 1)[:, 0]

@@ -7,8 +7,11 @@ Shapes: n sentences, K beam, C = 2K candidates, P tokens per hypothesis, L budge
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from nmt.config import AttentionConfig, ModelConfig
 from nmt.data.tokenizer import EOS, PAD
@@ -346,3 +349,29 @@ def test_untrained_beam_of_one_is_greedy(untrained) -> None:
     assert torch.equal(b.lengths, g.lengths) and torch.equal(b.tokens[..., :L], g.tokens)
     torch.testing.assert_close(b.log_probs, g.log_probs)
     torch.testing.assert_close(b.attention[..., :L, :], g.attention)
+
+
+class _HostReads(TorchDispatchMode):
+    """Counts the operations that bring a value back to the host: on a GPU, a wait for the device."""
+
+    READS: ClassVar[set[str]] = {"item", "is_nonzero", "nonzero"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        self.count += func.__name__.split(".")[0] in self.READS
+        return func(*args, **(kwargs or {}))
+
+
+def test_a_search_step_reads_back_one_value_until_a_row_can_run_out_of_room(untrained) -> None:
+    """Per step, only "is any sentence done?" goes to the host, until some row could reach its budget
+    (the last steps here); the start and a sentence leaving add a few reads.  The search used to
+    look for rows out of room at every step as well: two reads per step."""
+    model, src, src_len = untrained
+    with _HostReads() as reads:
+        hyp = beam_search(model, src[:2], src_len[:2], beam=3, max_len_b=60, min_len=24)
+    steps = int(hyp.lengths.max())
+    assert steps > 24  # min_len keeps EOS out of the first 24 steps
+    assert steps <= reads.count <= 1.5 * steps
