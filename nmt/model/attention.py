@@ -30,6 +30,7 @@ import torch
 from torch import Tensor, nn
 
 from nmt.config.attention_space import ATTENTION_MAPS, attention_problem, attention_sizes, scores_unscalable
+from nmt.model.dropout import Dropout
 from nmt.model.energies import (
     ENERGIES,
     additive_energy,
@@ -102,7 +103,7 @@ class Attention(nn.Module):
         self.kind, self.heads, self.max_len = energy, heads, max_len
         # Attention dropout: zeroes some weights before pooling, in training only; the weights returned
         # (for maps and tests) are the softmax's own.
-        self.weight_dropout = nn.Dropout(dropout) if dropout > 0 else None
+        self.weight_dropout = Dropout(dropout) if dropout > 0 else None
         self.context_size = key_size if out_proj else a_v  # C
         linear = "linear"
         self.query_proj = nn.Linear(query_size, a_q, bias=False) if query_map == linear else None  # W

@@ -27,6 +27,7 @@ from torch import Tensor, nn
 
 from nmt.config.model_sections import TransformerConfig
 from nmt.data.tokenizer import PAD
+from nmt.model.dropout import Dropout
 from nmt.model.self_attention import causal_mask
 from nmt.model.transformer_layers import DecoderLayer, EncoderLayer, SelfCache, sinusoids
 from nmt.model.word_dropout import word_dropout
@@ -95,7 +96,7 @@ class Transformer(nn.Module):
         self.src_embedding = nn.Embedding(src_vocab, D, padding_idx=PAD)
         self.tgt_embedding = self.src_embedding if cfg.share_embeddings else nn.Embedding(tgt_vocab, D, padding_idx=PAD)
         self.learned_positions = nn.Embedding(cfg.max_len, D) if cfg.positions == "learned" else None
-        self.emb_dropout = nn.Dropout(emb_dropout)
+        self.emb_dropout = Dropout(emb_dropout)
         layer = (D, cfg.heads, cfg.ff_size, dropout, cfg.pre_norm, cfg.attention_dropout)
         self.encoder = nn.ModuleList(EncoderLayer(*layer) for _ in range(cfg.enc_layers))
         # The decoder layers also kept typed: iterating an nn.ModuleList yields plain Modules, whose
@@ -105,7 +106,7 @@ class Transformer(nn.Module):
         # Pre-norm leaves the residual stream un-normalized: one last LN on top of each stack.
         self.enc_norm = nn.LayerNorm(D) if cfg.pre_norm else nn.Identity()
         self.dec_norm = nn.LayerNorm(D) if cfg.pre_norm else nn.Identity()
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.output = nn.Linear(D, tgt_vocab)
         if tie_embeddings:
             self.output.weight = self.tgt_embedding.weight

@@ -25,6 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from nmt.model.attention import Attention
+from nmt.model.dropout import Dropout
 
 
 def multi_head(d_model: int, heads: int, dropout: float = 0.0) -> Attention:
@@ -51,7 +52,7 @@ class FeedForward(nn.Module):
         super().__init__()
         self.inner = nn.Linear(d_model, ff_size)
         self.outer = nn.Linear(ff_size, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.outer(self.dropout(torch.relu(self.inner(x))))
@@ -63,7 +64,7 @@ class Residual(nn.Module):
     def __init__(self, d_model: int, dropout: float, pre_norm: bool) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.pre_norm = pre_norm
 
     def input(self, x: Tensor) -> Tensor:
