@@ -25,16 +25,16 @@ EAGER = {"bahdanau", "luong_general", "transformer"}
 TINY_STEPS, TINY_UPDATES, TINY_VALID_EVERY, TINY_BATCH1, TINY_MIN_SECONDS = 4, 30, 10, 4, 0.2
 
 
+def run_report(out: Path, *options: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``gpu_report.py --tiny --out-dir OUT OPTIONS`` from the repository root."""
+    command = [sys.executable, str(SCRIPTS / "gpu_report.py"), "--tiny", "--out-dir", str(out), *options]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+
+
 @pytest.fixture(scope="module")
 def tiny_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path_factory.mktemp("gpu_report")
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "gpu_report.py"), "--tiny", "--out-dir", str(out), "--threads", "1"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_report(out, "--threads", "1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc, out
 
@@ -173,12 +173,6 @@ def test_an_earlier_reports_checkpoint_is_not_decoded(tmp_path):
 
 
 def test_a_negative_min_seconds_fails_in_one_line(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPTS / "gpu_report.py"), "--tiny", "--out-dir", str(tmp_path), "--min-seconds", "-1"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = run_report(tmp_path, "--min-seconds", "-1", timeout=60)
     assert proc.returncode == 2 and proc.stdout == "" and not any(tmp_path.iterdir())
     assert proc.stderr.strip().count("\n") == 0 and "--min-seconds must be 0 or more" in proc.stderr
