@@ -143,6 +143,12 @@ def compare_cmd(
     out: Optional[Path] = typer.Option(None, help="Folder for report.json and report.md (default: RUNS_DIR/report)."),
     set_: Optional[list[str]] = SetOpt,
     progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
+    jobs: int = typer.Option(
+        1,
+        min=1,
+        help="Train up to N runs at once, each in an nmt train process of its own (logs in RUNS_DIR/logs): "
+        "for a GPU or CPU that one run leaves partly idle. Their wall times then show a shared machine.",
+    ),
     dry_run: bool = typer.Option(
         False,
         help="Only list each run as reuse, train, replace (an unfinished run, "
@@ -167,7 +173,8 @@ def compare_cmd(
     another config is replaced only with --force.
 
     Examples: nmt compare --config configs/demo.yaml --variants bahdanau,luong_general,qkv --seeds 1,2 --steps 600;
-    nmt compare --config configs/demo.yaml --sweep train.teacher_forcing=1.0,0.5 --steps 600
+    nmt compare --config configs/demo.yaml --sweep train.teacher_forcing=1.0,0.5 --steps 600;
+    nmt compare --config configs/multi30k_de_en_gpu.yaml --sweep model.dropout=0.4,0.5 --steps 2000 --jobs 4
     """
     from nmt.config.arms import parse_sweep
     from nmt.evaluate.compare import planned_runs, run_compare
@@ -186,7 +193,7 @@ def compare_cmd(
         runs_dir=runs_dir or Path("runs") / f"compare_{config.stem if config else 'defaults'}",
         force=force,
     )
-    typer.echo("\n".join(planned_runs(plan)) if dry_run else run_compare(plan, out=out, progress=progress))
+    typer.echo("\n".join(planned_runs(plan)) if dry_run else run_compare(plan, out=out, progress=progress, jobs=jobs))
 
 
 def variants_cmd() -> None:

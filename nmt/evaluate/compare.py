@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.config.variants import VARIANTS
+from nmt.evaluate.compare_jobs import train_side_by_side
 from nmt.evaluate.compare_plan import Plan, check_plan
 from nmt.evaluate.compare_runs import RunAction, check_finished_work, planned_actions, train_run
 from nmt.evaluate.compare_scores import score_run, summarize, table_rows
@@ -50,13 +51,20 @@ def planned_runs(plan: Plan) -> list[str]:
     return [line for _act, line in planned_run_actions(plan)]
 
 
-def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True) -> str:
-    """Train (or reuse) every run of the plan, score them, write report.json/.md; returns the table."""
+def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, jobs: int = 1) -> str:
+    """Train (or reuse) every run of the plan, score them, write report.json/.md; returns the table.
+
+    ``jobs`` > 1 trains up to that many runs at once, each in a process of its own
+    (:mod:`nmt.evaluate.compare_jobs`), before they are scored.
+    """
     steps = check_plan(plan)
     out = out or plan.runs_dir / REPORT
     check_out_folder(out)  # not after hours of training
     actions = planned_actions(plan, steps)
     check_finished_work(list(actions.values()))
+    if jobs > 1:
+        train_side_by_side(plan, list(actions.values()), jobs)
+        actions = planned_actions(plan, steps)  # every run is now a finished one: reused below
     scored: dict[str, dict[int, dict[str, Any]]] = {}
     run_dirs: dict[tuple[str, int], Path] = {}  # trained once, scored by every arm that shares it
     for arm in plan.arms:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -201,3 +204,71 @@ def test_an_interrupted_run_is_resumed_to_the_same_losses(tmp_path, toy_files, c
         for root in (tmp_path / "whole", tmp_path / "cut")
     ]
     assert bleu[0] == bleu[1]
+
+
+def test_runs_trained_side_by_side_equal_the_runs_trained_in_turn(tmp_path, toy_files, capsys):
+    """--jobs 2 trains each run in an nmt train process of its own, two at a time: the same losses
+    and scores as one after another in this process, a log per run, and a rerun reuses them all."""
+    _, files = toy_files
+    plan = ["--variants", "bahdanau,none", "--seeds", "1", "--steps", "12", "--beam", "1", "--set", "train.threads=1"]
+    results = {}
+    for jobs in ("1", "2"):
+        root = tmp_path / f"jobs{jobs}"
+        code, _out, err = run_cli(compare_args(root, files, *plan, "--jobs", jobs), capsys)
+        assert code == 0, err
+        runs = root / "cmp"
+        report = json.loads((runs / "report" / "report.json").read_text())["variants"]
+        losses = {name: train_losses(runs / f"{name}_s1") for name in ("bahdanau", "none")}
+        results[jobs] = ({r["variant"]: (r["bleu"], r["chrf"], r["updates"]) for r in report}, losses)
+    assert results["2"] == results["1"] and all(len(losses) > 0 for losses in results["1"][1].values())
+    logs = tmp_path / "jobs2" / "cmp" / "logs"
+    assert sorted(p.name for p in logs.iterdir()) == ["bahdanau_s1.log", "none_s1.log"]
+    assert not (tmp_path / "jobs1" / "cmp" / "logs").exists()
+    code, out, _err = run_cli(compare_args(tmp_path / "jobs2", files, *plan, "--jobs", "2", "--dry-run"), capsys)
+    assert code == 0 and {line.split()[0] for line in out.strip().splitlines()} == {"reuse"}
+
+
+def test_a_run_that_fails_side_by_side_is_named_with_its_log(tmp_path, toy_files, capsys, monkeypatch):
+    from nmt.evaluate import compare_jobs
+
+    failing = [sys.executable, "-c", "import sys; print('no room on the device'); sys.exit(3)"]
+    monkeypatch.setattr(compare_jobs, "train_command", lambda plan, act: failing)
+    _, files = toy_files
+    plan = ["--variants", "bahdanau", "--seeds", "1", "--steps", "5", "--jobs", "2"]
+    code, _out, err = run_cli(compare_args(tmp_path, files, *plan), capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "bahdanau_s1 failed (exit status 3): no room on the device" in err and "logs/bahdanau_s1.log" in err
+
+
+def test_ctrl_c_is_passed_on_once_to_every_run_side_by_side(tmp_path, toy_files, capsys, monkeypatch):
+    """The parent's Ctrl-C reaches each running process as one SIGINT (each would save its run),
+    and the comparison stops as an interrupted sequential one does."""
+    from nmt.evaluate import compare_jobs
+
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    child = (
+        "import signal, sys, time, pathlib\n"
+        "def stop(*_):\n"
+        f"    pathlib.Path({str(saved)!r}, sys.argv[1]).write_text('saved')\n"
+        "    sys.exit(130)\n"
+        "signal.signal(signal.SIGINT, stop)\n"
+        f"pathlib.Path({str(saved)!r}, sys.argv[1] + '.started').write_text('')\n"
+        "time.sleep(60)\n"
+    )
+    monkeypatch.setattr(compare_jobs, "train_command", lambda plan, act: [sys.executable, "-c", child, act.run_dir.name])
+    ticks = []
+
+    def sleep(seconds: float) -> None:  # the parent's Ctrl-C, once both children are ready for it
+        ticks.append(seconds)
+        deadline = time.monotonic() + 30
+        while len(list(saved.glob("*.started"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compare_jobs, "time", SimpleNamespace(sleep=sleep))
+    _, files = toy_files
+    plan = ["--variants", "bahdanau,none", "--seeds", "1", "--steps", "5", "--jobs", "2"]
+    code, _out, _err = run_cli(compare_args(tmp_path, files, *plan), capsys)
+    assert code == 130 and len(ticks) == 1
+    assert sorted(p.name for p in saved.iterdir() if not p.name.endswith(".started")) == ["bahdanau_s1", "none_s1"]

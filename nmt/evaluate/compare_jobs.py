@@ -1,0 +1,139 @@
+"""A comparison's runs trained side by side: ``nmt compare --jobs N``.
+
+Each run that needs training gets its own ``nmt train`` process with the overrides, seed and
+updates the comparison would train it with one after another, at most N at a time; the
+comparison then scores them as usual (they are finished runs of its plan).  Worth it where one
+run leaves the machine idle: a GPU kept waiting by a recurrent decoder's small kernels, or a
+CPU with more cores than one run uses.  The runs share the machine, so their training times
+are not those of a run alone.
+
+A run's output goes to ``RUNS_DIR/logs/<run>.log``.  The processes start in sessions of their
+own, so a Ctrl-C reaches only ``nmt compare``, which passes it on once to each of them: every run
+saves its last checkpoint, and the same command resumes them.  A second Ctrl-C is passed on too,
+which stops them without saving, as for ``nmt train``.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from nmt import config as config_mod
+from nmt.data.pipeline import load_corpus
+from nmt.evaluate.compare_plan import Plan
+from nmt.evaluate.compare_runs import RunAction
+from nmt.run.paths import RunPaths
+from nmt.util.errors import UserError
+
+log = logging.getLogger(__name__)
+POLL_S = 0.5  # how often the running processes are looked at
+SIGNALLED = 128  # nmt train exits with 128 + the signal that stopped it, its run saved
+
+
+def train_command(plan: Plan, act: RunAction) -> list[str]:
+    """The ``nmt train`` command line that trains (or resumes) one run as :func:`compare_runs.train_run` does."""
+    command = [sys.executable, "-m", "nmt", "train", "--no-progress"]
+    if act.action == "resume":
+        return [*command, "--resume", str(act.run_dir)]
+    config = ["--config", str(plan.config)] if plan.config else []
+    return [*command, *config, *(arg for override in act.overrides for arg in ("--set", override)), "--overwrite"]
+
+
+@dataclass
+class _Job:
+    act: RunAction
+    process: subprocess.Popen[bytes]
+    log_path: Path
+    log_file: IO[bytes]
+
+
+def _start(plan: Plan, act: RunAction) -> _Job:
+    log_path = plan.runs_dir / "logs" / f"{act.run_dir.name}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_file = log_path.open("ab")
+    process = subprocess.Popen(
+        train_command(plan, act),
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    log.info("%s %s in a process of its own (pid %d; log %s)", act.action, act.run_dir, process.pid, log_path)
+    return _Job(act, process, log_path, log_file)
+
+
+def _last_line(path: Path) -> str:
+    lines = [line for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "(no output)"
+
+
+def _interrupt(jobs: list[_Job]) -> None:
+    """Pass one SIGINT to every running job and wait for them; a further Ctrl-C is passed on as well."""
+    for job in jobs:
+        job.process.send_signal(signal.SIGINT)
+    while True:
+        try:
+            for job in jobs:
+                job.process.wait()
+                job.log_file.close()
+            return
+        except KeyboardInterrupt:
+            for job in jobs:
+                if job.process.poll() is None:
+                    job.process.send_signal(signal.SIGINT)
+
+
+def prepare_corpora(plan: Plan, actions: list[RunAction]) -> None:
+    """Prepare and encode, once each, the corpora the runs to train read: the runs would each do it
+    when they find none, and two processes writing one prepared folder at once would race."""
+    done: set[Path] = set()
+    for act in actions:
+        if act.action == "reuse":
+            continue
+        if act.action == "resume":
+            data = config_mod.load(RunPaths(act.run_dir).config, saved=True).data
+        else:
+            data = config_mod.load(plan.config, act.overrides).data
+        if data.prepared_dir not in done:
+            load_corpus(data, splits=("train", "valid"))
+            done.add(data.prepared_dir)
+
+
+def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
+    """Train (or resume) every run of ``actions`` that is not reused, ``jobs`` processes at a time.
+
+    Raises KeyboardInterrupt when interrupted (every run saved, as a sequential comparison
+    leaves them), and a UserError naming the run and its log when one fails; the other runs are
+    then interrupted the same way, so nothing is lost.
+    """
+    prepare_corpora(plan, actions)
+    pending = [act for act in actions if act.action != "reuse"]
+    running: list[_Job] = []
+    try:
+        while pending or running:
+            while pending and len(running) < jobs:
+                running.append(_start(plan, pending.pop(0)))
+            time.sleep(POLL_S)
+            for job in [j for j in running if j.process.poll() is not None]:
+                running.remove(job)
+                job.log_file.close()
+                code = job.process.returncode
+                if code == 0:
+                    log.info("%s finished", job.act.run_dir)
+                    continue
+                _interrupt(running)
+                if code > SIGNALLED:
+                    raise KeyboardInterrupt
+                raise UserError(
+                    f"training {job.act.run_dir} failed (exit status {code}): {_last_line(job.log_path)}; "
+                    f"its output is in {job.log_path}"
+                )
+    except KeyboardInterrupt:
+        _interrupt(running)
+        raise
