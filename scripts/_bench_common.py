@@ -61,6 +61,12 @@ def fail(script: str, message: str) -> NoReturn:
     sys.exit(2)
 
 
+def check_min_seconds(script: str, seconds: float) -> None:
+    """``--min-seconds`` of the decoding benchmarks: 0 (one pass) or more, else a one-line exit."""
+    if seconds < 0:
+        fail(script, f"--min-seconds must be 0 or more (got {seconds:g})")
+
+
 def parse_list(text: str, kind: type = str) -> list[Any]:
     """'1,5' -> [1, 5]; empty items are ignored."""
     return [kind(item.strip()) for item in text.split(",") if item.strip()]

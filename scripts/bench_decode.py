@@ -4,9 +4,9 @@ For each engine in ``--engine`` (ctranslate2 once per ``--compute-type``), beam 
 and batch size in ``--batch-sizes``, all input lines (or the first ``--limit``) are translated
 by that engine (:mod:`nmt.decode.engines`) with the checkpoint's decode settings.  Sentences are
 encoded once, before any clock starts, so every engine gets the same ids; one untimed batch
-warms each setting up, and the whole input is
-translated again until ``--min-seconds`` are timed (a GPU's pass can last a tenth of a second).  Each line also gives the BLEU of that run's output, so a faster engine
-or int8 weights show what they cost in quality.  One JSON line per setting on stdout, logs on
+warms each setting up, and the whole input is translated again until ``--min-seconds`` are
+timed (a GPU's pass can last a tenth of a second).  Each line also gives the BLEU of that run's
+output, so a faster engine or int8 weights show what they cost in quality.  One JSON line per setting on stdout, logs on
 stderr.
 
 onnxruntime and ctranslate2 run an export of ``--checkpoint`` written into
@@ -112,7 +112,7 @@ def bench_setting(
     batch_size: int,
     device: torch.device,
     refs: Optional[list[str]] = None,
-    min_seconds: float = 0.0,
+    min_seconds: float = MIN_SECONDS,
 ) -> dict[str, Any]:
     """Translate every sentence (after one untimed batch) with a loaded checkpoint or an engine,
     in as many whole passes as it takes to time at least ``min_seconds`` (one pass at least);
@@ -264,8 +264,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     if not beams or not sizes or min(beams + sizes) < 1:
         common.fail(SCRIPT, "--beams and --batch-sizes need positive integers")
     limit = args.limit if args.limit is not None else (QUICK_LIMIT if args.quick else None)
-    if args.min_seconds < 0:
-        common.fail(SCRIPT, f"--min-seconds must be 0 or more (got {args.min_seconds:g})")
+    common.check_min_seconds(SCRIPT, args.min_seconds)
     if limit is not None and limit < 1:
         common.fail(SCRIPT, f"--limit must be at least 1 (got {limit})")
     exported = engines != ["torch"]  # a side-by-side run: one fixed thread count for every engine

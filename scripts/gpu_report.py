@@ -328,8 +328,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             "--minutes, --steps, --updates, --valid-every, --beams, --batch-sizes and "
             "--batch1-sentences must be positive",
         )
-    if args.min_seconds < 0:
-        common.fail(SCRIPT, f"--min-seconds must be 0 or more (got {args.min_seconds:g})")
+    common.check_min_seconds(SCRIPT, args.min_seconds)
     problem = bench_time_to_quality.check_levels(args.levels)
     if problem:
         common.fail(SCRIPT, problem)

@@ -31,6 +31,7 @@ from nmt.evaluate.compare_scores import score_run, summarize, table_rows
 from nmt.evaluate.run_report import check_out_folder
 from nmt.run.paths import REPORT, report_stem
 from nmt.score.metrics import write_report
+from nmt.util.errors import UserError
 
 
 def planned_run_actions(plan: Plan) -> list[tuple[RunAction, str]]:
@@ -65,6 +66,9 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     if jobs > 1:
         train_side_by_side(plan, list(actions.values()), jobs)
         actions = planned_actions(plan, steps)  # every run is now a finished one: reused below
+        unfinished = [str(a.run_dir) for a in actions.values() if a.action != "reuse"]
+        if unfinished:
+            raise UserError(f"runs trained side by side did not finish their plan: {', '.join(unfinished)}")
     scored: dict[str, dict[int, dict[str, Any]]] = {}
     run_dirs: dict[tuple[str, int], Path] = {}  # trained once, scored by every arm that shares it
     for arm in plan.arms:

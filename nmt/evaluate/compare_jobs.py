@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from nmt import config as config_mod
+from nmt.config.sections import DataConfig
 from nmt.data.pipeline import load_corpus
 from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import RunAction
@@ -34,6 +35,7 @@ from nmt.util.errors import UserError
 log = logging.getLogger(__name__)
 POLL_S = 0.5  # how often the running processes are looked at
 SIGNALLED = 128  # nmt train exits with 128 + the signal that stopped it, its run saved
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # to nmt compare: passed on as Ctrl-C
 
 
 def train_command(plan: Plan, act: RunAction) -> list[str]:
@@ -57,13 +59,17 @@ def _start(plan: Plan, act: RunAction) -> _Job:
     log_path = plan.runs_dir / "logs" / f"{act.run_dir.name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_file = log_path.open("ab")
-    process = subprocess.Popen(
-        train_command(plan, act),
-        stdout=log_file,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    try:
+        process = subprocess.Popen(
+            train_command(plan, act),
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError:
+        log_file.close()
+        raise
     log.info("%s %s in a process of its own (pid %d; log %s)", act.action, act.run_dir, process.pid, log_path)
     return _Job(act, process, log_path, log_file)
 
@@ -91,8 +97,13 @@ def _interrupt(jobs: list[_Job]) -> None:
 
 def prepare_corpora(plan: Plan, actions: list[RunAction]) -> None:
     """Prepare and encode, once each, the corpora the runs to train read: the runs would each do it
-    when they find none, and two processes writing one prepared folder at once would race."""
-    done: set[Path] = set()
+    when they find none, and two processes writing one prepared folder at once would race.
+
+    Runs that need one folder prepared two ways (a sweep of ``data.vocab_size``, say) would
+    re-prepare it under each other's feet, so they are refused: one after another, each run
+    prepares the folder it needs before it reads it.
+    """
+    needs: dict[Path, tuple[DataConfig, Path]] = {}
     for act in actions:
         if act.action == "reuse":
             continue
@@ -100,9 +111,16 @@ def prepare_corpora(plan: Plan, actions: list[RunAction]) -> None:
             data = config_mod.load(RunPaths(act.run_dir).config, saved=True).data
         else:
             data = config_mod.load(plan.config, act.overrides).data
-        if data.prepared_dir not in done:
-            load_corpus(data, splits=("train", "valid"))
-            done.add(data.prepared_dir)
+        folder = data.prepared_dir
+        if folder in needs and needs[folder][0] != data:
+            raise UserError(
+                f"{needs[folder][1]} and {act.run_dir} need {folder} prepared two ways (their data options "
+                "differ), which runs side by side cannot share; train them with --jobs 1, or give each "
+                "its own data.root"
+            )
+        needs.setdefault(folder, (data, act.run_dir))
+    for data, _run in needs.values():
+        load_corpus(data, splits=("train", "valid"))
 
 
 def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
@@ -115,6 +133,7 @@ def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
     prepare_corpora(plan, actions)
     pending = [act for act in actions if act.action != "reuse"]
     running: list[_Job] = []
+    previous = {sig: signal.signal(sig, _as_interrupt) for sig in STOP_SIGNALS}
     try:
         while pending or running:
             while pending and len(running) < jobs:
@@ -130,10 +149,20 @@ def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
                 _interrupt(running)
                 if code > SIGNALLED:
                     raise KeyboardInterrupt
+                how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
                 raise UserError(
-                    f"training {job.act.run_dir} failed (exit status {code}): {_last_line(job.log_path)}; "
+                    f"training {job.act.run_dir} failed ({how}): {_last_line(job.log_path)}; "
                     f"its output is in {job.log_path}"
                 )
     except KeyboardInterrupt:
         _interrupt(running)
         raise
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _as_interrupt(signum: int, _frame: object) -> None:
+    """SIGTERM or SIGHUP to ``nmt compare`` (a kill, a closed terminal) stops the runs as Ctrl-C does:
+    they run in sessions of their own, so nothing else would reach them."""
+    raise KeyboardInterrupt

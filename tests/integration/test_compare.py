@@ -272,3 +272,13 @@ def test_ctrl_c_is_passed_on_once_to_every_run_side_by_side(tmp_path, toy_files,
     code, _out, _err = run_cli(compare_args(tmp_path, files, *plan), capsys)
     assert code == 130 and len(ticks) == 1
     assert sorted(p.name for p in saved.iterdir() if not p.name.endswith(".started")) == ["bahdanau_s1", "none_s1"]
+
+
+def test_runs_that_need_one_corpus_prepared_two_ways_are_not_trained_side_by_side(tmp_path, toy_files, capsys):
+    """A data.vocab_size sweep re-prepares one folder per run: side by side, one run would rewrite
+    the corpus another is reading, so --jobs 2 refuses it in one line before anything trains."""
+    _, files = toy_files
+    plan = ["--sweep", "data.vocab_size=90,100", "--seeds", "1", "--steps", "5", "--jobs", "2"]
+    code, _out, err = run_cli(compare_args(tmp_path, files, *plan), capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "prepared two ways" in err
+    assert not (tmp_path / "cmp" / "logs").exists()

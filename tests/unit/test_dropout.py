@@ -59,3 +59,16 @@ def test_draws_from_the_global_generator_so_checkpointed_rng_state_resumes_it() 
 def test_a_probability_outside_0_1_is_refused(p: float) -> None:
     with pytest.raises(ValueError, match="dropout probability"):
         Dropout(p)
+    with pytest.raises(ValueError, match="dropout probability"):
+        dropout(torch.ones(3), p, training=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_other_dtypes_and_a_transposed_input_keep_their_dtype_shape_and_scaling(dtype: torch.dtype) -> None:
+    torch.manual_seed(2)
+    x = (torch.rand(300, 200) + 0.5).to(dtype).t()  # (200, 300), not contiguous
+    out = dropout(x, 0.25, training=True)
+    assert out.dtype == dtype and out.shape == x.shape
+    kept = out != 0
+    assert abs((~kept).double().mean().item() - 0.25) < 0.01
+    torch.testing.assert_close(out[kept], (x[kept].double() / 0.75).to(dtype))
