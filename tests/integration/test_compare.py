@@ -256,7 +256,9 @@ def test_ctrl_c_is_passed_on_once_to_every_run_side_by_side(tmp_path, toy_files,
         f"pathlib.Path({str(saved)!r}, sys.argv[1] + '.started').write_text('')\n"
         "time.sleep(60)\n"
     )
-    monkeypatch.setattr(compare_jobs, "train_command", lambda plan, act: [sys.executable, "-c", child, act.run_dir.name])
+    monkeypatch.setattr(
+        compare_jobs, "train_command", lambda plan, act: [sys.executable, "-c", child, act.run_dir.name]
+    )
     ticks = []
 
     def sleep(seconds: float) -> None:  # the parent's Ctrl-C, once both children are ready for it
