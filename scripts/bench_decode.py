@@ -6,8 +6,8 @@ by that engine (:mod:`nmt.decode.engines`) with the checkpoint's decode settings
 encoded once, before any clock starts, so every engine gets the same ids; one untimed batch
 warms each setting up, and the whole input is translated again until ``--min-seconds`` are
 timed (a GPU's pass can last a tenth of a second).  Each line also gives the BLEU of that run's
-output, so a faster engine or int8 weights show what they cost in quality.  One JSON line per setting on stdout, logs on
-stderr.
+output, so a faster engine or int8 weights show what they cost in quality.  One JSON line per
+setting on stdout, logs on stderr.
 
 onnxruntime and ctranslate2 run an export of ``--checkpoint`` written into
 ``<run>/exports/<checkpoint name>-<format>/`` (or ``--export-dir``), reused while its export.json

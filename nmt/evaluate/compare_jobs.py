@@ -29,7 +29,6 @@ from nmt.config.sections import DataConfig
 from nmt.data.pipeline import load_corpus
 from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import RunAction
-from nmt.run.paths import RunPaths
 from nmt.util.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -101,16 +100,14 @@ def prepare_corpora(plan: Plan, actions: list[RunAction]) -> None:
 
     Runs that need one folder prepared two ways (a sweep of ``data.vocab_size``, say) would
     re-prepare it under each other's feet, so they are refused: one after another, each run
-    prepares the folder it needs before it reads it.
+    prepares the folder it needs before it reads it.  A run to resume reads the planned data
+    too: it is resumed only when its saved config trains as the plan does.
     """
     needs: dict[Path, tuple[DataConfig, Path]] = {}
     for act in actions:
         if act.action == "reuse":
             continue
-        if act.action == "resume":
-            data = config_mod.load(RunPaths(act.run_dir).config, saved=True).data
-        else:
-            data = config_mod.load(plan.config, act.overrides).data
+        data = config_mod.load(plan.config, act.overrides).data
         folder = data.prepared_dir
         if folder in needs and needs[folder][0] != data:
             raise UserError(
@@ -127,8 +124,8 @@ def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
     """Train (or resume) every run of ``actions`` that is not reused, ``jobs`` processes at a time.
 
     Raises KeyboardInterrupt when interrupted (every run saved, as a sequential comparison
-    leaves them), and a UserError naming the run and its log when one fails; the other runs are
-    then interrupted the same way, so nothing is lost.
+    leaves them), and a UserError naming the run and its log when one fails; whatever ends the
+    loop early interrupts the runs still going the same way, so nothing is lost.
     """
     prepare_corpora(plan, actions)
     pending = [act for act in actions if act.action != "reuse"]
@@ -146,7 +143,6 @@ def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
                 if code == 0:
                     log.info("%s finished", job.act.run_dir)
                     continue
-                _interrupt(running)
                 if code > SIGNALLED:
                     raise KeyboardInterrupt
                 how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
@@ -154,7 +150,7 @@ def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
                     f"training {job.act.run_dir} failed ({how}): {_last_line(job.log_path)}; "
                     f"its output is in {job.log_path}"
                 )
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, a failed run, a process that would not start
         _interrupt(running)
         raise
     finally:
