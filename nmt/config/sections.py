@@ -141,7 +141,9 @@ class TrainConfig(Section):
         "bleu", description="Validation metric for best checkpoint, plateau and early stopping."
     )
     patience: Optional[int] = Field(None, ge=1, description="Early stopping: validations without improvement.")
-    valid_every: int = Field(0, ge=0, description="Validate every N updates (0 = only at the end of each epoch).")
+    valid_every: int = Field(
+        0, ge=0, description="Validate every N updates (0 = only at the end of each epoch); the final model always."
+    )
     valid_max_sentences: Optional[int] = Field(None, ge=1, description="Score only the first N validation sentences.")
     valid_batch_size: Optional[int] = Field(
         None, ge=1, description="Sentences per greedy validation batch (null = decode.batch_size on CPU, 512 on CUDA)."

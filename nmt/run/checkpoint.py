@@ -30,8 +30,9 @@ FORMAT = "nmt-checkpoint"
 VERSION = 2
 """The payload layout this code writes.  1: the train state's counters at the top level
 (``step``, ``epoch``, ``pos``, ``best``, ``best_history``, ``bad_validations``, ``elapsed``);
-2: under ``state``, as :meth:`TrainState.state_dict` (adds ``nonfinite``, later ``recent``, read as
-empty when absent; an optional ``averaged_from`` names the checkpoints of an average).  Version 1 reads."""
+2: under ``state``, as :meth:`TrainState.state_dict` (adds ``nonfinite``, later ``recent`` and
+``last_valid``, read as empty when absent; an optional ``averaged_from`` names the checkpoints
+of an average).  Version 1 reads."""
 READS = (1, 2)
 
 

@@ -44,6 +44,7 @@ class TrainState:
         default_factory=list
     )  # steps of the latest step checkpoints kept (keep_last), oldest first
     bad_validations: int = 0  # validations in a row without a new best
+    last_valid: Optional[int] = None  # the step of the latest validation (None: none yet)
     nonfinite: int = 0  # non-finite losses in a row (updates skipped)
     elapsed: float = 0.0  # seconds of training, validation included
 
@@ -68,7 +69,8 @@ class TrainState:
         return f"step {self.step} ({f'end of epoch {self.epoch}' if self.epoch else 'start'})"
 
     def validated(self, metric: str, value: float) -> bool:
-        """Count one validation with score ``value``; returns whether it is a new best."""
+        """Count one validation with score ``value`` at the current step; returns whether it is a new best."""
+        self.last_valid = self.step
         better = is_better(metric, value, self.best)
         if better:
             self.best, self.bad_validations = value, 0

@@ -332,11 +332,12 @@ class Trainer:
         return reason
 
     def _train(self, clock: float) -> str:
-        """Epochs until a stop rule fires, a final validation if there was none, last.pt; the reason."""
+        """Epochs until a stop rule fires, a validation of the final model unless one just
+        happened (an update budget off the ``valid_every`` grid, a time budget), last.pt; the reason."""
         reason = self.stop_reason()
         while reason is None:
             reason = self.run_epoch(clock)
-        if reason != "interrupted" and self.state.best is None:  # never validated (no best.pt)
+        if reason != "interrupted" and self.state.last_valid != self.state.step:
             self.run_validation()
         self.save(self.paths.last)
         return reason

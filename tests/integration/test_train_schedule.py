@@ -66,4 +66,6 @@ def test_an_epoch_end_right_after_a_scheduled_validation_does_not_validate_again
     run_dir = second / "runs" / "toy"
     ends = _epoch_ends(run_dir)
     assert ends == [updates, 2 * updates]
-    assert _valid_steps(run_dir) == [every, 2 * every]  # before the fix: every, updates, 2 * every, 2 * updates
+    # the first epoch end does not validate again (before the fix: every, updates, ...); the
+    # run's end does, as every run validates its final model
+    assert _valid_steps(run_dir) == [every, 2 * every, 2 * updates]
