@@ -31,6 +31,12 @@ def lab_cmd(
         False, "--force", help="Replace finished runs of another config (as nmt compare --force)."
     ),
     progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
+    jobs: int = typer.Option(
+        1,
+        min=1,
+        help="Train up to N of the lab's runs at once, each in an nmt train process of its own (logs in "
+        "the runs folder's logs/), as nmt compare --jobs does: for a machine that one run leaves partly idle.",
+    ),
     dry_run: bool = typer.Option(
         False,
         help="Only list each run the lab needs as reuse (finished), resume (stopped part-way), train, "
@@ -64,6 +70,7 @@ def lab_cmd(
         mirror=mirror,
         progress=progress,
         force=force,
+        jobs=jobs,
     )
     if dry_run:
         typer.echo("\n".join(planned_lab_runs(name, ctx)))

@@ -59,6 +59,7 @@ class LabContext:
     mirror: Optional[Path] = None  # raw Multi30k files (full size); None downloads them
     progress: bool = True  # progress bars
     force: bool = False  # replace finished runs of another config (as nmt compare --force)
+    jobs: int = 1  # runs trained at once, each in an nmt train process (as nmt compare --jobs)
 
     def base(self) -> tuple[Path, list[str]]:
         """The lab's base config and the overrides every run starts from."""

@@ -61,7 +61,7 @@ def _train(ctx: LabContext) -> tuple[Path, dict[str, Any], str]:
     """Train (or reuse) the one model and score test at the config's beam and alpha: its run
     folder, compare's report row and the test split's name."""
     (plan,) = plans(ctx)
-    run_compare(plan, progress=ctx.progress)
+    run_compare(plan, progress=ctx.progress, jobs=ctx.jobs)
     report = json.loads(report_json(ctx.runs_dir / REPORT).read_text(encoding="utf-8"))
     (row,) = report["variants"]
     return ctx.runs_dir / f"{plan.arms[0].run_stem}_s{SEED}", row, plan.split

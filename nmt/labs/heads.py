@@ -146,7 +146,7 @@ def run(ctx: LabContext) -> LabResult:
     heads = TINY_HEADS if ctx.tiny else HEADS
     (plan,) = plans(ctx)
     split = plan.split
-    run_compare(plan, progress=ctx.progress)
+    run_compare(plan, progress=ctx.progress, jobs=ctx.jobs)
     report = json.loads(report_json(ctx.runs_dir / REPORT).read_text(encoding="utf-8"))
     by_label = {row["variant"]: row for row in report["variants"]}
     rows = []

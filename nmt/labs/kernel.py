@@ -322,7 +322,7 @@ def run(ctx: LabContext) -> LabResult:
     ]
     (plan,) = plans(ctx)
     report_dir = ctx.runs_dir / "report-kernel"  # not the lab "length"'s report, which compares every variant
-    run_compare(plan, out=report_dir, progress=ctx.progress)
+    run_compare(plan, out=report_dir, progress=ctx.progress, jobs=ctx.jobs)
     row = json.loads(report_json(report_dir).read_text(encoding="utf-8"))["variants"][0]
     run_dir = run_dirs(plan)["gaussian"]
     checkpoint = RunPaths(run_dir).best

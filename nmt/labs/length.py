@@ -135,7 +135,7 @@ def run(ctx: LabContext) -> LabResult:
     """Train (or reuse) every variant, score the test split, then write the figure and return the table."""
     (plan,) = plans(ctx)
     out = ctx.runs_dir / "report-length"
-    run_compare(plan, out=out, progress=ctx.progress)
+    run_compare(plan, out=out, progress=ctx.progress, jobs=ctx.jobs)
     rows = json.loads(report_json(out).read_text(encoding="utf-8"))["variants"]
     sizes = bucket_sizes(plan)
     figure = plot(rows, sorted(sizes, key=bucket_start), ctx.out / "length.png")

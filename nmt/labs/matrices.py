@@ -261,7 +261,7 @@ def run(ctx: LabContext) -> LabResult:
     """Train (or reuse) seed 1 of every attention variant, then draw and measure their matrices."""
     (plan,) = plans(ctx)
     report_dir = ctx.runs_dir / "report-matrices"  # not the lab "length"'s report, which compares all seeds
-    run_compare(plan, out=report_dir, progress=ctx.progress)
+    run_compare(plan, out=report_dir, progress=ctx.progress, jobs=ctx.jobs)
     bleu = seed_bleu(report_json(report_dir))
     folders = run_dirs(plan)
     sources, refs = split_lines(next(iter(folders.values())), plan.split)

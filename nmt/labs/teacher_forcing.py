@@ -316,7 +316,7 @@ def run(ctx: LabContext) -> LabResult:
     rows: dict[str, dict[str, Any]] = {}
     for name, plan in zip(("constant", "schedules"), plans(ctx)):
         out = ctx.runs_dir / f"report-{name}"
-        run_compare(plan, out=out, progress=ctx.progress)
+        run_compare(plan, out=out, progress=ctx.progress, jobs=ctx.jobs)
         report = json.loads(report_json(out).read_text(encoding="utf-8"))
         rows.update({row["variant"]: row for row in report["variants"]})
     reference = rows_of_settings[0]

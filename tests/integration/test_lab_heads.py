@@ -39,3 +39,19 @@ def test_heads_lab_compares_head_counts_at_equal_parameters_and_reuses_its_runs(
     run_tiny_lab("heads", tmp_path, capsys)  # a second call reuses every run
     assert all(stop_count(run) == 1 for run in runs)
     assert json.loads((tmp_path / "heads.json").read_text(encoding="utf-8"))["arms"] == arms
+
+
+def test_heads_lab_with_jobs_2_trains_its_runs_side_by_side_to_the_same_numbers(tmp_path, capsys, monkeypatch):
+    """--jobs 2 trains each run in an nmt train process of its own (as nmt compare --jobs):
+    the lab's numbers are those of --jobs 1, apart from the wall times."""
+    monkeypatch.chdir(REPO)
+    arms = {}
+    for jobs in (1, 2):
+        folder = tmp_path / f"jobs{jobs}"
+        run_tiny_lab("heads", folder, capsys, "--jobs", str(jobs))
+        numbers = json.loads((folder / "heads.json").read_text(encoding="utf-8"))
+        arms[jobs] = [{k: v for k, v in arm.items() if k != "train_min"} for arm in numbers["arms"]]
+    assert arms[1] == arms[2] and len(arms[2]) == 2
+    logs = sorted(p.name for p in (tmp_path / "jobs2" / "runs" / "logs").iterdir())
+    assert logs == [f"qkv_model.attention.heads-{h}_s1.log" for h in (1, 4)]
+    assert not (tmp_path / "jobs1" / "runs" / "logs").exists()
