@@ -12,7 +12,6 @@ from conftest import train_losses as losses
 from nmt import config as C
 from nmt.decode.inference import load_checkpoint, translate_ids
 from nmt.run import checkpoint as ckpt
-from nmt.run.paths import RunPaths
 from nmt.run.state import TrainState
 from nmt.score.metrics import score
 from nmt.train.entry import run_training
@@ -268,17 +267,3 @@ def test_valid_attention_map_off_draws_nothing_and_trains_the_same(tmp_path, toy
 
     assert losses(runs[True]) == losses(runs[False]) and valid_scores(runs[True]) == valid_scores(runs[False])
     assert len(valid_scores(runs[False])) >= 2
-
-
-@pytest.mark.parametrize("max_steps", [7, 10])
-def test_the_final_model_is_validated_once_off_or_on_the_grid(tmp_path, toy_files, max_steps):
-    """An update budget off the valid_every grid still scores its last updates (and may make
-    them best.pt and the newest step checkpoint); one on the grid is not validated twice."""
-    _, files = toy_files
-    sets = toy_overrides(tmp_path, files, train__max_steps=max_steps, train__valid_every=5, train__max_tokens=100)
-    run_training(None, sets, progress=False)
-    run = tmp_path / "runs" / "toy"
-    events = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
-    steps = [e["step"] for e in events if e["event"] == "valid"]
-    assert steps[-1] == max_steps and steps.count(max_steps) == 1 and 5 in steps
-    assert ckpt.load(RunPaths(run).last).state.last_valid == max_steps

@@ -1,11 +1,15 @@
-"""When the trainer validates and stops: epoch ends near a scheduled validation, a caller's stop rule."""
+"""When the trainer validates and stops: epoch ends near a scheduled validation, the final model, a caller's stop rule."""
 
 from pathlib import Path
 
+import pytest
+
 from conftest import toy_overrides
 from nmt import config as C
+from nmt.run import checkpoint as ckpt
 from nmt.run import events
 from nmt.run.folder import RunLock
+from nmt.run.paths import RunPaths
 from nmt.train.entry import run_training
 from nmt.train.loop import Trainer
 from nmt.train.run_start import open_run_dir
@@ -69,3 +73,16 @@ def test_an_epoch_end_right_after_a_scheduled_validation_does_not_validate_again
     # the first epoch end does not validate again (before the fix: every, updates, ...); the
     # run's end does, as every run validates its final model
     assert _valid_steps(run_dir) == [every, 2 * every, 2 * updates]
+
+
+@pytest.mark.parametrize("max_steps", [7, 10])
+def test_the_final_model_is_validated_once_off_or_on_the_grid(tmp_path, toy_files, max_steps):
+    """An update budget off the valid_every grid still scores its last updates (and may make
+    them best.pt and the newest step checkpoint); one on the grid is not validated twice."""
+    _, files = toy_files
+    sets = toy_overrides(tmp_path, files, train__max_steps=max_steps, train__valid_every=5, train__max_tokens=100)
+    run_training(None, sets, progress=False)
+    run_dir = tmp_path / "runs" / "toy"
+    steps = _valid_steps(run_dir)
+    assert steps[-1] == max_steps and steps.count(max_steps) == 1 and 5 in steps
+    assert ckpt.load(RunPaths(run_dir).last).state.last_valid == max_steps
