@@ -73,6 +73,13 @@ class LabContext:
         """Updates per run at this size."""
         return tiny if self.tiny else full
 
+    def compare(self, plan: Plan, out: Optional[Path] = None) -> None:
+        """Train (or reuse) the plan's runs and score them, as ``nmt compare`` does, with this
+        lab's progress bars and ``--jobs``; the report goes to ``out`` (default: the compare's own)."""
+        from nmt.evaluate.compare import run_compare
+
+        run_compare(plan, out=out, progress=self.progress, jobs=self.jobs)
+
 
 @dataclass(frozen=True)
 class LabResult:

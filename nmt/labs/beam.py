@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nmt.evaluate.compare import run_compare
 from nmt.evaluate.compare_plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.run.paths import REPORT, RunPaths, report_json
@@ -61,7 +60,7 @@ def _train(ctx: LabContext) -> tuple[Path, dict[str, Any], str]:
     """Train (or reuse) the one model and score test at the config's beam and alpha: its run
     folder, compare's report row and the test split's name."""
     (plan,) = plans(ctx)
-    run_compare(plan, progress=ctx.progress, jobs=ctx.jobs)
+    ctx.compare(plan)
     report = json.loads(report_json(ctx.runs_dir / REPORT).read_text(encoding="utf-8"))
     (row,) = report["variants"]
     return ctx.runs_dir / f"{plan.arms[0].run_stem}_s{SEED}", row, plan.split

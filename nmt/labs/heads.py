@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from nmt.config.arms import parse_sweep
-from nmt.evaluate.compare import run_compare
 from nmt.evaluate.compare_plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import lab_seeds, score_split
@@ -146,7 +145,7 @@ def run(ctx: LabContext) -> LabResult:
     heads = TINY_HEADS if ctx.tiny else HEADS
     (plan,) = plans(ctx)
     split = plan.split
-    run_compare(plan, progress=ctx.progress, jobs=ctx.jobs)
+    ctx.compare(plan)
     report = json.loads(report_json(ctx.runs_dir / REPORT).read_text(encoding="utf-8"))
     by_label = {row["variant"]: row for row in report["variants"]}
     rows = []

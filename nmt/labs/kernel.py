@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from nmt.evaluate.compare import run_compare
 from nmt.evaluate.compare_plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import variant_plan
@@ -322,7 +321,7 @@ def run(ctx: LabContext) -> LabResult:
     ]
     (plan,) = plans(ctx)
     report_dir = ctx.runs_dir / "report-kernel"  # not the lab "length"'s report, which compares every variant
-    run_compare(plan, out=report_dir, progress=ctx.progress, jobs=ctx.jobs)
+    ctx.compare(plan, out=report_dir)
     row = json.loads(report_json(report_dir).read_text(encoding="utf-8"))["variants"][0]
     run_dir = run_dirs(plan)["gaussian"]
     checkpoint = RunPaths(run_dir).best

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.config.variants import VARIANTS
-from nmt.evaluate.compare import run_compare
 from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_scores import score_run
 from nmt.labs.base import Lab, LabContext, LabResult
@@ -78,7 +77,7 @@ def bucket_start(label: str) -> int:
 def bucket_sizes(plan: Plan) -> dict[str, int]:
     """Sentences per source-length bucket of the plan's test split (the same for every run)."""
     arm, seed = plan.arms[0], plan.seeds[0]
-    scored = score_run(plan.runs_dir / f"{arm.run_stem}_s{seed}", plan, arm)  # saved by run_compare: read back
+    scored = score_run(plan.runs_dir / f"{arm.run_stem}_s{seed}", plan, arm)  # saved by ctx.compare: read back
     return {row["bucket"]: row["n"] for row in scored["by_length"]}
 
 
@@ -135,7 +134,7 @@ def run(ctx: LabContext) -> LabResult:
     """Train (or reuse) every variant, score the test split, then write the figure and return the table."""
     (plan,) = plans(ctx)
     out = ctx.runs_dir / "report-length"
-    run_compare(plan, out=out, progress=ctx.progress, jobs=ctx.jobs)
+    ctx.compare(plan, out=out)
     rows = json.loads(report_json(out).read_text(encoding="utf-8"))["variants"]
     sizes = bucket_sizes(plan)
     figure = plot(rows, sorted(sizes, key=bucket_start), ctx.out / "length.png")

@@ -27,7 +27,6 @@ import numpy as np
 from nmt import config as config_mod
 from nmt.config import with_decode_overrides
 from nmt.config.variants import VARIANTS
-from nmt.evaluate.compare import run_compare
 from nmt.evaluate.compare_plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import variant_plan
@@ -261,7 +260,7 @@ def run(ctx: LabContext) -> LabResult:
     """Train (or reuse) seed 1 of every attention variant, then draw and measure their matrices."""
     (plan,) = plans(ctx)
     report_dir = ctx.runs_dir / "report-matrices"  # not the lab "length"'s report, which compares all seeds
-    run_compare(plan, out=report_dir, progress=ctx.progress, jobs=ctx.jobs)
+    ctx.compare(plan, out=report_dir)
     bleu = seed_bleu(report_json(report_dir))
     folders = run_dirs(plan)
     sources, refs = split_lines(next(iter(folders.values())), plan.split)

@@ -22,7 +22,6 @@ from typing import Any, Optional
 
 from nmt.config.arms import Arm, parse_sweep
 from nmt.config.sections import TrainConfig
-from nmt.evaluate.compare import run_compare
 from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import last_stop
 from nmt.evaluate.compare_scores import score_run
@@ -316,7 +315,7 @@ def run(ctx: LabContext) -> LabResult:
     rows: dict[str, dict[str, Any]] = {}
     for name, plan in zip(("constant", "schedules"), plans(ctx)):
         out = ctx.runs_dir / f"report-{name}"
-        run_compare(plan, out=out, progress=ctx.progress, jobs=ctx.jobs)
+        ctx.compare(plan, out=out)
         report = json.loads(report_json(out).read_text(encoding="utf-8"))
         rows.update({row["variant"]: row for row in report["variants"]})
     reference = rows_of_settings[0]
