@@ -74,6 +74,18 @@ def bucket_start(label: str) -> int:
     return int(label.split("-")[0].rstrip("+"))
 
 
+MIN_BUCKET = 20
+"""Sentences a length bucket needs before a figure draws it or a table calls it "the longest": BLEU over
+a handful of sentences is noise (test2016 has 34 sources of 20-29 words and one of 30-39)."""
+
+
+def drawn_buckets(sizes: dict[str, int]) -> list[str]:
+    """The buckets holding at least :data:`MIN_BUCKET` sentences, shortest first (the largest bucket
+    alone when none does, as on a tiny test split)."""
+    least = min(MIN_BUCKET, max(sizes.values()))
+    return sorted((b for b, n in sizes.items() if n >= least), key=bucket_start)
+
+
 def bucket_sizes(plan: Plan) -> dict[str, int]:
     """Sentences per source-length bucket of the plan's test split (the same for every run)."""
     arm, seed = plan.arms[0], plan.seeds[0]
@@ -93,7 +105,8 @@ def table(rows: list[dict[str, Any]], sizes: dict[str, int]) -> str:
         lines.append(f"| {row['variant']} | {row['bleu']:.2f} ± {row['bleu_sd']:.2f} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + (
         f"\n\nTest BLEU at beam {rows[0]['beam']}: mean ± standard deviation over seeds; per bucket, the "
-        "mean over seeds.  Source length in words; the best checkpoint of each run by greedy validation BLEU."
+        f"mean over seeds.  Source length in words; the figure leaves out buckets of fewer than {MIN_BUCKET} "
+        "sentences.  The best checkpoint of each run by greedy validation BLEU."
     )
 
 
@@ -117,7 +130,11 @@ def plot(rows: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
         )
         ax.plot([i for i, _ in shown], [v for _, v in shown], marker="o", markersize=3, label=row["variant"], **style)
     ax.set_xticks(range(len(buckets)), labels=buckets)
-    ax.set(xlabel="source length (words)", ylabel="test BLEU, mean over seeds", title="BLEU by source length")
+    ax.set(
+        xlabel=f"source length (words); buckets of {MIN_BUCKET} sentences or more",
+        ylabel="test BLEU, mean over seeds",
+        title="BLEU by source length",
+    )
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     with atomic_write(path) as handle:
@@ -137,7 +154,7 @@ def run(ctx: LabContext) -> LabResult:
     ctx.compare(plan, out=out)
     rows = json.loads(report_json(out).read_text(encoding="utf-8"))["variants"]
     sizes = bucket_sizes(plan)
-    figure = plot(rows, sorted(sizes, key=bucket_start), ctx.out / "length.png")
+    figure = plot(rows, drawn_buckets(sizes), ctx.out / "length.png")
     keep = ("variant", "bleu", "bleu_sd", "per_seed_bleu", "bleu_by_length", "p_values", "params", "beam", "train_min")
     return LabResult(
         table=table(rows, sizes),

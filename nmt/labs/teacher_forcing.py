@@ -26,7 +26,7 @@ from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import last_stop
 from nmt.evaluate.compare_scores import score_run
 from nmt.labs.base import Lab, LabContext, LabResult
-from nmt.labs.length import lab_seeds, score_split
+from nmt.labs.length import MIN_BUCKET, bucket_sizes, drawn_buckets, lab_seeds, score_split
 from nmt.run import events
 from nmt.run.paths import report_json
 from nmt.score.metrics import compare_systems
@@ -232,18 +232,13 @@ def summarize(setting: Setting, rows: dict[str, dict[str, Any]], reference: Sett
     }
 
 
-def _longest(numbers: list[dict[str, Any]]) -> str:
-    """The label of the longest source-length bucket any setting was scored on ('50+', '30-39', ...)."""
-    labels = {b for n in numbers for b in n["bleu_by_length_beam5"]}
-    return max(labels, key=lambda label: int(label.split("-")[0].rstrip("+")))
-
-
-def table(numbers: list[dict[str, Any]]) -> str:
-    """The Markdown table: one row per setting, the one chosen on validation in bold."""
-    longest, chosen = _longest(numbers), chosen_on_validation(numbers)
+def table(numbers: list[dict[str, Any]], sizes: dict[str, int]) -> str:
+    """The Markdown table: one row per setting, the one chosen on validation in bold; the long
+    sentences are the longest bucket of the test split that a figure draws (:func:`drawn_buckets`)."""
+    longest, chosen = drawn_buckets(sizes)[-1], chosen_on_validation(numbers)
     lines = [
         f"| setting | p | valid BLEU greedy | test BLEU greedy | test BLEU beam 5 | beam − greedy | s / update | "
-        f"beam 5 BLEU, source length {longest} | p vs p = 1.0 (beam 5, per seed) |",
+        f"beam 5 BLEU, source length {longest} ({sizes[longest]} sent.) | p vs p = 1.0 (beam 5, per seed) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for n in numbers:
@@ -266,7 +261,7 @@ def table(numbers: list[dict[str, Any]]) -> str:
     )
 
 
-def plot(numbers: list[dict[str, Any]], path: Path) -> Path:
+def plot(numbers: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
     """Three panels: validation BLEU by update, test BLEU greedy and beam 5, and BLEU by source length."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -292,15 +287,16 @@ def plot(numbers: list[dict[str, Any]], path: Path) -> Path:
         )
     bars.set_xticks(list(xs), labels=[n["setting"] for n in numbers], rotation=30, ha="right")
     bars.set(ylabel="test BLEU", title="Test BLEU, mean ± sd over seeds")
-    buckets = sorted(
-        {b for n in numbers for b in n["bleu_by_length_beam5"]}, key=lambda b: int(b.split("-")[0].rstrip("+"))
-    )
     for n in numbers:
         by_length = n["bleu_by_length_beam5"]
         shown = [(i, by_length[b]) for i, b in enumerate(buckets) if b in by_length]
         lengths.plot([i for i, _ in shown], [v for _, v in shown], marker="o", label=n["setting"])
     lengths.set_xticks(range(len(buckets)), labels=buckets)
-    lengths.set(xlabel="source length (words)", ylabel="test BLEU (beam 5)", title="Test BLEU by source length")
+    lengths.set(
+        xlabel=f"source length (words); buckets of {MIN_BUCKET} sentences or more",
+        ylabel="test BLEU (beam 5)",
+        title="Test BLEU by source length",
+    )
     for ax in (curves, bars, lengths):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
@@ -320,15 +316,17 @@ def run(ctx: LabContext) -> LabResult:
         rows.update({row["variant"]: row for row in report["variants"]})
     reference = rows_of_settings[0]
     numbers = [summarize(s, rows, reference) for s in rows_of_settings]
-    figure = plot(numbers, ctx.out / "teacher_forcing.png")
+    sizes = bucket_sizes(rows_of_settings[0].plan)
+    figure = plot(numbers, drawn_buckets(sizes), ctx.out / "teacher_forcing.png")
     return LabResult(
-        table=table(numbers),
+        table=table(numbers, sizes),
         figure=figure,
         numbers={
             "steps": ctx.steps(STEPS),
             "seeds": lab_seeds(ctx, SEEDS),
             "split": score_split(ctx),
             "floor": FLOOR,
+            "bucket_sizes": sizes,
             "chosen_on_validation": chosen_on_validation(numbers),
             "settings": numbers,
         },

@@ -47,7 +47,7 @@ def test_constant_p_and_scheduled_sampling_at_the_tiny_size(tmp_path, capsys):
         "test BLEU beam 5",
         "beam − greedy",
         "s / update",
-        "source length 0-9",
+        "source length 0-9 (20 sent.)",  # every synthetic test sentence is short
     ):
         assert column in header
     rows = [line for line in page.splitlines() if line.startswith("| ") and not line.startswith("| setting")]
@@ -61,7 +61,7 @@ def test_constant_p_and_scheduled_sampling_at_the_tiny_size(tmp_path, capsys):
 
     numbers = json.loads((tmp_path / "teacher_forcing.json").read_text(encoding="utf-8"))
     assert numbers["tiny"] is True and numbers["split"] == "test" and numbers["steps"] == 12
-    assert numbers["seeds"] == [1]
+    assert numbers["seeds"] == [1] and numbers["bucket_sizes"] == {"0-9": 20}
     assert [s["setting"] for s in numbers["settings"]] == SETTINGS
     best = max(s["valid"]["bleu"] for s in numbers["settings"])
     chosen_row = next(s for s in numbers["settings"] if s["setting"] == numbers["chosen_on_validation"])

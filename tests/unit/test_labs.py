@@ -11,6 +11,7 @@ from conftest import REPO, run_cli
 from nmt.config.arms import parse_sweep
 from nmt.labs import LAB_MODULES
 from nmt.labs.base import LabContext, load_lab, planned_lab_runs
+from nmt.labs.length import MIN_BUCKET, drawn_buckets
 from nmt.util.errors import UserError
 
 
@@ -83,3 +84,11 @@ def test_bad_lab_commands_are_one_line(capsys):
     for argv, message in ((["lab"], "name a lab"), (["lab", "beam", "--list"], "without a name")):
         code, out, err = run_cli(argv, capsys)
         assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_figures_draw_only_length_buckets_with_enough_sentences_to_score():
+    # test2016's buckets: one sentence of 30-39 words would be a point of pure noise
+    assert drawn_buckets({"10-19": 559, "30-39": 1, "0-9": 406, "20-29": 34}) == ["0-9", "10-19", "20-29"]
+    assert drawn_buckets({"0-9": MIN_BUCKET, "10-19": MIN_BUCKET - 1}) == ["0-9"]
+    # a split too small for the threshold (the tiny labs) still shows its largest bucket
+    assert drawn_buckets({"0-9": 3, "10-19": 5}) == ["10-19"]
