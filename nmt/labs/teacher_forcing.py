@@ -232,32 +232,42 @@ def summarize(setting: Setting, rows: dict[str, dict[str, Any]], reference: Sett
     }
 
 
+def _against_reference(setting: dict[str, Any], reference: dict[str, Any]) -> str:
+    """Each seed's beam-5 BLEU minus that of p = 1 with the same seed, and its paired-bootstrap p-value:
+    a p-value alone does not say which way the difference goes, and the seeds may disagree."""
+    p_values = setting["p_values_beam5_vs_p1"]
+    if p_values is None:
+        return "reference"
+    mine, theirs = setting["beam5"]["per_seed"], reference["beam5"]["per_seed"]
+    return ", ".join(f"{mine[seed] - theirs[seed]:+.2f} ({p:.3f})" for seed, p in zip(mine, p_values))
+
+
 def table(numbers: list[dict[str, Any]], sizes: dict[str, int]) -> str:
     """The Markdown table: one row per setting, the one chosen on validation in bold; the long
     sentences are the longest bucket of the test split that a figure draws (:func:`drawn_buckets`)."""
     longest, chosen = drawn_buckets(sizes)[-1], chosen_on_validation(numbers)
     lines = [
         f"| setting | p | valid BLEU greedy | test BLEU greedy | test BLEU beam 5 | beam − greedy | s / update | "
-        f"beam 5 BLEU, source length {longest} ({sizes[longest]} sent.) | p vs p = 1.0 (beam 5, per seed) |",
+        f"beam 5 BLEU, source length {longest} ({sizes[longest]} sent.) | beam 5 vs p = 1.0, per seed: ΔBLEU (p) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for n in numbers:
         speed = f"{n['s_per_update']:.3f}" if n["s_per_update"] is not None else "n/a"
         last = n["bleu_by_length_beam5"].get(longest)
-        p_values = n["p_values_beam5_vs_p1"]
         name = f"**{n['setting']}**" if n["setting"] == chosen else n["setting"]
         lines.append(
             f"| {name} | {n['p']} | {n['valid']['bleu']:.2f} ± {n['valid']['sd']:.2f} | "
             f"{n['greedy']['bleu']:.2f} ± {n['greedy']['sd']:.2f} | "
             f"{n['beam5']['bleu']:.2f} ± {n['beam5']['sd']:.2f} | {n['beam_minus_greedy']:+.2f} | {speed} | "
             f"{'n/a' if last is None else f'{last:.2f}'} | "
-            f"{'reference' if p_values is None else ', '.join(f'{p:.3f}' for p in p_values)} |"
+            f"{_against_reference(n, numbers[0])} |"
         )
     return "\n".join(lines) + (
         "\n\nMean ± standard deviation over seeds; the best checkpoint of each run by greedy validation BLEU "
         "(valid BLEU: that checkpoint's score). In bold, the setting chosen on validation: the highest mean "
         f"validation BLEU ({chosen}); the rule was fixed before any test score was read. "
-        "Seconds per update: training time over updates, validation left out."
+        "Seconds per update: training time over updates, validation left out. The last column: each seed "
+        "against p = 1.0 with the same seed, in the seeds' order, with sacreBLEU's paired bootstrap p-value."
     )
 
 
