@@ -19,6 +19,7 @@ from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_scores import score_run
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.run.paths import report_json
+from nmt.util.plots import bucket_start
 
 VARIANT_STEPS = 600
 """Updates per run at full size: the same for every variant, so the comparison is at equal training."""
@@ -67,11 +68,6 @@ def variant_plan(ctx: LabContext, variants: Optional[list[str]] = None, seeds: O
         overrides=overrides,
         force=ctx.force,
     )
-
-
-def bucket_start(label: str) -> int:
-    """The lower edge of a length bucket such as '10-19' or '50+', for ordering."""
-    return int(label.split("-")[0].rstrip("+"))
 
 
 MIN_BUCKET = 20

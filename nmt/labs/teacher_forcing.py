@@ -326,7 +326,7 @@ def run(ctx: LabContext) -> LabResult:
         rows.update({row["variant"]: row for row in report["variants"]})
     reference = rows_of_settings[0]
     numbers = [summarize(s, rows, reference) for s in rows_of_settings]
-    sizes = bucket_sizes(rows_of_settings[0].plan)
+    sizes = bucket_sizes(reference.plan)
     figure = plot(numbers, drawn_buckets(sizes), ctx.out / "teacher_forcing.png")
     return LabResult(
         table=table(numbers, sizes),

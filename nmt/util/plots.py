@@ -126,7 +126,7 @@ def plot_attention_grid(
     return _save(fig, path)
 
 
-def _bucket_start(label: str) -> int:
+def bucket_start(label: str) -> int:
     """Lower edge of a bucket label such as '10-19' or '50+', for ordering the x axis."""
     return int(label.split("-")[0].rstrip("+"))
 
@@ -143,7 +143,7 @@ def plot_bleu_by_length(
     """
     if not any(series.values()):
         raise ValueError("plot_bleu_by_length needs at least one non-empty series")
-    labels = sorted({row["bucket"] for rows in series.values() for row in rows}, key=_bucket_start)
+    labels = sorted({row["bucket"] for rows in series.values() for row in rows}, key=bucket_start)
     position = {label: i for i, label in enumerate(labels)}
 
     fig = _new_figure(width=max(5.0, 1.0 + 0.8 * len(labels)), height=4.0)

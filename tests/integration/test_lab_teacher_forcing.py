@@ -36,10 +36,6 @@ def test_the_inverse_sigmoid_reaches_the_floor_at_the_last_update(steps):
     assert abs(k / (k + math.exp(steps / k)) - FLOOR) < 0.01
 
 
-def numbers_of(out: Path) -> dict:
-    return json.loads((out / "teacher_forcing.json").read_text(encoding="utf-8"))
-
-
 def test_constant_p_and_scheduled_sampling_at_the_tiny_size(tmp_path, capsys):
     printed = run_tiny_lab("teacher_forcing", tmp_path, capsys)
     page = (tmp_path / "teacher_forcing.md").read_text(encoding="utf-8")
@@ -59,14 +55,15 @@ def test_constant_p_and_scheduled_sampling_at_the_tiny_size(tmp_path, capsys):
     chosen = [row.split(" | ")[0][2:] for row in rows if row.startswith("| **")]
     assert len(chosen) == 1 and chosen[0].strip("*") in SETTINGS
     assert all(" ± " in row for row in rows) and rows[0].endswith("| reference |")
-    for row, setting in zip(rows[1:], numbers_of(tmp_path)["settings"][1:]):  # a signed difference, then p
-        seed = setting["beam5"]["per_seed"]["1"] - numbers_of(tmp_path)["settings"][0]["beam5"]["per_seed"]["1"]
+    numbers = json.loads((tmp_path / "teacher_forcing.json").read_text(encoding="utf-8"))
+    reference, *others = numbers["settings"]
+    for row, setting in zip(rows[1:], others):  # a signed difference, then p
+        seed = setting["beam5"]["per_seed"]["1"] - reference["beam5"]["per_seed"]["1"]
         assert row.endswith(f"| {seed:+.2f} ({setting['p_values_beam5_vs_p1'][0]:.3f}) |"), row
 
     figure = tmp_path / "teacher_forcing.png"
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and figure.stat().st_size > 20_000
 
-    numbers = numbers_of(tmp_path)
     assert numbers["tiny"] is True and numbers["split"] == "test" and numbers["steps"] == 12
     assert numbers["seeds"] == [1] and numbers["bucket_sizes"] == {"0-9": 20}
     assert [s["setting"] for s in numbers["settings"]] == SETTINGS
