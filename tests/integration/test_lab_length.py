@@ -19,7 +19,7 @@ def test_variant_plan_names_every_variant_and_fixes_the_shared_run_folders(tmp_p
     assert plan.variants == list(VARIANTS) and plan.reference == "none" and plan.seeds == [1]
     assert plan.split == "test" and plan.runs_dir == ctx.runs_dir and plan.beam is None
     full = variant_plan(LabContext(out=tmp_path, runs_dir=tmp_path / "full"))
-    assert full.seeds == [1, 2] and full.split == "test2016" and full.steps == 600
+    assert full.seeds == [1] and full.split == "test2016" and full.steps == 600
     subset = variant_plan(ctx, variants=["gaussian", "bahdanau"], seeds=[2])
     assert [a.run_stem for a in subset.arms] == ["gaussian", "bahdanau"] and subset.reference == "gaussian"
     assert subset.steps == plan.steps and subset.overrides == plan.overrides
@@ -30,10 +30,14 @@ def test_bleu_by_length_for_every_variant_at_the_tiny_size(tmp_path, capsys):
     page = (tmp_path / "length.md").read_text(encoding="utf-8")
     assert page.startswith("# Attention against none by sentence length")
     lines = page.splitlines()
-    assert "| variant | BLEU | length 0-9 (20 sent.) |" in lines  # the 20 synthetic test sentences are short
+    assert (
+        "| variant | BLEU | p vs none | length 0-9 (20 sent.) |" in lines
+    )  # the 20 synthetic test sentences are short
     rows = [line for line in lines if line.startswith("| ") and not line.startswith("| variant")]
     assert [row.split(" | ")[0][2:] for row in rows] == list(VARIANTS)
-    assert all(" ± " in row and len(row.split(" | ")) == 3 for row in rows)
+    assert all(" ± " not in row and len(row.split(" | ")) == 4 for row in rows)  # one seed: no spread to show
+    assert rows[0].startswith("| none | ") and rows[0].split(" | ")[2] == "baseline"
+    assert all(float(row.split(" | ")[2]) <= 1.0 for row in rows[1:])  # each variant's paired p against none
 
     figure = tmp_path / "length.png"
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and figure.stat().st_size > 20_000

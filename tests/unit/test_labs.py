@@ -11,7 +11,7 @@ from conftest import REPO, run_cli
 from nmt.config.arms import parse_sweep
 from nmt.labs import LAB_MODULES
 from nmt.labs.base import LabContext, load_lab, planned_lab_runs
-from nmt.labs.length import MIN_BUCKET, drawn_buckets
+from nmt.labs.length import MIN_BUCKET, drawn_buckets, table
 from nmt.util.errors import UserError
 
 
@@ -92,3 +92,27 @@ def test_figures_draw_only_length_buckets_with_enough_sentences_to_score():
     assert drawn_buckets({"0-9": MIN_BUCKET, "10-19": MIN_BUCKET - 1}) == ["0-9"]
     # a split too small for the threshold (the tiny labs) still shows its largest bucket
     assert drawn_buckets({"0-9": 3, "10-19": 5}) == ["10-19"]
+
+
+def test_length_table_shows_a_spread_and_every_paired_test_only_when_there_are_several_seeds():
+    def row(variant, p_values):
+        by_length = {"0-9": 30.0, "10-19": 25.0}
+        return {
+            "variant": variant,
+            "bleu": 28.0,
+            "bleu_sd": 0.5,
+            "p_values": p_values,
+            "bleu_by_length": by_length,
+            "beam": 5,
+        }
+
+    sizes = {"10-19": 559, "0-9": 406}
+    two = table([row("none", None), row("bahdanau", [0.001, 0.02])], sizes, [1, 2]).splitlines()
+    assert two[0] == "| variant | BLEU | p vs none | length 0-9 (406 sent.) | length 10-19 (559 sent.) |"
+    assert two[2:4] == [
+        "| none | 28.00 ± 0.50 | baseline | 30.00 | 25.00 |",
+        "| bahdanau | 28.00 ± 0.50 | 0.001, 0.020 | 30.00 | 25.00 |",
+    ]
+    assert "mean ± standard deviation over seeds" in two[-1]
+    one = table([row("none", None), row("bahdanau", [0.001])], sizes, [1]).splitlines()
+    assert one[3] == "| bahdanau | 28.00 | 0.001 | 30.00 | 25.00 |" and "seed 1;" in one[-1]
