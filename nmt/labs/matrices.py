@@ -197,8 +197,9 @@ def plot_matrices(grid: dict[str, list[SentenceAttention]], path: Path) -> Path:
             ax.set_yticks(range(len(item.tgt_pieces)), labels=item.tgt_pieces, fontsize=5)
             if c == 0:
                 ax.set_ylabel(name, fontsize=9, fontweight="bold")
-            if r == 0:
-                ax.set_title(f"sentence {c + 1}", fontsize=9, pad=40)  # above the source tokens
+            if r == 0:  # a figure text at a fixed height: an axes title would climb above the longest token
+                box = ax.get_position()
+                fig.text((box.x0 + box.x1) / 2, 1 - 0.45 / fig_h, f"sentence {c + 1}", ha="center", fontsize=9)
     assert image is not None
     bar = fig.add_axes((1 - 0.7 / fig_w, 1 - (top + 3.0) / fig_h, 0.15 / fig_w, 3.0 / fig_h))
     fig.colorbar(image, cax=bar, label="attention weight")
