@@ -26,11 +26,12 @@ VARIANT_STEPS = 600
 
 VARIANT_SEEDS = [1]
 """One seed per variant at full size.  Eleven runs take about two hours on the reference machine (2
-cores), so the lab fits one sitting; a second seed would double that.  How far a second seed moves a run
-of this size was measured by the comparison of every variant in docs/results.md (600 updates, two seeds:
-test BLEU standard deviations of 0.04 to 2.48), so one seed reads large gaps (none against attention)
-and not the ordering of attention variants a BLEU apart; the paired test against ``none`` in the table
-says which differences this seed's translations show."""
+cores) one at a time and one hour with ``--jobs 2``, so the lab fits one sitting; a second seed would
+double that.  How far a second seed moves a run of this size was measured by the comparison of every
+variant in docs/results.md (600 updates, two seeds: test BLEU standard deviations of 0.04 to 2.48), so
+one seed reads large gaps (none against attention) and not the ordering of attention variants a BLEU
+apart; the paired test against ``none`` in the table says which differences this seed's translations
+show."""
 
 BASELINE = "none"
 """The encoder-decoder without attention: the reference of the paired tests and the emphasized line."""
@@ -105,15 +106,15 @@ def table(rows: list[dict[str, Any]], sizes: dict[str, int], seeds: list[int]) -
         tests = "baseline" if row["p_values"] is None else ", ".join(f"{p:.3f}" for p in row["p_values"])
         cells = [f"{row['bleu_by_length'][b]:.2f}" if b in row["bleu_by_length"] else "n/a" for b in buckets]
         lines.append(f"| {row['variant']} | {bleu} | {tests} | " + " | ".join(cells) + " |")
-    over = "mean ± standard deviation over seeds" if len(seeds) > 1 else f"seed {seeds[0]}"
+    over = "mean ± standard deviation over seeds; per bucket, the mean" if len(seeds) > 1 else f"seed {seeds[0]}"
     return "\n".join(lines) + (
-        f"\n\nTest BLEU at beam {rows[0]['beam']}, {over}; per bucket, the mean over seeds.  p: sacreBLEU's "
+        f"\n\nTest BLEU at beam {rows[0]['beam']}, {over}.  p: sacreBLEU's "
         f"paired bootstrap against {BASELINE} (one per seed).  Source length in words; the figure leaves out "
         f"buckets of fewer than {MIN_BUCKET} sentences.  The best checkpoint of each run by greedy validation BLEU."
     )
 
 
-def plot(rows: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
+def plot(rows: list[dict[str, Any]], buckets: list[str], seeds: list[int], path: Path) -> Path:
     """BLEU against source length, one line per variant, the model without attention in bold black."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -135,7 +136,7 @@ def plot(rows: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
     ax.set_xticks(range(len(buckets)), labels=buckets)
     ax.set(
         xlabel=f"source length (words); buckets of {MIN_BUCKET} sentences or more",
-        ylabel="test BLEU, mean over seeds",
+        ylabel="test BLEU, mean over seeds" if len(seeds) > 1 else f"test BLEU, seed {seeds[0]}",
         title="BLEU by source length",
     )
     ax.grid(True, alpha=0.3)
@@ -157,7 +158,7 @@ def run(ctx: LabContext) -> LabResult:
     ctx.compare(plan, out=out)
     rows = json.loads(report_json(out).read_text(encoding="utf-8"))["variants"]
     sizes = bucket_sizes(plan)
-    figure = plot(rows, drawn_buckets(sizes), ctx.out / "length.png")
+    figure = plot(rows, drawn_buckets(sizes), plan.seeds, ctx.out / "length.png")
     keep = ("variant", "bleu", "bleu_sd", "per_seed_bleu", "bleu_by_length", "p_values", "params", "beam", "train_min")
     return LabResult(
         table=table(rows, sizes, plan.seeds),

@@ -113,6 +113,6 @@ def test_length_table_shows_a_spread_and_every_paired_test_only_when_there_are_s
         "| none | 28.00 ± 0.50 | baseline | 30.00 | 25.00 |",
         "| bahdanau | 28.00 ± 0.50 | 0.001, 0.020 | 30.00 | 25.00 |",
     ]
-    assert "mean ± standard deviation over seeds" in two[-1]
+    assert "mean ± standard deviation over seeds; per bucket, the mean." in two[-1]
     one = table([row("none", None), row("bahdanau", [0.001])], sizes, [1]).splitlines()
-    assert one[3] == "| bahdanau | 28.00 | 0.001 | 30.00 | 25.00 |" and "seed 1;" in one[-1]
+    assert one[3] == "| bahdanau | 28.00 | 0.001 | 30.00 | 25.00 |" and "seed 1." in one[-1]
