@@ -25,9 +25,8 @@ VARIANT_STEPS = 600
 """Updates per run at full size: the same for every variant, so the comparison is at equal training."""
 
 VARIANT_SEEDS = [1]
-"""One seed per variant at full size.  Eleven runs take about two hours on the reference machine (2
-cores) one at a time and one hour with ``--jobs 2``, so the lab fits one sitting; a second seed would
-double that.  How far a second seed moves a run of this size was measured by the comparison of every
+"""One seed per variant at full size.  The eleven runs took 66 minutes on the reference machine (2
+cores) with ``--jobs 2`` (2026-11-27), so the lab fits one sitting; a second seed would double that.  How far a second seed moves a run of this size was measured by the comparison of every
 variant in docs/results.md (600 updates, two seeds: test BLEU standard deviations of 0.04 to 2.48), so
 one seed reads large gaps (none against attention) and not the ordering of attention variants a BLEU
 apart; the paired test against ``none`` in the table says which differences this seed's translations
@@ -177,10 +176,11 @@ def run(ctx: LabContext) -> LabResult:
 LAB = Lab(
     name="length",
     title="Attention against none by sentence length (Bahdanau et al. 2015, figure 2)",
-    # 11 variants x 1 seed = 11 runs x 600 updates x 1.18 s per update, validations included (measured by
-    # the lab "beam": 1,500 Bahdanau updates in 29.5 min on 2026-11-26) = 130 min, plus one beam-5
-    # test2016 scoring per run (~15 s): about 133 min.
-    cpu_minutes=133,
+    # Measured on 2026-11-27 with --jobs 2: the eleven runs (600 updates each, validations and data
+    # preparation included) and their test2016 scoring took 66 minutes of wall time.  One run at a time
+    # with 2 threads trains about as fast (bench_train: 605-660 ms per update alone with 2 threads,
+    # 1,062-1,069 with 1; two runs of 1 thread side by side took ~1.2 s per update each).
+    cpu_minutes=70,
     run=run,
     plans=plans,
     runs_group="variants",

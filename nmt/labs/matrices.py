@@ -295,13 +295,13 @@ def run(ctx: LabContext) -> LabResult:
     return LabResult(table=table, figure=figure, numbers=numbers)
 
 
-# cpu_minutes: 10 attention variants x 600 updates x 1.18 s per update, validations included (measured by
-# the lab "beam": 1,500 Bahdanau updates in 29.5 min on 2026-11-26) = 118 min, plus scoring: about 120 min;
-# nothing when the lab "length" ran first.
+# cpu_minutes: measured on 2026-11-27 with --jobs 2, the ten attention runs (600 updates each, data
+# preparation and validations included), their scoring and the figure took 57 minutes of wall time;
+# half a minute when the lab "length" ran first.
 LAB = Lab(
     name="matrices",
     title="Attention matrices of every variant, side by side",
-    cpu_minutes=120,
+    cpu_minutes=60,
     run=run,
     plans=plans,
     runs_group="variants",
