@@ -25,12 +25,13 @@ VARIANT_STEPS = 600
 """Updates per run at full size: the same for every variant, so the comparison is at equal training."""
 
 VARIANT_SEEDS = [1]
-"""One seed per variant at full size.  The eleven runs took 66 minutes on the reference machine (2
-cores) with ``--jobs 2`` (2026-11-27), so the lab fits one sitting; a second seed would double that.  How far a second seed moves a run of this size was measured by the comparison of every
-variant in docs/results.md (600 updates, two seeds: test BLEU standard deviations of 0.04 to 2.48), so
-one seed reads large gaps (none against attention) and not the ordering of attention variants a BLEU
-apart; the paired test against ``none`` in the table says which differences this seed's translations
-show."""
+"""One seed per variant at full size.  The eleven runs took 66 minutes on the reference machine
+(2 cores) with ``--jobs 2`` (2026-11-27), so the lab fits one sitting; a second seed would double
+that.  How far a second seed moves a run of this size was measured by the comparison of every
+variant in docs/results.md (600 updates, two seeds: test BLEU standard deviations of 0.04 to 2.48),
+so one seed reads large gaps (none against attention) and not the ordering of attention variants a
+BLEU apart; the paired test against ``none`` in the table says which differences this seed's
+translations show."""
 
 BASELINE = "none"
 """The encoder-decoder without attention: the reference of the paired tests and the emphasized line."""
