@@ -46,8 +46,10 @@ def saved_config(raw: dict[str, Any]) -> Config:
 
 
 SPEED_ONLY = ("threads", "log_every", "tensorboard", "valid_attention_map")
-"""``train`` options that change how fast a run trains or what it logs, never its weights:
-``threads`` (one thread and two give identical comparison scores, tests/integration/test_compare.py),
+"""``train`` options that change how fast a run trains or what it logs, not what it learns:
+``threads`` (the thread count changes the order of floating-point sums, so runs of different
+counts part by rounding over hundreds of updates, docs/training.md, but not in quality; on a toy
+model one thread and two give identical scores, tests/integration/test_compare.py),
 ``log_every`` (how often a training line is written), ``tensorboard`` (a copy of the events) and
 ``valid_attention_map`` (a picture per validation).
 Options that can change the weights or which checkpoint is best (device, amp, compile, validation

@@ -6,7 +6,8 @@ Markdown table (``<name>.md``), one figure (``<name>.png``) and the numbers behi
 takes the CPU time its ``cpu_minutes`` says on the reference machine (2 cores); with ``tiny`` it
 runs the same code on a few hundred synthetic pairs with a tiny model in seconds, so the tests
 can run every lab.  Runs are fixed numbers of updates (as ``nmt compare`` trains them), so a lab
-gives the same table on a fast or a slow machine; only its times differ.
+trains the same runs on a fast or a slow machine; its numbers match bit for bit where the runs
+had the same number of CPU threads (docs/training.md, validation and stopping).
 """
 
 from __future__ import annotations
