@@ -94,5 +94,5 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
         "variants": rows,
         "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in (plan.variants or [])},
     }
-    json_path, md_path = write_report(report_stem(out), payload, table_rows(rows, plan.reference))
+    json_path, md_path = write_report(report_stem(out), payload, table_rows(rows))
     return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from nmt.config.arms import Arm
 from nmt.evaluate.compare_plan import Plan
@@ -109,11 +109,16 @@ def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[
     return rows
 
 
-def table_rows(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]]:
+def p_cell(p_values: Optional[list[float]]) -> str:
+    """A table cell of a row's paired-test p-values, one per seed; "baseline" for the baseline's row,
+    whose ``p_values`` :func:`summarize` leaves None."""
+    return "baseline" if p_values is None else ", ".join(f"{v:.3f}" for v in p_values)
+
+
+def table_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The Markdown table: one line per variant."""
     out = []
     for r in rows:
-        p = "baseline" if r["variant"] == baseline else ", ".join(f"{v:.3f}" for v in r["p_values"])
         out.append(
             {
                 "variant": r["variant"],
@@ -123,7 +128,7 @@ def table_rows(rows: list[dict[str, Any]], baseline: str) -> list[dict[str, Any]
                 "BLEU": f"{r['bleu']:.2f} ± {r['bleu_sd']:.2f}",
                 "chrF": f"{r['chrf']:.2f} ± {r['chrf_sd']:.2f}",
                 "ΔBLEU": r["delta_bleu"],
-                "p per seed": p,
+                "p per seed": p_cell(r["p_values"]),
                 **{f"BLEU len {k}": v for k, v in r["bleu_by_length"].items()},
             }
         )

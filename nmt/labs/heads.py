@@ -18,6 +18,7 @@ from typing import Any
 
 from nmt.config.arms import parse_sweep
 from nmt.evaluate.compare_plan import Plan
+from nmt.evaluate.compare_scores import p_cell
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import lab_seeds, score_split
 from nmt.run import events
@@ -97,11 +98,10 @@ def _table(rows: list[dict[str, Any]], split: str) -> str:
         "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        p = "baseline" if r["p_values"] is None else ", ".join(f"{v:.3f}" for v in r["p_values"])
         seeds = ", ".join(f"{v:.2f}" for v in r["per_seed_bleu"].values())
         lines.append(
             f"| {r['heads']} | {r['head_size']} | {r['params']:,} | {r['bleu']:.2f} ± {r['bleu_sd']:.2f} | "
-            f"{seeds} | {p} | {r['train_min']} |"
+            f"{seeds} | {p_cell(r['p_values'])} | {r['train_min']} |"
         )
     return "\n".join(lines)
 

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from nmt.config.variants import VARIANTS
 from nmt.evaluate.compare_plan import Plan
-from nmt.evaluate.compare_scores import score_run
+from nmt.evaluate.compare_scores import p_cell, score_run
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.run.paths import report_json
 from nmt.util.plots import bucket_start
@@ -103,9 +103,8 @@ def table(rows: list[dict[str, Any]], sizes: dict[str, int], seeds: list[int]) -
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         bleu = f"{row['bleu']:.2f}" + (f" ± {row['bleu_sd']:.2f}" if len(seeds) > 1 else "")
-        tests = "baseline" if row["p_values"] is None else ", ".join(f"{p:.3f}" for p in row["p_values"])
         cells = [f"{row['bleu_by_length'][b]:.2f}" if b in row["bleu_by_length"] else "n/a" for b in buckets]
-        lines.append(f"| {row['variant']} | {bleu} | {tests} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row['variant']} | {bleu} | {p_cell(row['p_values'])} | " + " | ".join(cells) + " |")
     over = "mean ± standard deviation over seeds; per bucket, the mean" if len(seeds) > 1 else f"seed {seeds[0]}"
     return "\n".join(lines) + (
         f"\n\nTest BLEU at beam {rows[0]['beam']}, {over}.  p: sacreBLEU's "

@@ -30,9 +30,8 @@ def test_bleu_by_length_for_every_variant_at_the_tiny_size(tmp_path, capsys):
     page = (tmp_path / "length.md").read_text(encoding="utf-8")
     assert page.startswith("# Attention against none by sentence length")
     lines = page.splitlines()
-    assert (
-        "| variant | BLEU | p vs none | length 0-9 (20 sent.) |" in lines
-    )  # the 20 synthetic test sentences are short
+    # the 20 synthetic test sentences are short: one bucket
+    assert "| variant | BLEU | p vs none | length 0-9 (20 sent.) |" in lines
     rows = [line for line in lines if line.startswith("| ") and not line.startswith("| variant")]
     assert [row.split(" | ")[0][2:] for row in rows] == list(VARIANTS)
     assert all(" ± " not in row and len(row.split(" | ")) == 4 for row in rows)  # one seed: no spread to show
