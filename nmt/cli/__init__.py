@@ -10,6 +10,7 @@ The commands on trained models (eval, average, compare, variants, report) live i
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -212,7 +213,26 @@ cli_labs.register(app)  # lab: last
 
 
 def main(argv: Optional[list[str]] = None) -> None:
-    """Console entry point: map errors to one line and an exit status."""
+    """Console entry point: map errors to one line and an exit status.
+
+    A worker of a multi-process run (torchrun) ends through
+    :func:`nmt.train.distributed.end_rank`, with the same status.
+    """
+    if "WORLD_SIZE" not in os.environ:  # not under torchrun: leave torch unimported until a command needs it
+        return _main(argv)
+    from nmt.train import distributed
+
+    if not distributed.in_multiprocess_run():
+        return _main(argv)
+    try:
+        _main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    distributed.end_rank(code)
+
+
+def _main(argv: Optional[list[str]]) -> None:
     from nmt.util.allocator import keep_freed_memory
 
     keep_freed_memory()  # before the first large tensor

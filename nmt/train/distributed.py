@@ -176,6 +176,28 @@ def process_group(device_name: str) -> Iterator[Context]:
         dist.destroy_process_group()
 
 
+def in_multiprocess_run() -> bool:
+    """True in a worker of a run of several processes (torchrun's ``WORLD_SIZE`` above 1)."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def end_rank(code: int) -> NoReturn:
+    """End this worker of a multi-process run now, without the interpreter's teardown.
+
+    Once DDP has wrapped a model, torch (2.13) keeps the Gloo backend alive after
+    ``destroy_process_group``: its worker and socket threads (``pt_gloo_runloop``,
+    ``gloo_tcp_loop``) still run, so they would meet the interpreter while it shuts down, which
+    can abort a process that has already finished and saved ("terminate called without an
+    active exception", SIGABRT; pytorch/pytorch#38228).  Every file of the run is closed by
+    now; logging and the standard streams are flushed here, then the process ends.
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed or gone: nothing left to save
+            stream.flush()
+    os._exit(code)
+
+
 def torchrun_argv(nproc: int, nmt_args: Sequence[str]) -> list[str]:
     """The command that runs ``nmt <nmt_args>`` in ``nproc`` processes on this machine.
 

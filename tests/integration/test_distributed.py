@@ -6,6 +6,7 @@ by an all-reduce instead of by autograd, in an order that need not match for oth
 so no random draw separates the runs (ranks draw from different streams).
 """
 
+import faulthandler
 import json
 import os
 import signal
@@ -119,6 +120,31 @@ def test_torchrun_command_and_no_nesting(monkeypatch):
     monkeypatch.setenv("RANK", "1")
     with pytest.raises(UserError, match="under torchrun"):
         distributed.relaunch(2, ["train"])
+
+
+@pytest.mark.parametrize("world_size", ["1", "2"])
+def test_a_worker_of_several_processes_ends_without_the_interpreter_teardown(world_size):
+    """Under torchrun (WORLD_SIZE 2) nmt ends through end_rank: same status and output, no atexit.
+
+    Gloo's threads outlive ``destroy_process_group`` once DDP wrapped a model; ending before the
+    interpreter's teardown keeps them from aborting a finished run (see ``end_rank``).
+    """
+    program = "import atexit, sys; atexit.register(print, 'teardown'); from nmt.cli import main; main(sys.argv[1:])"
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", program, *args],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=PROC_TIMEOUT,
+            env={**os.environ, "WORLD_SIZE": world_size},
+        )
+        for args in (["--version"], ["--no-such-option"])
+    ]
+    assert [run.returncode for run in runs] == [0, 2]
+    assert runs[0].stdout.startswith("nmt ") and "No such option: --no-such-option" in runs[1].stderr
+    teardown = world_size == "1"
+    assert [("teardown" in run.stdout) for run in runs] == [teardown, teardown]
 
 
 def test_nproc_relaunches_the_same_command_after_checking_it(tmp_path, monkeypatch, capsys):
@@ -239,12 +265,14 @@ def test_resume_one_rank_run_with_two_ranks(tmp_path, toy_files, data_root, refe
     assert_same_training(run_dir, reference)
 
 
-def _rank(rank: int, port: int, assignments: list[str]) -> None:
-    """One rank of a 2-process run started by mp.spawn (torchrun's variables set by hand).
+def _join_as(rank: int, port: int) -> None:
+    """Set torchrun's variables by hand in a process started by mp.spawn.
 
     ``port`` is the test's rendezvous store (see :func:`spawn_two_ranks`); as under torchrun,
-    every rank joins it as a client, so no rank has to bind a port of its own.
+    every rank joins it as a client, so no rank has to bind a port of its own.  A rank that
+    crashes prints where (faulthandler), into the failing test's captured stderr.
     """
+    faulthandler.enable()
     os.environ.update(
         RANK=str(rank),
         LOCAL_RANK=str(rank),
@@ -253,7 +281,13 @@ def _rank(rank: int, port: int, assignments: list[str]) -> None:
         MASTER_PORT=str(port),
         TORCHELASTIC_USE_AGENT_STORE="True",
     )
+
+
+def _rank(rank: int, port: int, assignments: list[str]) -> None:
+    """One rank of a 2-process run started by mp.spawn; it ends as ``nmt train`` does under torchrun."""
+    _join_as(rank, port)
     run_training(None, assignments, progress=False)
+    distributed.end_rank(0)
 
 
 def _rank_signalled_at(rank: int, port: int, assignments: list[str], victim: int, step: int) -> None:
@@ -315,12 +349,14 @@ def test_short_last_update_of_an_epoch(tmp_path, toy_files, data_root):
 
 def _rank_reporting(rank: int, port: int, assignments: list[str], out: Path) -> None:
     """Like :func:`_rank`, but writes the name of the exception that ended the rank to ``out``."""
+    _join_as(rank, port)
     try:
-        _rank(rank, port, assignments)
+        run_training(None, assignments, progress=False)
         outcome = "ok"
     except Exception as exc:
         outcome = type(exc).__name__
     (out / f"rank{rank}").write_text(outcome)
+    distributed.end_rank(0)
 
 
 def test_error_on_rank_zero_ends_every_rank(tmp_path, toy_files, data_root):
