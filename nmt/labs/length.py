@@ -146,7 +146,7 @@ def plot(rows: list[dict[str, Any]], buckets: list[str], seeds: list[int], path:
 
 
 def plans(ctx: LabContext) -> list[Plan]:
-    """Every variant over both seeds."""
+    """Every variant, at the seeds of :data:`VARIANT_SEEDS`."""
     return [variant_plan(ctx)]
 
 
