@@ -10,8 +10,8 @@ The commands on trained models (eval, average, compare, variants, report) live i
 from __future__ import annotations
 
 import logging
-import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Optional
 
@@ -23,6 +23,7 @@ from nmt.cli import evaluate as cli_evaluate
 from nmt.cli import export as cli_export
 from nmt.cli import labs as cli_labs
 from nmt.cli.options import ConfigOpt, SetOpt
+from nmt.util import torchrun
 from nmt.util.errors import UserError
 
 app = typer.Typer(
@@ -216,23 +217,30 @@ def main(argv: Optional[list[str]] = None) -> None:
     """Console entry point: map errors to one line and an exit status.
 
     A worker of a multi-process run (torchrun) ends through
-    :func:`nmt.train.distributed.end_rank`, with the same status.
+    :func:`nmt.train.distributed.end_rank`, with the same status, whatever ends the command.
     """
-    if "WORLD_SIZE" not in os.environ:  # not under torchrun: leave torch unimported until a command needs it
+    try:
+        several = torchrun.world_size() > 1
+    except UserError as exc:
+        print(f"nmt: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    if not several:  # torch stays unimported until a command needs it
         return _main(argv)
     from nmt.train import distributed
 
-    if not distributed.in_multiprocess_run():
-        return _main(argv)
     try:
         _main(argv)
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # --debug lets errors through: show them, then end as any worker ends
+        traceback.print_exc()
+        code = 1
     distributed.end_rank(code)
 
 
 def _main(argv: Optional[list[str]]) -> None:
+    """Run the app; every way it can end becomes one line on stderr and ``sys.exit``."""
     from nmt.util.allocator import keep_freed_memory
 
     keep_freed_memory()  # before the first large tensor

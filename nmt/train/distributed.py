@@ -27,7 +27,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from nmt.util import runtime
+from nmt.util import runtime, torchrun
 from nmt.util.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -154,7 +154,7 @@ def process_group(device_name: str) -> Iterator[Context]:
     ``device_name`` is ``train.device``; under torchrun a CUDA device becomes
     ``cuda:LOCAL_RANK``.  Ranks > 0 log warnings and errors only.
     """
-    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    world_size = torchrun.world_size()
     if world_size <= 1:
         yield Context(device=runtime.select_device(device_name))
         return
@@ -174,11 +174,6 @@ def process_group(device_name: str) -> Iterator[Context]:
     finally:
         package_log.setLevel(level)
         dist.destroy_process_group()
-
-
-def in_multiprocess_run() -> bool:
-    """True in a worker of a run of several processes (torchrun's ``WORLD_SIZE`` above 1)."""
-    return int(os.environ.get("WORLD_SIZE", "1")) > 1
 
 
 def end_rank(code: int) -> NoReturn:

@@ -123,13 +123,16 @@ def test_torchrun_command_and_no_nesting(monkeypatch):
 
 
 @pytest.mark.parametrize("world_size", ["1", "2"])
-def test_a_worker_of_several_processes_ends_without_the_interpreter_teardown(world_size):
+def test_a_worker_of_several_processes_skips_the_interpreter_teardown(world_size):
     """Under torchrun (WORLD_SIZE 2) nmt ends through end_rank: same status and output, no atexit.
 
     Gloo's threads outlive ``destroy_process_group`` once DDP wrapped a model; ending before the
-    interpreter's teardown keeps them from aborting a finished run (see ``end_rank``).
+    interpreter's teardown keeps them from aborting a finished run (see ``end_rank``).  One
+    process (WORLD_SIZE 1) ends as any program does.  The cases: success, a bad option, and an
+    error that --debug lets through.
     """
     program = "import atexit, sys; atexit.register(print, 'teardown'); from nmt.cli import main; main(sys.argv[1:])"
+    cases = (["--version"], ["--no-such-option"], ["--debug", "config", "--config", "no/such.yaml"])
     runs = [
         subprocess.run(
             [sys.executable, "-c", program, *args],
@@ -139,12 +142,27 @@ def test_a_worker_of_several_processes_ends_without_the_interpreter_teardown(wor
             timeout=PROC_TIMEOUT,
             env={**os.environ, "WORLD_SIZE": world_size},
         )
-        for args in (["--version"], ["--no-such-option"])
+        for args in cases
     ]
-    assert [run.returncode for run in runs] == [0, 2]
+    assert [run.returncode for run in runs] == [0, 2, 1]
     assert runs[0].stdout.startswith("nmt ") and "No such option: --no-such-option" in runs[1].stderr
+    assert "Traceback" in runs[2].stderr and "no/such.yaml" in runs[2].stderr
     teardown = world_size == "1"
-    assert [("teardown" in run.stdout) for run in runs] == [teardown, teardown]
+    assert [("teardown" in run.stdout) for run in runs] == [teardown] * len(cases)
+
+
+def test_a_bad_world_size_is_one_line():
+    """WORLD_SIZE that is not a positive whole number stops nmt before any command, in one line."""
+    run = subprocess.run(
+        [sys.executable, "-m", "nmt", "--version"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=PROC_TIMEOUT,
+        env={**os.environ, "WORLD_SIZE": "two"},
+    )
+    assert run.returncode == 2 and run.stderr.startswith("nmt: error: WORLD_SIZE='two'"), run.stderr
+    assert "Traceback" not in run.stderr
 
 
 def test_nproc_relaunches_the_same_command_after_checking_it(tmp_path, monkeypatch, capsys):
