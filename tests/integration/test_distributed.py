@@ -122,6 +122,19 @@ def test_torchrun_command_and_no_nesting(monkeypatch):
         distributed.relaunch(2, ["train"])
 
 
+def _nmt(args: list[str], world_size: str) -> subprocess.CompletedProcess:
+    """``nmt ARGS`` in a fresh interpreter with ``WORLD_SIZE`` set; it prints "teardown" from atexit."""
+    program = "import atexit, sys; atexit.register(print, 'teardown'); from nmt.cli import main; main(sys.argv[1:])"
+    return subprocess.run(
+        [sys.executable, "-c", program, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=PROC_TIMEOUT,
+        env={**os.environ, "WORLD_SIZE": world_size},
+    )
+
+
 @pytest.mark.parametrize("world_size", ["1", "2"])
 def test_a_worker_of_several_processes_skips_the_interpreter_teardown(world_size):
     """Under torchrun (WORLD_SIZE 2) nmt ends through end_rank: same status and output, no atexit.
@@ -131,19 +144,8 @@ def test_a_worker_of_several_processes_skips_the_interpreter_teardown(world_size
     process (WORLD_SIZE 1) ends as any program does.  The cases: success, a bad option, and an
     error that --debug lets through.
     """
-    program = "import atexit, sys; atexit.register(print, 'teardown'); from nmt.cli import main; main(sys.argv[1:])"
     cases = (["--version"], ["--no-such-option"], ["--debug", "config", "--config", "no/such.yaml"])
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", program, *args],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=PROC_TIMEOUT,
-            env={**os.environ, "WORLD_SIZE": world_size},
-        )
-        for args in cases
-    ]
+    runs = [_nmt(args, world_size) for args in cases]
     assert [run.returncode for run in runs] == [0, 2, 1]
     assert runs[0].stdout.startswith("nmt ") and "No such option: --no-such-option" in runs[1].stderr
     assert "Traceback" in runs[2].stderr and "no/such.yaml" in runs[2].stderr
@@ -153,14 +155,7 @@ def test_a_worker_of_several_processes_skips_the_interpreter_teardown(world_size
 
 def test_a_bad_world_size_is_one_line():
     """WORLD_SIZE that is not a positive whole number stops nmt before any command, in one line."""
-    run = subprocess.run(
-        [sys.executable, "-m", "nmt", "--version"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=PROC_TIMEOUT,
-        env={**os.environ, "WORLD_SIZE": "two"},
-    )
+    run = _nmt(["--version"], "two")
     assert run.returncode == 2 and run.stderr.startswith("nmt: error: WORLD_SIZE='two'"), run.stderr
     assert "Traceback" not in run.stderr
 
