@@ -122,6 +122,15 @@ class ArrayOps(Protocol):
         """``x`` in host memory, for reading out results (numpy: ``x`` itself)."""
         ...
 
+    def waits(self, x: Array) -> bool:
+        """True where reading ``x``'s values on the host waits for a device (a GPU tensor), so a
+        search should read them as seldom as it can; False for numpy and CPU tensors."""
+        ...
+
+    def where(self, mask: Array, x: Array, y: Array) -> Array:
+        """``x`` where ``mask`` is True, else ``y`` (the three broadcast together)."""
+        ...
+
 
 _NUMPY_TYPES = {"long": np.int64, "float": np.float32, "bool": np.bool_}
 
@@ -234,6 +243,12 @@ class NumpyOps:
 
     def host(self, x: Array) -> Array:
         return x
+
+    def waits(self, x: Array) -> bool:
+        return False
+
+    def where(self, mask: Array, x: Array, y: Array) -> Array:
+        return np.where(mask, x, y)
 
 
 _NUMPY = NumpyOps()

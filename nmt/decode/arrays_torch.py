@@ -100,3 +100,9 @@ class TorchOps:
 
     def host(self, x: Tensor) -> Tensor:
         return x.cpu()
+
+    def waits(self, x: Tensor) -> bool:
+        return x.device.type != "cpu"
+
+    def where(self, mask: Tensor, x: Tensor, y: Tensor) -> Tensor:
+        return torch.where(mask, x, y)

@@ -24,6 +24,15 @@ from nmt.decode.arrays import Array, ops_for
 from nmt.decode.common import Hypotheses, StepModel, length_penalty, max_lengths, next_token_scores
 from nmt.decode.rules import coverage_penalty
 
+DONE_CHECK_EVERY = 4
+"""On a GPU, steps between two looks for sentences that are done (each look waits for the device).
+
+A sentence found done a few steps late leaves the batch then, with the same finished
+hypotheses: once done it stays done, and no later candidate can score above the pool's worst
+member (see :func:`is_done`); only hypotheses of exactly equal score may come out in another
+order, as top-k keeps none among ties.  On the host every step looks, as waiting costs
+nothing there and the sentences leave the batch at once."""
+
 # Shapes: n sentences still searching, K beam size, C candidates per sentence (2K),
 # P = min(2K, V) tokens kept per hypothesis, L output budget of the longest sentence,
 # S source length.  The decoder state and ``enc`` hold K rows per sentence, n*K in all.
@@ -333,7 +342,9 @@ def beam_search(
         done_pools: list[Beams] = []  # and their finished hypotheses
         row_limit = xp.repeat(beams.limit, K)  # (n*K,) each row's output budget
         shortest = int(beams.limit.min())  # on the host: no row runs out of room before it
-        for t in range(beams.alive.tokens.shape[2]):
+        steps = beams.alive.tokens.shape[2]
+        check_every = DONE_CHECK_EVERY if xp.waits(src) else 1
+        for t in range(steps):
             n = beams.alive.tokens.shape[0]
             prefix = beams.alive.tokens[:, :, :t].reshape(n * K, t) if no_repeat_ngram else None  # (n*K, t)
             scores, log_z, state, attn = next_token_scores(
@@ -349,8 +360,11 @@ def beam_search(
                 shortest,
             )
             beams = advance(beams, scores, log_z, attn, t, alpha, coverage)
+            if (t + 1) % check_every and t + 1 < steps:
+                state = state.index_select(beams.parents.reshape(-1))
+                continue
             done = is_done(beams.finished.scores, beams.alive.log_probs, beams.lp_max)
-            if bool(done.any()):
+            if bool(done.any()):  # reads the device: on a GPU only every check_every steps
                 finished = xp.nonzero(done)
                 done_ids.append(beams.ids[finished])
                 done_pools.append(beams.finished.rows(finished))

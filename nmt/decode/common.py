@@ -73,7 +73,9 @@ def _restrict(scores: Array, t: int, min_len: int, max_len: Array, shortest: int
     Works in place on ``scores`` (N, V) and returns it.  A forced EOS keeps its own
     score (made finite), so search scores stay equal to forced-decoding scores.
     ``shortest`` is at most the smallest of ``max_len``: before it no row can be out of
-    room, and the rows are not looked at (on a GPU, one wait for the device less per step).
+    room, and the rows are not looked at.  On a GPU the rows out of room are then rewritten by
+    a mask over every row, which never waits for the device; on the host only those rows are
+    found and written, which costs less there than a pass over all N x V scores.
     """
     xp = ops_for(scores)
     scores[:, PAD] = -float("inf")
@@ -82,7 +84,13 @@ def _restrict(scores: Array, t: int, min_len: int, max_len: Array, shortest: int
         scores[:, EOS] = -float("inf")
     if t + 1 < shortest:
         return scores
-    last = xp.nonzero(t + 1 >= max_len)  # rows out of room (a sync on GPU)
+    if xp.waits(scores):
+        out = t + 1 >= max_len  # (N,) rows out of room
+        eos = xp.where(out, xp.clip(scores[:, EOS], xp.lowest(scores), None), scores[:, EOS])
+        scores = xp.masked_fill(scores, out[:, None], -float("inf"))
+        scores[:, EOS] = eos
+        return scores
+    last = xp.nonzero(t + 1 >= max_len)  # rows out of room
     if len(last):
         eos = xp.clip(scores[last, EOS], xp.lowest(scores), None)
         scores[last] = -float("inf")

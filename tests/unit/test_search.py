@@ -245,3 +245,39 @@ def test_every_search_stops_at_max_output_tokens(loaded, batch, monkeypatch):
     ):
         assert hyp.tokens.size(-1) <= 6 and (hyp.lengths == 6).all()
         assert (hyp.tokens.gather(2, (hyp.lengths - 1).unsqueeze(-1)) == EOS).all()  # forced EOS at the bound
+
+
+DEVICE_OPTIONS = [
+    {"beam": 5, "alpha": 1.0},
+    {"beam": 4, "alpha": 0.6, "n_best": 4, "return_attention": True},
+    {"beam": 3, "alpha": 0.0, "n_best": 2, "coverage": 0.3, "min_len": 2, "max_len_a": 0.5, "max_len_b": 2},
+    {"beam": 3, "alpha": 1.0, "no_repeat_ngram": 2},
+]
+
+
+@pytest.mark.parametrize("options", DEVICE_OPTIONS)
+@pytest.mark.parametrize("check_every", [1, 3, 4])
+def test_the_gpu_path_of_beam_search_gives_the_host_paths_output(loaded, batch, monkeypatch, options, check_every):
+    """What beam search does on a GPU (rows out of room rewritten by a mask, done sentences
+    looked for every DONE_CHECK_EVERY steps), run on the CPU by pretending tensors live on a
+    device, gives the same scores, and the same tokens and attention for every hypothesis
+    whose score no other of its sentence shares.  Exact ties happen only where a budget
+    shorter than min_len forces EOS onto every hypothesis (the third options here): their
+    order is top-k's, which promises none among equal values."""
+    import nmt.decode.beam as beam_module
+    from nmt.decode.arrays_torch import TorchOps
+
+    src, src_len = batch
+    host = beam_search(loaded.model, src, src_len, **options)
+    monkeypatch.setattr(TorchOps, "waits", lambda self, x: True)
+    monkeypatch.setattr(beam_module, "DONE_CHECK_EVERY", check_every)
+    device = beam_search(loaded.model, src, src_len, **options)
+    assert torch.isfinite(host.log_probs).all()  # every hypothesis compared is a real one
+    assert torch.equal(host.log_probs, device.log_probs)
+    assert torch.equal(host.scores, device.scores)
+    alone = (host.scores[:, :, None] == host.scores[:, None, :]).sum(-1) == 1  # (B, n) no tie
+    assert alone.float().mean() > 0.9
+    assert torch.equal(host.tokens[alone], device.tokens[alone])
+    assert torch.equal(host.lengths[alone], device.lengths[alone])
+    if host.attention is not None:
+        assert torch.equal(host.attention[alone], device.attention[alone])
