@@ -5,10 +5,12 @@ and seed this trains the base config with the arm's overrides, ``train.seed`` an
 ``train.max_steps`` (and no wall-clock budget), so the same command trains the same models on a
 fast or a slow machine.  The best checkpoint by validation then translates one split (with the
 arm's ``decode.*`` values; arms that differ only there share their runs), and the report gives
-per arm: mean and standard
-deviation over seeds of BLEU and chrF, a paired bootstrap test against the baseline for each
-seed (sacreBLEU's, on that seed's translations), BLEU by source length (mean over seeds),
-updates, training wall time and parameters.  A run that already finished the same plan is
+per arm: the mean over seeds of BLEU and chrF with a 95% Student's t interval, the paired t-test
+against the baseline over seeds (:mod:`nmt.score.seed_stats`), a paired bootstrap test against the
+baseline for each seed (sacreBLEU's, on that seed's translations), BLEU by source length (mean
+over seeds), updates, training wall time and parameters; its title names the split, beam, seeds
+and updates.  Beside it, record.json / record.md hold the reproducibility record
+(:mod:`nmt.evaluate.compare_record`).  A run that already finished the same plan is
 not retrained, and its saved score is reused while its best checkpoint is unchanged; a run of
 the same config that stopped before its end (Ctrl-C, a killed process) is resumed from its last
 checkpoint, exactly as ``nmt train --resume`` would; so an interrupted comparison continues
@@ -20,14 +22,16 @@ comparison is refused before anything trains.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Optional
 
 from nmt.config.variants import VARIANTS
 from nmt.evaluate.compare_jobs import train_side_by_side
 from nmt.evaluate.compare_plan import Plan, check_plan
+from nmt.evaluate.compare_record import build_record, write_record
 from nmt.evaluate.compare_runs import RunAction, check_finished_work, planned_actions, train_run
-from nmt.evaluate.compare_scores import score_run, summarize, table_rows
+from nmt.evaluate.compare_scores import header, score_run, summarize, table_rows
 from nmt.evaluate.run_report import check_out_folder
 from nmt.run.paths import REPORT, report_stem
 from nmt.score.metrics import write_report
@@ -58,6 +62,7 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     ``jobs`` > 1 trains up to that many runs at once, each in a process of its own
     (:mod:`nmt.evaluate.compare_jobs`), before they are scored.
     """
+    started = time.monotonic()
     steps = check_plan(plan)
     out = out or plan.runs_dir / REPORT
     check_out_folder(out)  # not after hours of training
@@ -94,5 +99,8 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
         "variants": rows,
         "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in (plan.variants or [])},
     }
-    json_path, md_path = write_report(report_stem(out), payload, table_rows(rows))
-    return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}"
+    title, intro = header(plan, rows, steps)
+    json_path, md_path = write_report(report_stem(out), payload, table_rows(rows, plan), title=title, intro=intro)
+    record = build_record(plan, steps, rows, sorted(set(run_dirs.values())), time.monotonic() - started)
+    record_json, _ = write_record(out, record)
+    return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}; the reproducibility record {record_json}"

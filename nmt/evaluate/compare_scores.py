@@ -14,6 +14,7 @@ from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import last_stop
 from nmt.run.paths import SCORED, RunPaths
 from nmt.score.metrics import bleu_by_length, compare_systems, score
+from nmt.score.seed_stats import mean_interval, paired_t_test
 from nmt.util.fileio import atomic_write_bytes
 
 
@@ -70,13 +71,32 @@ def _mean_std(values: list[float]) -> tuple[float, float]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
 
 
+def _half(values: list[float]) -> Optional[float]:
+    """The half-width of the 95% t interval over seeds, rounded; None for one seed."""
+    half = mean_interval(values).half
+    return None if half is None else round(half, 2)
+
+
+def _across_seeds(runs: dict[int, dict[str, Any]], base: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """The paired t-test over the seeds both arms trained: mean difference, its interval, p."""
+    seeds = [s for s in runs if s in base]
+    test = paired_t_test([runs[s]["bleu"] for s in seeds], [base[s]["bleu"] for s in seeds])
+    half = test.difference.half
+    return {
+        "delta_ci95": None if half is None else round(half, 2),
+        "p_seeds": None if test.p is None else round(test.p, 4),
+    }
+
+
 def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One row per variant: means over seeds, and the paired test against the baseline per seed."""
+    """One row per variant: means over seeds with their 95% intervals, the paired t-test against
+    the baseline over seeds, and the paired bootstrap against the baseline per seed."""
     rows = []
     base = scored[plan.reference]
     for variant, runs in scored.items():
-        bleu, bleu_sd = _mean_std([r["bleu"] for r in runs.values()])
-        chrf, chrf_sd = _mean_std([r["chrf"] for r in runs.values()])
+        bleu_values, chrf_values = [r["bleu"] for r in runs.values()], [r["chrf"] for r in runs.values()]
+        bleu, bleu_sd = _mean_std(bleu_values)
+        chrf, chrf_sd = _mean_std(chrf_values)
         p_values = []
         if variant != plan.reference:
             for seed, run in runs.items():
@@ -87,6 +107,7 @@ def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[
             for row in run["by_length"]:
                 buckets.setdefault(row["bucket"], []).append(row["bleu"])
         first = next(iter(runs.values()))
+        seeds_test = _across_seeds(runs, base) if variant != plan.reference else {"delta_ci95": None, "p_seeds": None}
         rows.append(
             {
                 "variant": variant,
@@ -96,12 +117,16 @@ def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[
                 "train_min": round(statistics.fmean(r["train_s"] for r in runs.values()) / 60, 2),
                 "bleu": round(bleu, 2),
                 "bleu_sd": round(bleu_sd, 2),
+                "bleu_ci95": _half(bleu_values),
                 "chrf": round(chrf, 2),
                 "chrf_sd": round(chrf_sd, 2),
+                "chrf_ci95": _half(chrf_values),
                 "delta_bleu": round(bleu - statistics.fmean(r["bleu"] for r in base.values()), 2),
+                **seeds_test,
                 "p_values": [round(p, 4) for p in p_values] or None,
                 "bleu_by_length": {k: round(statistics.fmean(v), 2) for k, v in buckets.items()},
                 "per_seed_bleu": {seed: round(r["bleu"], 2) for seed, r in runs.items()},
+                "per_seed_chrf": {seed: round(r["chrf"], 2) for seed, r in runs.items()},
                 "beam": first["beam"],
                 "bleu_signature": first["bleu_signature"],
             }
@@ -115,21 +140,63 @@ def p_cell(p_values: Optional[list[float]]) -> str:
     return "baseline" if p_values is None else ", ".join(f"{v:.3f}" for v in p_values)
 
 
-def table_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The Markdown table: one line per variant."""
+def _with_half(value: float, half: Optional[float], sign: bool = False) -> str:
+    """``35.24 ± 1.12``, or the value alone where there is no interval (one seed)."""
+    text = f"{value:+.2f}" if sign else f"{value:.2f}"
+    return text if half is None else f"{text} ± {half:.2f}"
+
+
+def swept_values(plan: Plan, arm: Arm) -> dict[str, str]:
+    """The value each ``--sweep`` option takes in ``arm`` (a column of its own in the table)."""
+    given = dict(o.split("=", 1) for o in (*arm.train, *arm.decode))
+    return {s.key: given.get(s.key, "") for s in plan.sweeps}
+
+
+def table_rows(rows: list[dict[str, Any]], plan: Optional[Plan] = None) -> list[dict[str, Any]]:
+    """The Markdown table: one line per arm, a column per swept option when ``plan`` has sweeps."""
+    arms = {a.label: a for a in plan.arms} if plan is not None else {}
     out = []
     for r in rows:
+        arm = arms.get(r["variant"])
+        baseline = r["p_values"] is None
         out.append(
             {
                 "variant": r["variant"],
+                **(swept_values(plan, arm) if plan is not None and arm is not None else {}),
                 "params": f"{r['params']:,}",
                 "updates": r["updates"],
                 "train min": r["train_min"],
-                "BLEU": f"{r['bleu']:.2f} ± {r['bleu_sd']:.2f}",
-                "chrF": f"{r['chrf']:.2f} ± {r['chrf_sd']:.2f}",
-                "ΔBLEU": r["delta_bleu"],
+                "BLEU": _with_half(r["bleu"], r.get("bleu_ci95")),
+                "chrF": _with_half(r["chrf"], r.get("chrf_ci95")),
+                "ΔBLEU": "baseline" if baseline else _with_half(r["delta_bleu"], r.get("delta_ci95"), sign=True),
+                "p seeds": "baseline" if baseline else ("-" if r.get("p_seeds") is None else f"{r['p_seeds']:.3f}"),
                 "p per seed": p_cell(r["p_values"]),
                 **{f"BLEU len {k}": v for k, v in r["bleu_by_length"].items()},
             }
         )
     return out
+
+
+def header(plan: Plan, rows: list[dict[str, Any]], steps: int) -> tuple[str, str]:
+    """The page's title and the paragraph that says what the table compares and how."""
+    n = len(plan.seeds)
+    beam = rows[0]["beam"] if rows else None
+    name = plan.config.stem if plan.config else "the default config"
+    title = (
+        f"Comparison of {len(rows)} arms: {name}, {plan.split}, beam {beam}, {n} seed{'s' * (n != 1)}, {steps} updates"
+    )
+    if n >= 2:
+        spread = (
+            f"BLEU and chrF are means over the {n} seeds ± the half-width of their 95% confidence interval "
+            f"(Student's t, {n - 1} degrees of freedom); ΔBLEU is the mean difference to the baseline "
+            f"({plan.reference}) over the same seeds ± its 95% interval, and `p seeds` the paired t-test of "
+            "those differences (two-sided)."
+        )
+    else:
+        spread = "One seed: scores without intervals, and no test across seeds."
+    return title, (
+        f"{spread} `p per seed` is sacreBLEU's paired bootstrap against the baseline on each seed's "
+        "translations: it measures the test set's sampling noise for one trained model, not the variation "
+        "between training runs. Every arm trains the same number of updates; the best checkpoint by "
+        "validation is scored."
+    )

@@ -322,12 +322,12 @@ def _format_cell(key: str, value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _markdown(title: str, rows: list[dict[str, Any]], signatures: dict[str, str]) -> str:
-    """A Markdown table of `rows` (signature columns moved below the table)."""
+def _markdown(title: str, rows: list[dict[str, Any]], signatures: dict[str, str], intro: str | None = None) -> str:
+    """A Markdown table of `rows` under `title` and an optional paragraph (signature columns moved below the table)."""
     columns: list[str] = []
     for row in rows:
         columns += [k for k in row if k not in columns and not k.endswith("signature")]
-    lines = [f"# {title}", ""]
+    lines = [f"# {title}", ""] + ([intro, ""] if intro else [])
     if columns:
         lines.append("| " + " | ".join(columns) + " |")
         lines.append("|" + "---|" * len(columns))
@@ -342,14 +342,20 @@ def _markdown(title: str, rows: list[dict[str, Any]], signatures: dict[str, str]
 
 
 def write_report(
-    path_stem: Path, payload: dict[str, Any], table_rows: list[dict[str, Any]], markdown: str | None = None
+    path_stem: Path,
+    payload: dict[str, Any],
+    table_rows: list[dict[str, Any]],
+    markdown: str | None = None,
+    title: str | None = None,
+    intro: str | None = None,
 ) -> tuple[Path, Path]:
     """Write `<stem>.json` (the full payload) and `<stem>.md` (a readable table).
 
     Each file is written atomically. Signatures found anywhere in the payload or the
     rows (keys ending in 'signature') are listed under the table. A caller with a richer
     page to show (`nmt eval`, see nmt.evaluate.eval_page) passes it as `markdown`, which then
-    replaces the generic table.
+    replaces the generic table; else `title` (default: the stem's name) heads the table, with
+    `intro` as a paragraph under it.
     """
     path_stem = Path(path_stem)
     # Append rather than with_suffix(): stems such as "newstest.2014" keep their dot.
@@ -362,7 +368,7 @@ def write_report(
     with atomic_write(json_path) as handle:
         handle.write((json.dumps(payload, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     with atomic_write(md_path) as handle:
-        page = markdown if markdown is not None else _markdown(path_stem.name, table_rows, signatures)
+        page = markdown if markdown is not None else _markdown(title or path_stem.name, table_rows, signatures, intro)
         handle.write(page.encode("utf-8"))
     logger.info("wrote %s and %s", json_path, md_path)
     return json_path, md_path

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
+import statistics
 import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import torch
 
 from conftest import interrupt_at, run_cli, toy_overrides, train_losses
 from nmt.evaluate.compare_plan import parse_list
@@ -72,6 +75,28 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     assert len(rows["none"]["p_values"]) == 2 and all(0 <= p <= 1 for p in rows["none"]["p_values"])
     assert rows["none"]["delta_bleu"] == pytest.approx(rows["none"]["bleu"] - rows["bahdanau"]["bleu"], abs=0.011)
     assert "| bahdanau |" in out and "| none |" in out
+    # two seeds: a t interval over them (t(0.975, 1) = 12.706), and a paired t-test over seeds
+    for row in rows.values():
+        values = list(row["per_seed_bleu"].values())
+        half = 12.7062 * statistics.stdev(values) / math.sqrt(2)
+        assert row["bleu_ci95"] == pytest.approx(half, abs=0.15)  # per-seed values are rounded to 0.01
+    diffs = [rows["none"]["per_seed_bleu"][s] - rows["bahdanau"]["per_seed_bleu"][s] for s in ("1", "2")]
+    assert rows["none"]["delta_ci95"] == pytest.approx(12.7062 * statistics.stdev(diffs) / math.sqrt(2), abs=0.3)
+    assert 0 <= rows["none"]["p_seeds"] <= 1 and rows["bahdanau"]["p_seeds"] is None
+    page = (tmp_path / "cmp" / "report" / "report.md").read_text()
+    assert page.startswith("# Comparison of 2 arms: ") and "test, beam 1, 2 seeds, 40 updates" in page.splitlines()[0]
+    assert "95% confidence interval" in page
+    # the reproducibility record beside it
+    record = json.loads((tmp_path / "cmp" / "report" / "record.json").read_text())
+    assert record["runs"] == 4 and record["seeds"] == [1, 2] and record["updates_per_run"] == 40
+    assert record["arm_options"] == {
+        "bahdanau": ["model.attention.type=bahdanau"],
+        "none": ["model.attention.type=none"],
+    }
+    assert record["software"]["torch"] == torch.__version__ and record["software"]["sacrebleu"]
+    assert record["hardware"] and sum(h["runs"] for h in record["hardware"]) == 4
+    assert record["bleu_signature"].startswith("nrefs:1") and record["train_s_total"] > 0
+    assert "# Reproducibility record" in (tmp_path / "cmp" / "report" / "record.md").read_text()
     # the runs differ by seed
     runs = tmp_path / "cmp"
     assert (runs / "bahdanau_s1").is_dir() and (runs / "bahdanau_s2").is_dir()

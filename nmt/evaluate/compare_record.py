@@ -1,0 +1,140 @@
+"""The reproducibility record written beside every ``nmt compare`` table.
+
+It answers the items of the ACL/NAACL reproducibility checklist that a comparison can answer
+from its own runs: how many runs and seeds, the update budget, every option that differs
+between arms (and the overrides all arms share), what was selected on which split, the
+hardware each run trained on (read from its metrics.jsonl), the software versions (torch,
+sacreBLEU, SentencePiece, nmt and the git commit of its checkout when there is one), the
+sacreBLEU signature, and the time the runs took.  ``record.json`` holds it all and
+``record.md`` is the page a reader checks a table against.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt import __version__
+from nmt.evaluate.compare_plan import Plan
+from nmt.run import events
+from nmt.score.metrics import write_report
+
+RECORD = "record"
+"""Stem of the record's two files in a comparison's report folder (record.json, record.md)."""
+
+
+def git_commit(folder: Path = Path(__file__).resolve().parent) -> Optional[str]:
+    """The commit of the git checkout nmt runs from, with ``+dirty`` when it has changes; None outside one."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+dirty" if dirty else "")
+
+
+def software() -> dict[str, Optional[str]]:
+    """Versions of what a score depends on."""
+    versions: dict[str, Optional[str]] = {"python": platform.python_version(), "nmt": __version__}
+    for package in ("torch", "sacrebleu", "sentencepiece", "numpy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    versions["nmt_commit"] = git_commit()
+    return versions
+
+
+def run_hardware(run_dirs: list[Path]) -> list[dict[str, Any]]:
+    """Each distinct hardware line and mixed-precision setting the runs trained with, with how many runs."""
+    seen: dict[str, dict[str, Any]] = {}
+    for run_dir in run_dirs:
+        for start in events.of_kind(events.read(run_dir), events.Start):
+            entry = {**start.hardware, "amp": start.amp, "world_size": start.world_size}
+            key = repr(sorted(entry.items()))
+            seen.setdefault(key, {**entry, "runs": 0})["runs"] += 1
+    return list(seen.values())
+
+
+def build_record(
+    plan: Plan, steps: int, rows: list[dict[str, Any]], run_dirs: list[Path], wall_s: float
+) -> dict[str, Any]:
+    """Every checklist item a comparison answers, from its plan, its runs and its rows."""
+    train_s = [s.elapsed_s for d in run_dirs if (s := _stop(d)) is not None]
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "config": str(plan.config) if plan.config else None,
+        "runs": len(run_dirs),
+        "arms": len(plan.arms),
+        "seeds": plan.seeds,
+        "updates_per_run": steps,
+        "baseline": plan.reference,
+        "arm_options": {a.label: [*a.train, *a.decode] for a in plan.arms},
+        "shared_overrides": list(plan.overrides),
+        "selection": (
+            "each run's checkpoint with the best validation score (train.metric, greedy, on the valid split, "
+            "every train.valid_every updates); no other option was searched: the arms above are the whole search"
+        ),
+        "scored_on": {"split": plan.split, "beam": rows[0]["beam"] if rows else None},
+        "bleu_signature": rows[0]["bleu_signature"] if rows else None,
+        "statistics": (
+            "mean over seeds with a 95% Student's t interval; paired t-test over seeds against the baseline; "
+            "sacreBLEU paired bootstrap per seed"
+        ),
+        "hardware": run_hardware(run_dirs),
+        "software": software(),
+        "train_s_total": round(sum(train_s), 1),
+        "train_s_per_run": round(sum(train_s) / len(train_s), 1) if train_s else None,
+        "wall_s": round(wall_s, 1),
+    }
+
+
+def _stop(run_dir: Path) -> Optional[events.Stop]:
+    stops = events.of_kind(events.read(run_dir), events.Stop)
+    return stops[-1] if stops else None
+
+
+def _lines(record: dict[str, Any]) -> list[str]:
+    hardware = "; ".join(
+        f"{h.get('device_name', '?')} ({h.get('device', '?')}, {h.get('cpus', '?')} cores, {h.get('threads', '?')} "
+        f"threads, amp {h.get('amp')}, torch {h.get('torch', '?')}): {h['runs']} run start(s)"
+        for h in record["hardware"]
+    )
+    soft = ", ".join(f"{k} {v}" for k, v in record["software"].items())
+    options = "; ".join(
+        f"{label}: {' '.join(opts) or '(the config as it is)'}" for label, opts in record["arm_options"].items()
+    )
+    return [
+        f"- date: {record['date']}",
+        f"- config: `{record['config']}`; overrides shared by every arm: {' '.join(record['shared_overrides']) or 'none'}",
+        f"- runs: {record['runs']} ({record['arms']} arms x seeds {', '.join(map(str, record['seeds']))}), "
+        f"{record['updates_per_run']} updates each; baseline {record['baseline']}",
+        f"- what differs between arms: {options}",
+        f"- selection: {record['selection']}",
+        f"- scored on: {record['scored_on']['split']}, beam {record['scored_on']['beam']}; sacreBLEU "
+        f"`{record['bleu_signature']}`",
+        f"- statistics: {record['statistics']}",
+        f"- hardware: {hardware}",
+        f"- software: {soft}",
+        f"- compute: {record['train_s_total']} s of training in all ({record['train_s_per_run']} s per run, "
+        f"as each run measured it, so shared when runs trained side by side); this command's wall time "
+        f"{record['wall_s']} s",
+    ]
+
+
+def write_record(out: Path, record: dict[str, Any]) -> tuple[Path, Path]:
+    """``out/record.json`` and ``out/record.md``."""
+    page = "\n".join(["# Reproducibility record", "", *_lines(record)]) + "\n"
+    return write_report(out / RECORD, record, [], markdown=page)
