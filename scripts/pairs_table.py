@@ -1,0 +1,206 @@
+"""Attention variants across language pairs: one table per pair, a summary, and whether rankings carry over.
+
+Two steps, so that a table can be finished over several sittings from the JSON lines it is made of:
+
+1. ``--collect DIR``: DIR holds one ``nmt compare --runs-dir DIR/<pair>`` folder per language pair
+   (each with its report/report.json and its runs' compare-<split>/scored.json); one JSON line per
+   run (pair, variant, seed, BLEU, chrF, updates, parameters, the run's own training seconds, the
+   device it trained on, the sacreBLEU signature) is written to ``--out``.
+2. ``FILE.jsonl ...``: the tables, in Markdown on stdout.  Per pair: each variant's mean BLEU over
+   seeds ± its 95% t interval, its difference to the baseline ± the interval of the paired
+   differences, the paired t-test over seeds, and its rank.  Then a summary (each variant's ΔBLEU
+   and rank per pair) and Kendall's tau-b between the pairs' rankings by mean BLEU
+   (:mod:`nmt.score.seed_stats`).
+
+Commands (from the repository root)::
+
+    python scripts/pairs_table.py --collect runs/pairs --out docs/measurements/pairs_DATE_MACHINE.jsonl \\
+        --note machine=H100 --note commit=HASH
+    python scripts/pairs_table.py docs/measurements/pairs_DATE_MACHINE.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from nmt.run import events
+from nmt.score.seed_stats import kendall_tau, mean_interval, paired_t_test
+
+SCRIPT = "pairs_table.py"
+PAIR_ORDER = ("de-en", "en-de", "fr-en", "cs-en")
+
+
+def collect(root: Path, notes: dict[str, str]) -> list[dict[str, Any]]:
+    """One record per run of every comparison folder under ``root``."""
+    records = []
+    folders = sorted(p.parent.parent for p in root.glob("*/report/report.json"))
+    if not folders:
+        sys.exit(
+            f"{SCRIPT}: error: no <pair>/report/report.json under {root}; run nmt compare --runs-dir {root}/<pair>"
+        )
+    for folder in folders:
+        report = json.loads((folder / "report" / "report.json").read_text(encoding="utf-8"))
+        plan = report["plan"]
+        for row in report["variants"]:
+            for index, seed in enumerate(row["seeds"]):
+                run = folder / f"{row['variant']}_s{seed}"
+                scored = json.loads((run / f"compare-{plan['split']}" / "scored.json").read_text(encoding="utf-8"))
+                result = scored["result"]
+                starts = events.of_kind(events.read(run), events.Start)
+                records.append(
+                    {
+                        "pair": folder.name,
+                        "config": plan["config"],
+                        "variant": row["variant"],
+                        "seed": seed,
+                        "baseline": plan["baseline"],
+                        "split": plan["split"],
+                        "beam": result["beam"],
+                        "bleu": round(result["bleu"], 4),
+                        "chrf": round(result["chrf"], 4),
+                        "p_bootstrap": None if row["p_values"] is None else row["p_values"][index],
+                        "updates": result["updates"],
+                        "best_step": result["best_step"],
+                        "params": result["params"],
+                        "train_s": result["train_s"],
+                        "device_name": starts[0].hardware.get("device_name") if starts else None,
+                        "amp": starts[0].amp if starts else None,
+                        "torch": starts[0].hardware.get("torch") if starts else None,
+                        "bleu_signature": result["bleu_signature"],
+                        **notes,
+                    }
+                )
+    return records
+
+
+def by_pair(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[int, dict[str, Any]]]]:
+    """records as {pair: {variant: {seed: record}}}, pairs in PAIR_ORDER then by name."""
+    table: dict[str, dict[str, dict[int, dict[str, Any]]]] = {}
+    for r in records:
+        table.setdefault(r["pair"], {}).setdefault(r["variant"], {})[r["seed"]] = r
+    order = sorted(table, key=lambda p: (PAIR_ORDER.index(p) if p in PAIR_ORDER else len(PAIR_ORDER), p))
+    return {p: table[p] for p in order}
+
+
+def pair_rows(variants: dict[str, dict[int, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Each variant of one pair: mean ± interval, Δ to the baseline ± interval, p over seeds, rank."""
+    baseline = next(iter(variants.values()))[next(iter(next(iter(variants.values()))))]["baseline"]
+    base = variants[baseline]
+    rows = []
+    for variant, runs in variants.items():
+        seeds = sorted(runs)
+        bleu = mean_interval([runs[s]["bleu"] for s in seeds])
+        test = paired_t_test([runs[s]["bleu"] for s in seeds], [base[s]["bleu"] for s in seeds if s in base])
+        rows.append({"variant": variant, "seeds": seeds, "bleu": bleu, "test": test, "baseline": variant == baseline})
+        rows[-1]["params"] = runs[seeds[0]]["params"]
+    ranked = sorted(rows, key=lambda r: -r["bleu"].mean)
+    for rank, row in enumerate(ranked, 1):
+        row["rank"] = rank
+    return rows
+
+
+def pair_table(pair: str, rows: list[dict[str, Any]], any_record: dict[str, Any]) -> list[str]:
+    seeds = rows[0]["seeds"]
+    lines = [
+        f"**{pair}** ({any_record['split']}, beam {any_record['beam']}, {any_record['updates']} updates, "
+        f"seeds {', '.join(map(str, seeds))}; `{any_record['config']}`)",
+        "",
+        "| variant | parameters | BLEU (mean ± 95% CI) | ΔBLEU (± 95% CI) | p (paired t, seeds) | rank |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        delta = "baseline" if r["baseline"] else r["test"].difference.cell()
+        delta = delta if r["baseline"] else ("+" + delta if r["test"].difference.mean >= 0 else delta)
+        p = "" if r["baseline"] or r["test"].p is None else f"{r['test'].p:.3f}"
+        lines.append(f"| {r['variant']} | {r['params']:,} | {r['bleu'].cell()} | {delta} | {p} | {r['rank']} |")
+    return lines
+
+
+def summary(tables: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Each variant's ΔBLEU and rank on each pair, then Kendall's tau-b between the pairs' rankings."""
+    pairs = list(tables)
+    variants = [r["variant"] for r in next(iter(tables.values()))]
+    cells = {p: {r["variant"]: r for r in rows} for p, rows in tables.items()}
+    lines = ["| variant | " + " | ".join(f"{p} ΔBLEU (rank)" for p in pairs) + " | mean rank |"]
+    lines.append("| --- |" + " ---: |" * (len(pairs) + 1))
+    for v in variants:
+        parts = []
+        for p in pairs:
+            r = cells[p].get(v)
+            if r is None:
+                parts.append("")
+                continue
+            delta = "baseline" if r["baseline"] else f"{r['test'].difference.mean:+.2f}"
+            parts.append(f"{delta} ({r['rank']})")
+        ranks = [cells[p][v]["rank"] for p in pairs if v in cells[p]]
+        lines.append(f"| {v} | " + " | ".join(parts) + f" | {statistics.fmean(ranks):.1f} |")
+    lines += ["", *tau_table(pairs, variants, cells, "all variants")]
+    if "none" in variants and len(variants) > 3:  # none is last everywhere: the ranking among attentions alone
+        lines += [
+            "",
+            *tau_table(pairs, [v for v in variants if v != "none"], cells, "attention variants only (none left out)"),
+        ]
+    return lines
+
+
+def tau_table(pairs: list[str], variants: list[str], cells: dict[str, dict[str, Any]], what: str) -> list[str]:
+    """Kendall's tau-b of the mean-BLEU rankings of ``variants`` between every two pairs, and their mean."""
+
+    def tau(a: str, b: str) -> float:
+        shared = [v for v in variants if v in cells[a] and v in cells[b]]
+        return kendall_tau([cells[a][v]["bleu"].mean for v in shared], [cells[b][v]["bleu"].mean for v in shared])
+
+    lines = [f"| Kendall's tau-b, {what} | " + " | ".join(pairs) + " |", "| --- |" + " ---: |" * len(pairs)]
+    for a in pairs:
+        lines.append(f"| {a} | " + " | ".join("" if a == b else f"{tau(a, b):+.2f}" for b in pairs) + " |")
+    taus = [tau(a, b) for a, b in itertools.combinations(pairs, 2)]
+    if taus:
+        lines += [
+            "",
+            f"Mean Kendall's tau-b, {what}, over the {len(taus)} pairs of language pairs: {statistics.fmean(taus):+.2f}",
+        ]
+    return lines
+
+
+def tables(records: list[dict[str, Any]]) -> str:
+    grouped = by_pair(records)
+    rows = {p: pair_rows(v) for p, v in grouped.items()}
+    lines: list[str] = []
+    for pair, variant_runs in grouped.items():
+        any_record = next(iter(next(iter(variant_runs.values())).values()))
+        lines += pair_table(pair, rows[pair], any_record) + [""]
+    lines += summary(rows)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("jsonl", nargs="*", type=Path, help="JSON lines written by --collect, to tabulate.")
+    parser.add_argument("--collect", type=Path, help="Folder of nmt compare folders, one per language pair.")
+    parser.add_argument("--out", type=Path, help="With --collect: the JSON lines file to write.")
+    parser.add_argument("--note", action="append", default=[], help="KEY=VALUE added to every collected line.")
+    args = parser.parse_args(argv)
+    if args.collect:
+        if args.out is None:
+            sys.exit(f"{SCRIPT}: error: --collect needs --out FILE.jsonl")
+        notes = dict(n.split("=", 1) for n in args.note)
+        records = collect(args.collect, notes)
+        args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        print(f"wrote {len(records)} runs to {args.out}", file=sys.stderr)
+        return
+    if not args.jsonl:
+        sys.exit(f"{SCRIPT}: error: give JSON lines files to tabulate, or --collect DIR --out FILE")
+    records = [
+        json.loads(line) for path in args.jsonl for line in path.read_text(encoding="utf-8").splitlines() if line
+    ]
+    sys.stdout.write(tables(records))
+
+
+if __name__ == "__main__":
+    main()

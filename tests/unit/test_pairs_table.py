@@ -1,0 +1,41 @@
+"""scripts/pairs_table.py: per-pair intervals, the summary and Kendall's tau from JSON lines."""
+
+import json
+import sys
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import pairs_table  # noqa: E402  (after the path insert)
+
+
+def record(pair: str, variant: str, seed: int, bleu: float) -> dict:
+    return {
+        "pair": pair,
+        "config": f"configs/{pair}.yaml",
+        "variant": variant,
+        "seed": seed,
+        "baseline": "bahdanau",
+        "split": "test2016",
+        "beam": 5,
+        "bleu": bleu,
+        "updates": 600,
+        "params": 1000,
+    }
+
+
+def test_rankings_that_agree_give_tau_one_and_a_reversal_minus_one(tmp_path, capsys):
+    scores = {"bahdanau": 30.0, "qkv": 31.0, "none": 20.0, "scaled_dot": 29.0}
+    lines = [record("de-en", v, s, b + 0.1 * s) for v, b in scores.items() for s in (1, 2, 3)]
+    lines += [record("fr-en", v, s, b + 10 + 0.1 * s) for v, b in scores.items() for s in (1, 2, 3)]
+    lines += [record("cs-en", v, s, -b + 0.1 * s) for v, b in scores.items() for s in (1, 2, 3)]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    pairs_table.main([str(path)])
+    page = capsys.readouterr().out
+    assert "| de-en |  | +1.00 | -1.00 |" in page  # fr-en ranks alike, cs-en in reverse
+    # the shift of 0.1 per seed is the same in both arms: the paired differences have no spread
+    assert "| qkv | 1,000 | 31.20 ± 0.25 | +1.00 ± 0.00 | 0.000 | 1 |" in page
+    assert "| none | -10.00 (4) | -10.00 (4) | +10.00 (1) | 3.0 |" in page
+    assert "attention variants only (none left out)" in page
