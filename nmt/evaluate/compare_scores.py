@@ -36,6 +36,7 @@ def score_run(run_dir: Path, plan: Plan, arm: Arm) -> dict[str, Any]:
     """
     from nmt.evaluate.eval_command import translate_split
     from nmt.model.build import count_parameters
+    from nmt.model.cost import flops_per_target_token
 
     paths = RunPaths(run_dir)
     out = paths.compare_folder(plan.split, arm.score_tag)
@@ -61,6 +62,7 @@ def score_run(run_dir: Path, plan: Plan, arm: Arm) -> dict[str, Any]:
         "best_step": info["step"],
         "train_s": stop.elapsed_s,
         "params": count_parameters(model),
+        "flops_per_token": flops_per_target_token(model),
         "beam": info["beam"],
     }
     atomic_write_bytes(cache, json.dumps({"key": key, "result": scored}).encode("utf-8"))
@@ -69,6 +71,12 @@ def score_run(run_dir: Path, plan: Plan, arm: Arm) -> dict[str, Any]:
 
 def _mean_std(values: list[float]) -> tuple[float, float]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def _mflops(run: dict[str, Any]) -> Optional[float]:
+    """Millions of forward FLOPs per target token (:mod:`nmt.model.cost`); None for a score saved before it was counted."""
+    flops = run.get("flops_per_token")
+    return None if flops is None else round(flops / 1e6, 2)
 
 
 def _half(values: list[float]) -> Optional[float]:
@@ -113,6 +121,7 @@ def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[
                 "variant": variant,
                 "seeds": list(runs),
                 "params": first["params"],
+                "mflops_per_token": _mflops(first),
                 "updates": first["updates"],
                 "train_min": round(statistics.fmean(r["train_s"] for r in runs.values()) / 60, 2),
                 "bleu": round(bleu, 2),
@@ -164,6 +173,7 @@ def table_rows(rows: list[dict[str, Any]], plan: Optional[Plan] = None) -> list[
                 "variant": r["variant"],
                 **(swept_values(plan, arm) if plan is not None and arm is not None else {}),
                 "params": f"{r['params']:,}",
+                "MFLOPs/token": "-" if r.get("mflops_per_token") is None else f"{r['mflops_per_token']:.2f}",
                 "updates": r["updates"],
                 "train min": r["train_min"],
                 "BLEU": _with_half(r["bleu"], r.get("bleu_ci95")),
@@ -198,5 +208,7 @@ def header(plan: Plan, rows: list[dict[str, Any]], steps: int) -> tuple[str, str
         f"{spread} `p per seed` is sacreBLEU's paired bootstrap against the baseline on each seed's "
         "translations: it measures the test set's sampling noise for one trained model, not the variation "
         "between training runs. Every arm trains the same number of updates; the best checkpoint by "
-        "validation is scored."
+        "validation is scored. MFLOPs/token: forward FLOPs of the matrix products per target token on a "
+        "pair of 16 source and 16 target tokens (torch.utils.flop_counter); `train min` is the runs' own "
+        "time, shared with any run beside them."
     )

@@ -96,6 +96,7 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     assert record["software"]["torch"] == torch.__version__ and record["software"]["sacrebleu"]
     assert record["hardware"] and sum(h["runs"] for h in record["hardware"]) == 4
     assert record["bleu_signature"].startswith("nrefs:1") and record["train_s_total"] > 0
+    assert rows["bahdanau"]["mflops_per_token"] > rows["none"]["mflops_per_token"] > 0  # attention costs
     assert "# Reproducibility record" in (tmp_path / "cmp" / "report" / "record.md").read_text()
     # the runs differ by seed
     runs = tmp_path / "cmp"
