@@ -156,6 +156,14 @@ def compare_cmd(
         "which only --force replaces) or refused (files nmt did not write); "
         "train nothing.",
     ),
+    match_params: Optional[str] = typer.Option(
+        None,
+        "--match-params",
+        help="An arm (as --baseline names it) whose parameter count every other RNN arm is resized to: "
+        "each gets the hidden size (and embedding size, where tied) that brings it within 2% of it, "
+        "and trains into <stem>_match-<ARM>_s<seed>.",
+        show_default=False,
+    ),
     force: bool = typer.Option(
         False,
         "--force",
@@ -167,8 +175,9 @@ def compare_cmd(
 ) -> None:
     """Train variants or option sweeps for the same number of updates over several seeds and compare their scores.
 
-    Reports mean and standard deviation of BLEU and chrF, paired bootstrap p-values against
-    the baseline per seed, BLEU by source length, updates, wall time and parameters. Finished
+    Reports the mean of BLEU and chrF over seeds with 95% intervals, a paired t-test against the
+    baseline over seeds and a paired bootstrap per seed, BLEU by source length, updates, wall
+    time, parameters and FLOPs per token, and writes a reproducibility record. Finished
     runs are reused, so an interrupted comparison continues where it stopped; a finished run of
     another config is replaced only with --force.
 
@@ -192,6 +201,7 @@ def compare_cmd(
         overrides=set_ or [],
         runs_dir=runs_dir or Path("runs") / f"compare_{config.stem if config else 'defaults'}",
         force=force,
+        match_params=match_params,
     )
     typer.echo("\n".join(planned_runs(plan)) if dry_run else run_compare(plan, out=out, progress=progress, jobs=jobs))
 

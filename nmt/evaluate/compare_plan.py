@@ -29,11 +29,17 @@ class Plan:
     runs_dir: Path = Path("runs/compare")
     overrides: list[str] = field(default_factory=list)
     force: bool = False  # replace finished runs of another config (else the comparison is refused)
+    match_params: Optional[str] = None  # an arm whose parameter count every other arm is resized to
 
     @functools.cached_property
     def arms(self) -> list[Arm]:  # expanded once per plan: every loop over arms and the reference read it
         default = None if self.sweeps else ["bahdanau", "luong_general"]
-        return expand_arms(self.variants if self.variants is not None else default, self.sweeps)
+        arms = expand_arms(self.variants if self.variants is not None else default, self.sweeps)
+        if self.match_params is None:
+            return arms
+        from nmt.evaluate.compare_match import match_arms
+
+        return match_arms(self.config, self.overrides, arms, self.match_params)
 
     @property
     def reference(self) -> str:

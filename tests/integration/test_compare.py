@@ -310,3 +310,38 @@ def test_runs_that_need_one_corpus_prepared_two_ways_are_not_trained_side_by_sid
     code, _out, err = run_cli(compare_args(tmp_path, files, *plan), capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "prepared two ways" in err
     assert not (tmp_path / "cmp" / "logs").exists()
+
+
+def test_match_params_resizes_every_other_arm_to_the_baseline_within_two_percent(tmp_path, toy_files, capsys):
+    from nmt import config as config_mod
+    from nmt.evaluate.compare_match import TOLERANCE, parameters
+
+    _, files = toy_files
+    args = compare_args(tmp_path, files, "--variants", "bahdanau,scaled_dot,none", "--seeds", "1", "--steps", "5")
+    code, out, err = run_cli([*args, "--match-params", "bahdanau", "--dry-run"], capsys)
+    assert code == 0, err
+    stems = [line.split()[-1].rsplit("/", 1)[-1] for line in out.strip().splitlines()]
+    assert stems == ["bahdanau_s1", "scaled_dot_match-bahdanau_s1", "none_match-bahdanau_s1"]
+    sets = [s for s in toy_overrides(tmp_path, files) if not s.startswith(("name=", "runs_dir="))]
+    base = parameters(config_mod.load(None, [*sets, "model.attention.type=bahdanau"]))
+    unmatched = parameters(config_mod.load(None, [*sets, "model.attention.type=none"]))
+    from nmt.evaluate.compare_plan import Plan
+
+    plan = Plan(
+        config=None,
+        variants=["bahdanau", "scaled_dot", "none"],
+        seeds=[1],
+        steps=5,
+        overrides=sets,
+        match_params="bahdanau",
+    )
+    for arm in plan.arms[1:]:
+        count = parameters(config_mod.load(None, [*sets, *arm.train]))
+        assert abs(count - base) <= TOLERANCE * base
+    assert abs(unmatched - base) > abs(parameters(config_mod.load(None, [*sets, *plan.arms[2].train])) - base)
+    code, _out, err = run_cli([*args, "--match-params", "qkv", "--dry-run"], capsys)
+    assert (
+        code == 2
+        and "--match-params 'qkv' is not among the compared arms" in err
+        and len(err.strip().splitlines()) == 1
+    )
