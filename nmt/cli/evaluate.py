@@ -221,9 +221,10 @@ def variants_cmd() -> None:
 def report_cmd(
     runs: list[Path] = typer.Argument(
         ...,
-        help="Run folders holding metrics.jsonl (runs/<name>); their eval-greedy and eval-beam5 "
-        "folders (nmt eval --out RUN/eval-greedy, --beam 5 --out RUN/eval-beam5) give the test "
-        "scores.",
+        help="Run folders holding metrics.jsonl (runs/<name>), or folders above them (a comparison's "
+        "--runs-dir, runs/): every run below is read. Their eval-greedy and eval-beam5 folders (nmt eval "
+        "--out RUN/eval-greedy, --beam 5 --out RUN/eval-beam5) give the test scores, else the scores "
+        "nmt compare saved (compare-<split>/scored.json).",
         show_default=False,
         metavar="RUN",
     ),

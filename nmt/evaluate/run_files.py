@@ -9,6 +9,7 @@ and fail on a bad one with the same one-line :class:`~nmt.util.errors.UserError`
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -34,6 +35,52 @@ def read_run_events(run_dir: Path) -> list[events.Event]:
         return events.read(run_dir)
     except (ValueError, UnicodeDecodeError) as exc:
         raise UserError(str(exc)) from None
+
+
+MAX_RUNS_FOUND = 10_000
+"""Most run folders one report reads below the folders it is given."""
+
+
+def find_runs(folders: Sequence[Path]) -> list[Path]:
+    """Each folder that is a run (it holds metrics.jsonl), and for any other folder every run
+    below it (a comparison's --runs-dir, a parent of several), in path order; hidden folders and
+    the runs' own subfolders are not searched.  UserError when a folder holds no run at all."""
+    found: list[Path] = []
+    for folder in map(Path, folders):
+        if RunPaths(folder).metrics.is_file() or not folder.is_dir():
+            found.append(folder)  # a run, or a path read_run_events reports in one line
+            continue
+        below = sorted(
+            p.parent for p in folder.rglob("metrics.jsonl") if not any(part.startswith(".") for part in p.parts)
+        )
+        below = [run for run in below if not any(other in run.parents for other in below)]
+        if not below:
+            raise UserError(f"{folder}: no run folder (one holding metrics.jsonl) in it or below it")
+        found += below
+        if len(found) > MAX_RUNS_FOUND:
+            raise UserError(f"more than {MAX_RUNS_FOUND:,} run folders below {folder}; give fewer folders")
+    return found
+
+
+def read_compare_scores(run_dir: Path) -> list[dict[str, Any]]:
+    """The scores ``nmt compare`` saved in ``run_dir/compare-<split>*/scored.json``: split, beam,
+    BLEU, chrF and the BLEU signature of each, in folder order (empty when compare never scored it)."""
+    found = []
+    for path in sorted(Path(run_dir).glob("compare-*/scored.json")):
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))["result"]
+            found.append(
+                {
+                    "split": path.parent.name.removeprefix("compare-"),
+                    "beam": int(result["beam"]),
+                    "bleu": float(result["bleu"]),
+                    "chrf": float(result["chrf"]),
+                    "bleu_signature": str(result["bleu_signature"]),
+                }
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UserError(f"{path}: not a score written by nmt compare ({exc})") from None
+    return found
 
 
 def read_eval(folder: Path) -> Optional[dict[str, Any]]:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
+from nmt.evaluate.run_files import find_runs
 from nmt.evaluate.run_summary import RunSummary, results_table, summarize
 from nmt.run.paths import REPORT
 from nmt.util.errors import UserError
@@ -168,7 +169,7 @@ def write_report(runs: Sequence[Path], out: Optional[Path] = None) -> tuple[Path
     if any(Path(run).resolve() == out.resolve() for run in runs):
         raise UserError(f"--out {out} is one of the runs; choose another folder")
     check_out_folder(out)
-    rows = [summarize(Path(run)) for run in runs]
+    rows = [summarize(run) for run in find_runs(runs)]
     out.mkdir(parents=True, exist_ok=True)
     figures = write_figures(rows, out)
     path = out / REPORT_NAME

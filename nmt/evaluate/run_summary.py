@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from nmt.evaluate.run_files import checkpoint_parameters, read_eval, read_run_events
+from nmt.evaluate.run_files import checkpoint_parameters, read_compare_scores, read_eval, read_run_events
 from nmt.run import events
 from nmt.run.paths import REPORT_EVALS, RunPaths
 
@@ -139,8 +139,24 @@ def summarize(run_dir: Path) -> RunSummary:
         tokens_per_s=throughput(events.of_kind(log, events.Train)),
         valid_bleu_signature=next((e.bleu_signature for e in valid if e.bleu_signature), None),
         curve=[CurvePoint(e.step, e.elapsed_s / 60, e.bleu) for e in valid],
-        evals={key: _eval_scores(paths.report_eval(key)) for key in EVAL_FOLDERS},
+        evals=_with_compare_scores(run_dir, {key: _eval_scores(paths.report_eval(key)) for key in EVAL_FOLDERS}),
     )
+
+
+COMPARE_BEAMS = {"greedy": 1, "beam5": 5}
+"""The beam of the scores ``nmt compare`` saved that fill each column an nmt eval folder did not."""
+
+
+def _with_compare_scores(run_dir: Path, evals: dict[str, Optional[EvalScores]]) -> dict[str, Optional[EvalScores]]:
+    """``evals`` with each empty column filled from the run's ``nmt compare`` scores of the same beam
+    (a test split before any other), so a comparison's runs report their scores instead of n/a."""
+    saved = sorted(read_compare_scores(run_dir), key=lambda s: not s["split"].startswith("test"))
+    filled = dict(evals)
+    for column, beam in COMPARE_BEAMS.items():
+        match = next((s for s in saved if s["beam"] == beam), None)
+        if filled.get(column) is None and match is not None:
+            filled[column] = EvalScores(match["split"], match["bleu"], match["chrf"], {"bleu": match["bleu_signature"]})
+    return filled
 
 
 def _score(scores: Optional[EvalScores], metric: str) -> str:

@@ -240,3 +240,31 @@ def test_report_refuses_an_out_that_is_a_file(two_runs, tmp_path, capsys, monkey
     assert code == 2 and stdout == "" and err.startswith("nmt: error: ") and err.strip().count("\n") == 0, err
     assert f"--out {out}" in err and "is not a folder" in err
     assert taken.read_text(encoding="utf-8") == "mine\n"
+
+
+def write_scored(run: Path, split: str, beam: int, bleu: float, chrf: float) -> None:
+    """``nmt compare``'s saved score of one run, in its layout (compare-<split>/scored.json)."""
+    folder = run / f"compare-{split}"
+    folder.mkdir(parents=True)
+    result = {"bleu": bleu, "chrf": chrf, "beam": beam, "bleu_signature": BLEU_SIG, "hyps": [], "refs": []}
+    (folder / "scored.json").write_text(json.dumps({"key": {}, "result": result}), encoding="utf-8")
+
+
+def test_a_comparison_folder_reports_every_run_below_it_with_the_scores_compare_saved(tmp_path, capsys):
+    cmp = tmp_path / "runs" / "cmp"
+    for name, bleu in (("bahdanau_s1", 30.5), ("none_s1", 20.25)):
+        write_run(cmp / name, [(100, 60.0, bleu - 1)])
+        write_scored(cmp / name, "valid", 5, bleu - 2, 50.0)  # another split: the test one goes first
+        write_scored(cmp / name, "test2016", 5, bleu, 55.0)
+    write_run(cmp / "bahdanau_s1" / "nested", [(100, 60.0, 1.0)])  # a run's own subfolder is not searched
+    (cmp / "logs").mkdir()  # nor is a folder without runs
+    out = tmp_path / "out"
+    code, stdout, err = run_cli(["report", str(tmp_path / "runs"), "--out", str(out)], capsys)
+    assert code == 0, err
+    rows = table_rows(stdout)
+    assert list(rows) == ["bahdanau_s1", "none_s1"]
+    assert rows["bahdanau_s1"][6:] == ["n/a", "30.50", "55.00"] and rows["none_s1"][7] == "20.25"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _stdout, err = run_cli(["report", str(empty), "--out", str(tmp_path / "out2")], capsys)
+    assert code == 2 and "no run folder (one holding metrics.jsonl) in it or below it" in err
