@@ -4,8 +4,9 @@ Two steps, so that a table can be finished over several sittings from the JSON l
 
 1. ``--collect DIR``: DIR holds one ``nmt compare --runs-dir DIR/<pair>`` folder per language pair
    (each with its report/report.json and its runs' compare-<split>/scored.json); one JSON line per
-   run (pair, variant, seed, BLEU, chrF, updates, parameters, the run's own training seconds, the
-   device it trained on, the sacreBLEU signature) is written to ``--out``.
+   run (pair, variant, seed, BLEU, chrF, updates, parameters, forward FLOPs per target token, the
+   run's own training seconds, the device it trained on, the sacreBLEU signature) is written to
+   ``--out``.
 2. ``FILE.jsonl ...``: the tables, in Markdown on stdout.  Per pair: each variant's mean BLEU over
    seeds ± its 95% t interval, its difference to the baseline ± the interval of the paired
    differences, the paired t-test over seeds, and its rank.  Then a summary (each variant's ΔBLEU
@@ -36,6 +37,18 @@ SCRIPT = "pairs_table.py"
 PAIR_ORDER = ("de-en", "en-de", "fr-en", "cs-en")
 
 
+def variant_flops(config: str, arm_overrides: list[str]) -> float:
+    """Forward FLOPs per target token of the model an arm's config builds (:mod:`nmt.model.cost`),
+    at data.vocab_size on both sides: the figure depends on the architecture, not on the weights."""
+    from nmt import config as config_mod
+    from nmt.model.build import build_model
+    from nmt.model.cost import flops_per_target_token
+
+    cfg = config_mod.load(Path(config), arm_overrides)
+    vocab = cfg.data.vocab_size
+    return flops_per_target_token(build_model(cfg.model, vocab, vocab))
+
+
 def collect(root: Path, notes: dict[str, str]) -> list[dict[str, Any]]:
     """One record per run of every comparison folder under ``root``."""
     records = []
@@ -48,6 +61,7 @@ def collect(root: Path, notes: dict[str, str]) -> list[dict[str, Any]]:
         report = json.loads((folder / "report" / "report.json").read_text(encoding="utf-8"))
         plan = report["plan"]
         for row in report["variants"]:
+            flops = variant_flops(plan["config"], [*plan["overrides"], *plan["arms"][row["variant"]]["train"]])
             for index, seed in enumerate(row["seeds"]):
                 run = folder / f"{row['variant']}_s{seed}"
                 scored = json.loads((run / f"compare-{plan['split']}" / "scored.json").read_text(encoding="utf-8"))
@@ -68,6 +82,7 @@ def collect(root: Path, notes: dict[str, str]) -> list[dict[str, Any]]:
                         "updates": result["updates"],
                         "best_step": result["best_step"],
                         "params": result["params"],
+                        "flops_per_token": result.get("flops_per_token", flops),
                         "train_s": result["train_s"],
                         "device_name": starts[0].hardware.get("device_name") if starts else None,
                         "amp": starts[0].amp if starts else None,
@@ -99,6 +114,7 @@ def pair_rows(variants: dict[str, dict[int, dict[str, Any]]]) -> list[dict[str, 
         test = paired_t_test([runs[s]["bleu"] for s in seeds], [base[s]["bleu"] for s in seeds if s in base])
         rows.append({"variant": variant, "seeds": seeds, "bleu": bleu, "test": test, "baseline": variant == baseline})
         rows[-1]["params"] = runs[seeds[0]]["params"]
+        rows[-1]["mflops"] = runs[seeds[0]].get("flops_per_token", float("nan")) / 1e6
     ranked = sorted(rows, key=lambda r: -r["bleu"].mean)
     for rank, row in enumerate(ranked, 1):
         row["rank"] = rank
@@ -111,14 +127,16 @@ def pair_table(pair: str, rows: list[dict[str, Any]], any_record: dict[str, Any]
         f"**{pair}** ({any_record['split']}, beam {any_record['beam']}, {any_record['updates']} updates, "
         f"seeds {', '.join(map(str, seeds))}; `{any_record['config']}`)",
         "",
-        "| variant | parameters | BLEU (mean ± 95% CI) | ΔBLEU (± 95% CI) | p (paired t, seeds) | rank |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| variant | parameters | MFLOPs/token | BLEU (mean ± 95% CI) | ΔBLEU (± 95% CI) | p (paired t, seeds) | rank |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         delta = "baseline" if r["baseline"] else r["test"].difference.cell()
         delta = delta if r["baseline"] else ("+" + delta if r["test"].difference.mean >= 0 else delta)
         p = "" if r["baseline"] or r["test"].p is None else f"{r['test'].p:.3f}"
-        lines.append(f"| {r['variant']} | {r['params']:,} | {r['bleu'].cell()} | {delta} | {p} | {r['rank']} |")
+        lines.append(
+            f"| {r['variant']} | {r['params']:,} | {r['mflops']:.2f} | {r['bleu'].cell()} | {delta} | {p} | {r['rank']} |"
+        )
     return lines
 
 

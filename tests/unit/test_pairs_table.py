@@ -22,6 +22,7 @@ def record(pair: str, variant: str, seed: int, bleu: float) -> dict:
         "bleu": bleu,
         "updates": 600,
         "params": 1000,
+        "flops_per_token": 2.5e6,
     }
 
 
@@ -36,6 +37,6 @@ def test_rankings_that_agree_give_tau_one_and_a_reversal_minus_one(tmp_path, cap
     page = capsys.readouterr().out
     assert "| de-en |  | +1.00 | -1.00 |" in page  # fr-en ranks alike, cs-en in reverse
     # the shift of 0.1 per seed is the same in both arms: the paired differences have no spread
-    assert "| qkv | 1,000 | 31.20 ± 0.25 | +1.00 ± 0.00 | 0.000 | 1 |" in page
+    assert "| qkv | 1,000 | 2.50 | 31.20 ± 0.25 | +1.00 ± 0.00 | 0.000 | 1 |" in page
     assert "| none | -10.00 (4) | -10.00 (4) | +10.00 (1) | 3.0 |" in page
     assert "attention variants only (none left out)" in page
