@@ -138,3 +138,34 @@ def write_record(out: Path, record: dict[str, Any]) -> tuple[Path, Path]:
     """``out/record.json`` and ``out/record.md``."""
     page = "\n".join(["# Reproducibility record", "", *_lines(record)]) + "\n"
     return write_report(out / RECORD, record, [], markdown=page)
+
+
+def write_runs_record(out: Path, run_dirs: list[Path], signatures: list[str]) -> tuple[Path, Path]:
+    """The record of ``nmt report``'s table: its runs, their hardware and training time, the
+    software reading them, and the sacreBLEU signatures of its scores."""
+    train_s = [s.elapsed_s for d in run_dirs if (s := _stop(d)) is not None]
+    hardware, versions = run_hardware(run_dirs), software()
+    record: dict[str, Any] = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "runs": [str(d) for d in run_dirs],
+        "hardware": hardware,
+        "software": versions,
+        "signatures": signatures,
+        "train_s_total": round(sum(train_s), 1),
+    }
+    machines = "; ".join(
+        f"{h.get('device_name', '?')} ({h.get('device', '?')}, {h.get('threads', '?')} threads, amp {h.get('amp')}, "
+        f"torch {h.get('torch', '?')}): {h['runs']} run start(s)"
+        for h in hardware
+    )
+    lines = [
+        "# Reproducibility record",
+        "",
+        f"- date: {record['date']}",
+        f"- runs: {len(run_dirs)} ({', '.join(d.name for d in run_dirs)})",
+        f"- hardware the runs trained on: {machines or 'not logged'}",
+        f"- software of this report: {', '.join(f'{k} {v}' for k, v in versions.items())}",
+        f"- signatures: {'; '.join(f'`{sig}`' for sig in signatures) or 'none'}",
+        f"- training time of the runs, as each measured it: {record['train_s_total']} s",
+    ]
+    return write_report(out / RECORD, record, [], markdown="\n".join(lines) + "\n")

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
+from nmt.evaluate.compare_record import write_runs_record
 from nmt.evaluate.run_files import find_runs
 from nmt.evaluate.run_summary import RunSummary, results_table, summarize
 from nmt.run.paths import REPORT
@@ -174,5 +175,7 @@ def write_report(runs: Sequence[Path], out: Optional[Path] = None) -> tuple[Path
     figures = write_figures(rows, out)
     path = out / REPORT_NAME
     atomic_write_bytes(path, markdown(rows, figures).encode("utf-8"))
+    signatures = sorted({sig for row in rows for ev in row.evals.values() if ev for sig in ev.signatures.values()})
+    write_runs_record(out, [row.run for row in rows], signatures)
     log.debug("wrote %s%s", path, f" and {', '.join(figures)}" if figures else "")
     return path, results_table(rows)

@@ -264,6 +264,9 @@ def test_a_comparison_folder_reports_every_run_below_it_with_the_scores_compare_
     rows = table_rows(stdout)
     assert list(rows) == ["bahdanau_s1", "none_s1"]
     assert rows["bahdanau_s1"][6:] == ["n/a", "30.50", "55.00"] and rows["none_s1"][7] == "20.25"
+    record = json.loads((out / "record.json").read_text(encoding="utf-8"))  # the reproducibility record
+    assert [Path(r).name for r in record["runs"]] == ["bahdanau_s1", "none_s1"]
+    assert record["signatures"] == [BLEU_SIG] and record["software"]["sacrebleu"]
     empty = tmp_path / "empty"
     empty.mkdir()
     code, _stdout, err = run_cli(["report", str(empty), "--out", str(tmp_path / "out2")], capsys)
