@@ -20,7 +20,11 @@ def eval_cmd(
     checkpoint: Optional[list[Path]] = typer.Option(
         None, help="Translate a corpus split with this checkpoint, then score; several decode as an ensemble."
     ),
-    split: str = typer.Option("test", help="Split of the run's corpus to translate (with --checkpoint)."),
+    split: str = typer.Option(
+        "test",
+        help="Split of the run's corpus to translate (with --checkpoint): test, valid, or for Multi30k "
+        "test2016, test2017, test2018 and test2017_mscoco where they were prepared.",
+    ),
     hyp: Optional[list[Path]] = typer.Option(
         None,
         help="Hypothesis file(s) to score, one line per reference line; with several, each is compared "
@@ -132,7 +136,11 @@ def compare_cmd(
         help="Arm the others are tested against, as the table labels it (a variant, "
         "'KEY=V', or 'VARIANT KEY=V ...'; default: the first).",
     ),
-    split: str = typer.Option("test", help="Split to translate and score with each run's best checkpoint."),
+    split: str = typer.Option(
+        "test",
+        help="Split to translate and score with each run's best checkpoint (Multi30k: test2016, test2017, "
+        "test2018, test2017_mscoco where prepared).",
+    ),
     beam: Optional[int] = typer.Option(None, help="Beam size for scoring (default: the config's decode.beam)."),
     runs_dir: Optional[Path] = typer.Option(
         None,
