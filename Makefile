@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow test-unit test-integration test-system test-browser browser-deps lint docs docs-serve demo bench gpu-report clean-venv
+.PHONY: package test test-slow test-unit test-integration test-system test-browser browser-deps lint docs docs-serve demo bench gpu-report clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint,docs,export]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint,docs,export,package]'
 	touch $(STAMP)
 
 # The test suite without its slow tests, on every core (pytest-xdist: one worker per core, each test single-threaded).
@@ -78,6 +78,19 @@ bench: $(STAMP)
 MIRROR ?= ../shared/data/multi30k
 gpu-report: $(STAMP)
 	$(BIN)/python scripts/gpu_report.py --mirror $(MIRROR)
+
+# The distribution as a user gets it: wheel and sdist into dist/, the wheel installed into a fresh
+# environment (build/pkgtest) with the same torch pin, then the command and the import run from
+# outside the repository, so nothing is read from the working tree (.ci/run runs this).
+PKGTEST := build/pkgtest
+package: $(STAMP)
+	rm -rf dist $(PKGTEST)
+	$(BIN)/python -m build --outdir dist . >/dev/null
+	$(PYTHON) -m venv $(PKGTEST)
+	$(PKGTEST)/bin/python -m pip install --quiet -c constraints.txt dist/*.whl
+	cd /tmp && $(CURDIR)/$(PKGTEST)/bin/nmt --version && \
+	  $(CURDIR)/$(PKGTEST)/bin/python -c "import nmt, nmt.cli; print('import nmt from', nmt.__file__)"
+	@ls dist
 
 clean-venv:
 	rm -rf $(VENV)
