@@ -28,10 +28,12 @@ from nmt.evaluate.compare_jobs import train_side_by_side
 from nmt.evaluate.compare_plan import Plan, check_plan
 from nmt.evaluate.compare_runs import RunAction, check_finished_work, planned_actions, train_run
 from nmt.evaluate.compare_scores import score_run, summarize, table_rows
+from nmt.evaluate.report_files import REPORT_FILES, check_report_outputs
 from nmt.evaluate.run_report import check_out_folder
 from nmt.run.paths import REPORT, report_stem
 from nmt.score.metrics import write_report
 from nmt.util.errors import UserError
+from nmt.util.owned import claim
 
 
 def planned_run_actions(plan: Plan) -> list[tuple[RunAction, str]]:
@@ -61,6 +63,7 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     steps = check_plan(plan)
     out = out or plan.runs_dir / REPORT
     check_out_folder(out)  # not after hours of training
+    check_report_outputs(out, REPORT_FILES)  # nor a report.md of the user's there
     actions = planned_actions(plan, steps)
     check_finished_work(list(actions.values()))
     if jobs > 1:
@@ -94,5 +97,6 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
         "variants": rows,
         "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in (plan.variants or [])},
     }
+    claim(out, REPORT_FILES)
     json_path, md_path = write_report(report_stem(out), payload, table_rows(rows))
     return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}"

@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
+from nmt.evaluate.report_files import check_report_outputs
 from nmt.evaluate.run_summary import RunSummary, results_table, summarize
 from nmt.run.paths import REPORT
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
+from nmt.util.owned import claim
 from nmt.util.plots import plot_curves
 
 log = logging.getLogger(__name__)
@@ -168,8 +170,9 @@ def write_report(runs: Sequence[Path], out: Optional[Path] = None) -> tuple[Path
     if any(Path(run).resolve() == out.resolve() for run in runs):
         raise UserError(f"--out {out} is one of the runs; choose another folder")
     check_out_folder(out)
+    check_report_outputs(out, [REPORT_NAME, *FIGURES.values()])
     rows = [summarize(Path(run)) for run in runs]
-    out.mkdir(parents=True, exist_ok=True)
+    claim(out, [REPORT_NAME, *FIGURES.values()])
     figures = write_figures(rows, out)
     path = out / REPORT_NAME
     atomic_write_bytes(path, markdown(rows, figures).encode("utf-8"))

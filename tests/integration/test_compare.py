@@ -177,6 +177,21 @@ def test_an_out_that_is_a_file_is_refused_before_training(tmp_path, toy_files, c
     assert taken.read_text() == "mine\n" and not (tmp_path / "cmp").exists()  # nothing trained
 
 
+@pytest.mark.parametrize("name", ["report.md", "report.json"])
+def test_a_users_report_in_out_is_refused_before_training(tmp_path, toy_files, capsys, name):
+    _, files = toy_files
+    out = tmp_path / "results"
+    out.mkdir()
+    taken = out / name
+    taken.write_text("mine\n")
+    code, printed, err = run_cli(
+        compare_args(tmp_path, files, "--variants", "bahdanau", "--steps", "5", "--out", str(out)), capsys
+    )
+    assert code == 2 and printed == "" and f"{taken} was not written by nmt" in err, err
+    assert len(err.strip().splitlines()) == 1 and taken.read_text() == "mine\n"
+    assert not (tmp_path / "cmp").exists()  # nothing trained
+
+
 def test_an_interrupted_run_is_resumed_to_the_same_losses(tmp_path, toy_files, capsys, monkeypatch):
     """A run stopped part-way (Ctrl-C, a killed session) is resumed from its last checkpoint by the
     next compare, not trained again from update 0, and ends where an uninterrupted run ends."""
