@@ -220,7 +220,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     :func:`nmt.train.distributed.end_rank`, with the same status, whatever ends the command.
     """
     try:
-        several = torchrun.world_size() > 1
+        several = torchrun.check_environment() > 1  # before any work
     except UserError as exc:
         print(f"nmt: error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -245,7 +245,7 @@ def _main(argv: Optional[list[str]]) -> None:
 
     keep_freed_memory()  # before the first large tensor
     try:
-        code = app(args=argv, standalone_mode=False)  # click returns a typer.Exit's code here
+        code = app(args=argv, standalone_mode=False, obj={"argv": argv})  # click returns a typer.Exit's code here
         if isinstance(code, int) and code:
             sys.exit(code)
     except typer.Exit as exc:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.config.variants import VARIANTS
-from nmt.evaluate.compare_jobs import train_side_by_side
+from nmt.evaluate.compare_jobs import check_jobs, train_side_by_side
 from nmt.evaluate.compare_plan import Plan, check_plan
 from nmt.evaluate.compare_runs import RunAction, check_finished_work, planned_actions, train_run
 from nmt.evaluate.compare_scores import score_run, summarize, table_rows
@@ -60,6 +60,7 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     ``jobs`` > 1 trains up to that many runs at once, each in a process of its own
     (:mod:`nmt.evaluate.compare_jobs`), before they are scored.
     """
+    check_jobs(jobs)
     steps = check_plan(plan)
     out = out or plan.runs_dir / REPORT
     check_out_folder(out)  # not after hours of training

@@ -178,7 +178,10 @@ def check_outputs_are_ours(lab: Lab, out: Path) -> None:
 
 def run_lab(name: str, ctx: LabContext) -> LabResult:
     """Run one lab and write its table, figure and numbers into ``ctx.out``."""
+    from nmt.evaluate.compare_jobs import check_jobs
+
     lab = load_lab(name)
+    check_jobs(ctx.jobs)  # before anything is written
     check_outputs_are_ours(lab, ctx.out)
     claim(ctx.out, lab_outputs(lab))  # made with its folder; the lab may replace these from now on
     result = lab.run(ctx)
