@@ -25,6 +25,7 @@ from nmt.cli import labs as cli_labs
 from nmt.cli.options import ConfigOpt, SetOpt
 from nmt.util import torchrun
 from nmt.util.errors import UserError
+from nmt.util.out_paths import os_error_line
 
 app = typer.Typer(
     help="Train, compare and understand attention-based translation models (RNNs and the Transformer).",
@@ -265,6 +266,12 @@ def _main(argv: Optional[list[str]]) -> None:
     except KeyboardInterrupt:
         print("nmt: interrupted", file=sys.stderr)
         sys.exit(130)
+    except OSError as exc:  # a path the user can fix, met while writing: one line, not an internal error
+        line = os_error_line(exc)
+        if line is None or _STATE["debug"]:
+            raise
+        print(f"nmt: error: {line}", file=sys.stderr)
+        sys.exit(2)
     except Exception as exc:
         if _STATE["debug"]:
             raise

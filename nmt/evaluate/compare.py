@@ -64,6 +64,7 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     steps = check_plan(plan)
     out = out or plan.runs_dir / REPORT
     check_out_folder(out)  # not after hours of training
+    check_out_folder(plan.runs_dir, "--runs-dir")
     check_report_outputs(out, REPORT_FILES)  # nor a report.md of the user's there
     actions = planned_actions(plan, steps)
     check_finished_work(list(actions.values()))

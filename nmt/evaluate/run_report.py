@@ -19,6 +19,7 @@ from nmt.evaluate.run_summary import RunSummary, results_table, summarize
 from nmt.run.paths import REPORT
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
+from nmt.util.out_paths import check_can_create
 from nmt.util.owned import claim
 from nmt.util.plots import plot_curves
 
@@ -38,12 +39,10 @@ def default_out(runs: Sequence[Path]) -> Path:
 
 def check_out_folder(out: Path, option: str = "--out") -> None:
     """Refuse an output folder that cannot be one: ``out`` or the nearest of its parents that
-    exists is a file (or anything else but a folder).  Checked before any work, so a bad
-    ``--out`` costs nothing and writes nothing."""
-    existing = next((p for p in (Path(out), *Path(out).parents) if p.exists() or p.is_symlink()), None)
-    if existing is not None and not existing.is_dir():
-        what = "exists and is not a folder" if existing == Path(out) else f"{existing} is not a folder"
-        raise UserError(f"{option} {out}: {what}; give a folder for the report")
+    exists is a file (or anything else but a folder), a dangling symbolic link, a name too long,
+    or a folder nmt cannot write in (:func:`nmt.util.out_paths.check_can_create`).  Checked before
+    any work, so a bad ``--out`` costs nothing and writes nothing."""
+    check_can_create(Path(out), option, "folder")
 
 
 def curve_labels(rows: list[RunSummary]) -> list[str]:
