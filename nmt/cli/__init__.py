@@ -25,6 +25,7 @@ from nmt.cli import labs as cli_labs
 from nmt.cli.options import ConfigOpt, SetOpt
 from nmt.util import torchrun
 from nmt.util.errors import UserError
+from nmt.util.out_paths import os_error_line
 
 app = typer.Typer(
     help="Train, compare and understand attention-based translation models (RNNs and the Transformer).",
@@ -220,7 +221,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     :func:`nmt.train.distributed.end_rank`, with the same status, whatever ends the command.
     """
     try:
-        several = torchrun.world_size() > 1
+        several = torchrun.check_environment() > 1  # before any work
     except UserError as exc:
         print(f"nmt: error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -245,7 +246,7 @@ def _main(argv: Optional[list[str]]) -> None:
 
     keep_freed_memory()  # before the first large tensor
     try:
-        code = app(args=argv, standalone_mode=False)  # click returns a typer.Exit's code here
+        code = app(args=argv, standalone_mode=False, obj={"argv": argv})  # click returns a typer.Exit's code here
         if isinstance(code, int) and code:
             sys.exit(code)
     except typer.Exit as exc:
@@ -265,6 +266,12 @@ def _main(argv: Optional[list[str]]) -> None:
     except KeyboardInterrupt:
         print("nmt: interrupted", file=sys.stderr)
         sys.exit(130)
+    except OSError as exc:  # a path the user can fix, met while writing: one line, not an internal error
+        line = os_error_line(exc)
+        if line is None or _STATE["debug"]:
+            raise
+        print(f"nmt: error: {line}", file=sys.stderr)
+        sys.exit(2)
     except Exception as exc:
         if _STATE["debug"]:
             raise

@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 
 from nmt.cli.options import ComputeTypeOpt, ConfigOpt, EngineOpt, ModelDirOpt, SetOpt
+from nmt.cli.stopping import saved_on_stop
 
 
 def eval_cmd(
@@ -110,6 +111,7 @@ def average_cmd(
 
 
 def compare_cmd(
+    ctx: typer.Context,
     config: Optional[Path] = ConfigOpt,
     variants: Optional[str] = typer.Option(
         None,
@@ -155,7 +157,8 @@ def compare_cmd(
         1,
         min=1,
         help="Train up to N runs at once, each in an nmt train process of its own (logs in RUNS_DIR/logs): "
-        "for a GPU or CPU that one run leaves partly idle. Their wall times then show a shared machine.",
+        "for a GPU or CPU that one run leaves partly idle. Their wall times then show a shared machine. "
+        "At most one per CPU core and per 512 MiB of memory.",
     ),
     dry_run: bool = typer.Option(
         False,
@@ -211,7 +214,11 @@ def compare_cmd(
         force=force,
         match_params=match_params,
     )
-    typer.echo("\n".join(planned_runs(plan)) if dry_run else run_compare(plan, out=out, progress=progress, jobs=jobs))
+    if dry_run:
+        typer.echo("\n".join(planned_runs(plan)))
+        return
+    with saved_on_stop(ctx):  # one line and 128 + the signal, the runs saved
+        typer.echo(run_compare(plan, out=out, progress=progress, jobs=jobs))
 
 
 def variants_cmd() -> None:

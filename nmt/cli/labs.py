@@ -7,8 +7,11 @@ from typing import Optional
 
 import typer
 
+from nmt.cli.stopping import saved_on_stop
+
 
 def lab_cmd(
+    command: typer.Context,
     name: Optional[str] = typer.Argument(None, help="The lab to run (nmt lab --list names them).", show_default=False),
     list_: bool = typer.Option(False, "--list", help="List the labs with their expected CPU time, and exit."),
     tiny: bool = typer.Option(
@@ -35,7 +38,8 @@ def lab_cmd(
         1,
         min=1,
         help="Train up to N of the lab's runs at once, each in an nmt train process of its own (logs in "
-        "the runs folder's logs/), as nmt compare --jobs does: for a machine that one run leaves partly idle.",
+        "the runs folder's logs/), as nmt compare --jobs does: for a machine that one run leaves partly idle. "
+        "At most one per CPU core and per 512 MiB of memory.",
     ),
     dry_run: bool = typer.Option(
         False,
@@ -75,7 +79,8 @@ def lab_cmd(
     if dry_run:
         typer.echo("\n".join(planned_lab_runs(name, ctx)))
         return
-    result = run_lab(name, ctx)
+    with saved_on_stop(command):  # one line and 128 + the signal, the runs saved
+        result = run_lab(name, ctx)
     typer.echo(result.table)
     typer.echo(f"nmt lab: wrote {ctx.out / name}.md, .png and .json", err=True)
 

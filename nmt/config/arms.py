@@ -10,6 +10,7 @@ runs, and only the scoring differs.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from typing import Optional
@@ -26,6 +27,10 @@ FIXED_BY_COMPARE = {
     "train.max_epochs": "a comparison runs a fixed number of updates",
 }
 """Options a sweep may not vary, with what to do instead: ``nmt compare`` sets them itself."""
+
+MAX_ARMS = 1000
+"""The most arms one comparison may have (variants x the points of the sweeps' grid): each trains once
+per seed, so a larger plan is a typing slip (two sweeps of 40 values are 1,600 arms), not an experiment."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -69,9 +74,11 @@ def parse_sweep(text: str) -> Sweep:
     """``'train.teacher_forcing=1.0,0.5'`` -> Sweep; a UserError for a malformed one."""
     key, sep, values_text = text.partition("=")
     key = key.strip()
-    values = tuple(v.strip() for v in values_text.split(",") if v.strip())
-    if not sep or not key or not values:
+    values = tuple(v.strip() for v in values_text.split(","))
+    if not sep or not key or not any(values):
         raise UserError(f"--sweep {text!r}: expected KEY=V1,V2,... e.g. --sweep train.teacher_forcing=1.0,0.5")
+    if "" in values:  # "0.1,,0.2" or a trailing comma: a value lost to a slip, not meant
+        raise UserError(f"--sweep {text!r}: value {values.index('') + 1} is empty; give each value between commas")
     if key in FIXED_BY_COMPARE:
         raise UserError(f"--sweep {key}: nmt compare sets this option itself ({FIXED_BY_COMPARE[key]})")
     if len(set(values)) < len(values):
@@ -90,8 +97,15 @@ def expand_arms(variants: Optional[list[str]], sweeps: list[Sweep]) -> list[Arm]
         raise UserError(f"--sweep: each option may be swept once (got {', '.join(keys)})")
     if not variants and not sweeps:
         raise UserError("--variants: give at least one variant, or a --sweep")
-    arms = []
     choices: list[Optional[str]] = list(variants) if variants else [None]
+    count = math.prod(len(s.values) for s in sweeps) * len(choices)
+    if count > MAX_ARMS:  # counted before any is built
+        sizes = " x ".join([*([str(len(choices))] if variants else []), *(str(len(s.values)) for s in sweeps)])
+        raise UserError(
+            f"the comparison would have {count:,} arms ({sizes}), more than {MAX_ARMS:,}; "
+            "give fewer variants or sweep values"
+        )
+    arms = []
     for variant in choices:
         base = variant_overrides(variant) if variant else []
         for point in itertools.product(*(s.values for s in sweeps)):

@@ -159,6 +159,29 @@ def _under(key: str, names: tuple[str, ...]) -> bool:
     return any(key == name or key.startswith(name + ".") for name in names)
 
 
+def _frozen(value: Any) -> Any:
+    """A JSON value as a hashable one that compares as the value does (lists as tuples)."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    return value
+
+
+def fingerprint(config: Config, fit: Fit = Fit()) -> tuple[tuple[str, Any], ...]:
+    """A hashable key of what ``fit`` compares: two configs have the same one exactly when
+    :func:`changes` finds none between them, so a set or dict of them finds equal configs among
+    many in one pass, not one comparison per pair."""
+    if fit.up_to_inert:
+        config = without_inert_options(config)
+    flat = flat_options(config.model_dump(mode="json"))
+    return tuple(
+        (key, _frozen(value))
+        for key, value in sorted(flat.items())
+        if value is not None and (not fit.within or _under(key, fit.within)) and not _under(key, fit.free)
+    )
+
+
 def changes(saved: Config, new: Config, fit: Fit = Fit()) -> list[Change]:
     """The options in which ``saved`` and ``new`` differ although ``fit`` says they may not,
     sorted by name; empty when the saved config fits the new one."""

@@ -9,6 +9,8 @@ too long to convert, nesting past :data:`MAX_YAML_DEPTH` and documents whose ali
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -142,15 +144,30 @@ class _StrictLoader(yaml.SafeLoader):
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
 
 
+def _not_a_file(path: Path) -> str:
+    """What ``path`` is when it exists and is not a regular file ("a folder", "a FIFO", ...); else ""."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""  # missing or unreadable: open says which
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+    if stat.S_ISREG(mode):
+        return ""
+    return next((name for test, name in kinds if test(mode)), "a device")
+
+
 def read_yaml(path: Path) -> dict[str, Any]:
     """Read a YAML mapping; malformed YAML and repeated keys are reported with line and column.
 
     A file over :data:`MAX_CONFIG_BYTES`, or one whose aliases expand past :data:`MAX_YAML_NODES`
     nodes, is refused before anything is built from it.
     """
+    kind = _not_a_file(path)
+    if kind:  # a FIFO would block the open (forever, without a writer); a device never ends
+        raise ConfigError(f"{path}: a config file must be a regular file, not {kind}")
     try:
         with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)  # at most this much, even from /dev/zero
+            data = handle.read(MAX_CONFIG_BYTES + 1)  # at most this much
         text = data.decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None

@@ -27,15 +27,17 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.config.variants import VARIANTS
-from nmt.evaluate.compare_jobs import train_side_by_side
+from nmt.evaluate.compare_jobs import check_jobs, train_side_by_side
 from nmt.evaluate.compare_plan import Plan, check_plan
-from nmt.evaluate.compare_record import build_record, write_record
+from nmt.evaluate.compare_record import RECORD_FILES, build_record, write_record
 from nmt.evaluate.compare_runs import RunAction, check_finished_work, planned_actions, train_run
 from nmt.evaluate.compare_scores import header, score_run, summarize, table_rows
+from nmt.evaluate.report_files import REPORT_FILES, check_report_outputs
 from nmt.evaluate.run_report import check_out_folder
 from nmt.run.paths import REPORT, report_stem
 from nmt.score.metrics import write_report
 from nmt.util.errors import UserError
+from nmt.util.owned import claim
 
 
 def planned_run_actions(plan: Plan) -> list[tuple[RunAction, str]]:
@@ -63,9 +65,12 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     (:mod:`nmt.evaluate.compare_jobs`), before they are scored.
     """
     started = time.monotonic()
+    check_jobs(jobs)
     steps = check_plan(plan)
     out = out or plan.runs_dir / REPORT
     check_out_folder(out)  # not after hours of training
+    check_out_folder(plan.runs_dir, "--runs-dir")
+    check_report_outputs(out, [*REPORT_FILES, *RECORD_FILES])  # nor a report.md of the user's there
     actions = planned_actions(plan, steps)
     check_finished_work(list(actions.values()))
     if jobs > 1:
@@ -99,6 +104,7 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
         "variants": rows,
         "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in (plan.variants or [])},
     }
+    claim(out, [*REPORT_FILES, *RECORD_FILES])
     title, intro = header(plan, rows, steps)
     json_path, md_path = write_report(report_stem(out), payload, table_rows(rows, plan), title=title, intro=intro)
     record = build_record(plan, steps, rows, sorted(set(run_dirs.values())), time.monotonic() - started)

@@ -9,13 +9,16 @@ are not those of a run alone.
 
 A run's output goes to ``RUNS_DIR/logs/<run>.log``.  The processes start in sessions of their
 own, so a Ctrl-C reaches only ``nmt compare``, which passes it on once to each of them: every run
-saves its last checkpoint, and the same command resumes them.  A second Ctrl-C is passed on too,
-which stops them without saving, as for ``nmt train``.
+saves its last checkpoint, and the same command resumes them.  A SIGTERM (or SIGHUP) is passed on as
+SIGTERM, and the comparison then exits as ``nmt train`` would, 128 + the signal it received, with a
+line saying which runs saved.  A second signal is passed on too, which stops them without saving,
+as for ``nmt train``.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -29,12 +32,41 @@ from nmt.config.sections import DataConfig
 from nmt.data.pipeline import load_corpus
 from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import RunAction
-from nmt.util.errors import UserError
+from nmt.util.errors import Interrupted, UserError
 
 log = logging.getLogger(__name__)
 POLL_S = 0.5  # how often the running processes are looked at
 SIGNALLED = 128  # nmt train exits with 128 + the signal that stopped it, its run saved
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # to nmt compare: passed on as Ctrl-C
+MEMORY_PER_JOB = 1 << 29
+"""Bytes of memory a training process takes at least (torch and a small model: about 0.5 GiB)."""
+
+
+def jobs_ceiling(cores: int, memory: int) -> int:
+    """The most runs trained at once on a machine of ``cores`` CPU cores and ``memory`` bytes: one per
+    core (each process keeps a core busy, on a GPU too) and one per :data:`MEMORY_PER_JOB`; at least 1."""
+    return max(1, min(cores, memory // MEMORY_PER_JOB))
+
+
+def machine_jobs_ceiling() -> int:
+    """:func:`jobs_ceiling` of this machine: the cores this process may use, and its physical memory."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        memory = MEMORY_PER_JOB * cores  # unknown: the cores decide
+    return jobs_ceiling(cores, memory)
+
+
+def check_jobs(jobs: int, option: str = "--jobs") -> None:
+    """Refuse, before any work, more runs at once than the machine can hold (:func:`machine_jobs_ceiling`):
+    ``--jobs 1000`` started every run at once."""
+    ceiling = machine_jobs_ceiling()
+    if jobs > ceiling:
+        raise UserError(
+            f"{option} {jobs}: this machine trains at most {ceiling} run(s) at once (one per CPU core and per "
+            f"{MEMORY_PER_JOB >> 20} MiB of memory); give {option} {ceiling} or less"
+        )
 
 
 def train_command(plan: Plan, act: RunAction) -> list[str]:
@@ -78,10 +110,12 @@ def _last_line(path: Path) -> str:
     return lines[-1].strip() if lines else "(no output)"
 
 
-def _interrupt(jobs: list[_Job]) -> None:
-    """Pass one SIGINT to every running job and wait for them; a further Ctrl-C is passed on as well."""
+def _interrupt(jobs: list[_Job], signum: int = signal.SIGINT) -> None:
+    """Pass one ``signum`` (SIGINT, or SIGTERM for any other stop signal) to every running job and wait
+    for them; a further signal is passed on as well."""
+    passed = signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM
     for job in jobs:
-        job.process.send_signal(signal.SIGINT)
+        job.process.send_signal(passed)
     while True:
         try:
             for job in jobs:
@@ -91,7 +125,17 @@ def _interrupt(jobs: list[_Job]) -> None:
         except KeyboardInterrupt:
             for job in jobs:
                 if job.process.poll() is None:
-                    job.process.send_signal(signal.SIGINT)
+                    job.process.send_signal(passed)
+
+
+def _stopped(signum: int, runs: list[Path], runs_dir: Path) -> Interrupted:
+    """The one-line end of a comparison stopped by ``signum``: which runs saved, and how to go on."""
+    name = signal.Signals(signum).name
+    saved = ", ".join(run.name for run in runs[:4]) + (f" and {len(runs) - 4} more" if len(runs) > 4 else "")
+    what = (
+        f"the runs in training ({saved}) saved their last checkpoint in {runs_dir}" if runs else "no run was training"
+    )
+    return Interrupted(signum, f"stopped by {name}: {what}; the same command resumes the comparison")
 
 
 def prepare_corpora(plan: Plan, actions: list[RunAction]) -> None:
@@ -132,25 +176,13 @@ def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
     running: list[_Job] = []
     previous = {sig: signal.signal(sig, _as_interrupt) for sig in STOP_SIGNALS}
     try:
-        while pending or running:
-            while pending and len(running) < jobs:
-                running.append(_start(plan, pending.pop(0)))
-            time.sleep(POLL_S)
-            for job in [j for j in running if j.process.poll() is not None]:
-                running.remove(job)
-                job.log_file.close()
-                code = job.process.returncode
-                if code == 0:
-                    log.info("%s finished", job.act.run_dir)
-                    continue
-                if code > SIGNALLED:
-                    raise KeyboardInterrupt
-                how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-                raise UserError(
-                    f"training {job.act.run_dir} failed ({how}): {_last_line(job.log_path)}; "
-                    f"its output is in {job.log_path}"
-                )
-    except BaseException:  # Ctrl-C, a failed run, a process that would not start
+        _run_jobs(plan, pending, running, jobs)
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, or a run stopped by one from elsewhere
+        signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
+        stopped = [job.act.run_dir for job in running]
+        _interrupt(running, signum)
+        raise _stopped(signum, stopped, plan.runs_dir) from None
+    except BaseException:  # a failed run, a process that would not start
         _interrupt(running)
         raise
     finally:
@@ -158,7 +190,31 @@ def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
             signal.signal(sig, handler)
 
 
+def _run_jobs(plan: Plan, pending: list[RunAction], running: list[_Job], jobs: int) -> None:
+    """Start the pending runs, ``jobs`` at a time, until every one has finished; ``running`` is kept
+    up to date, for the caller to stop them."""
+    while pending or running:
+        while pending and len(running) < jobs:
+            running.append(_start(plan, pending.pop(0)))
+        time.sleep(POLL_S)
+        for job in [j for j in running if j.process.poll() is not None]:
+            code = job.process.returncode
+            if code == 0:
+                running.remove(job)
+                job.log_file.close()
+                log.info("%s finished", job.act.run_dir)
+                continue
+            # left in running (signals to an ended process are not sent), so the caller names it
+            if code > SIGNALLED:  # stopped by a signal from elsewhere, its run saved
+                raise Interrupted(code - SIGNALLED, f"{job.act.run_dir} was stopped")
+            how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+            raise UserError(
+                f"training {job.act.run_dir} failed ({how}): {_last_line(job.log_path)}; "
+                f"its output is in {job.log_path}"
+            )
+
+
 def _as_interrupt(signum: int, _frame: object) -> None:
     """SIGTERM or SIGHUP to ``nmt compare`` (a kill, a closed terminal) stops the runs as Ctrl-C does:
     they run in sessions of their own, so nothing else would reach them."""
-    raise KeyboardInterrupt
+    raise Interrupted(signum, signal.Signals(signum).name)

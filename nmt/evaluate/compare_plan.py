@@ -4,13 +4,14 @@ the checks that fail a bad plan in one line before anything trains."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from nmt import config as config_mod
 from nmt.config.arms import Arm, Sweep, expand_arms
-from nmt.config.saved import Fit, changes
+from nmt.config.saved import Fit, fingerprint
 from nmt.util.errors import UserError
 
 
@@ -99,16 +100,15 @@ def check_plan(plan: Plan) -> int:
             "a comparison trains a fixed number of updates: give --steps N (N >= 1) "
             "or set train.max_steps in the config"
         )
-    seen: list[tuple[Arm, config_mod.Config]] = []
+    seen: dict[Hashable, Arm] = {}  # one look-up per arm, so planning grows with the arms, not their pairs
     for arm in plan.arms:  # an arm or seed that does not fit the base config fails now, not after hours
         for seed in plan.seeds:
             cfg = config_mod.load(plan.config, [*run_overrides(plan, arm, seed, steps), *arm.decode])
         # cfg: this arm at the last seed, as every arm in seen was (seeds change every arm alike)
-        twin = next((other for other, c in seen if not changes(c, cfg, SAME_ARM)), None)
-        if twin is not None:  # e.g. --sweep train.teacher_forcing=1,1.0: one model trained (or scored) twice
+        twin = seen.setdefault(fingerprint(cfg, SAME_ARM), arm)
+        if twin is not arm:  # e.g. --sweep train.teacher_forcing=1,1.0: one model trained (or scored) twice
             raise UserError(
                 f"the arms {twin.label!r} and {arm.label!r} are one config (the same model, trained and "
                 "decoded the same way); give each value or variant once"
             )
-        seen.append((arm, cfg))
     return steps

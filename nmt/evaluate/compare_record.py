@@ -26,6 +26,8 @@ from nmt.score.metrics import write_report
 RECORD = "record"
 """Stem of the record's two files in a comparison's report folder (record.json, record.md)."""
 
+RECORD_FILES = (f"{RECORD}.json", f"{RECORD}.md")
+
 
 def git_commit(folder: Path = Path(__file__).resolve().parent) -> Optional[str]:
     """The commit of the git checkout nmt runs from, with ``+dirty`` when it has changes; None outside one."""

@@ -5,6 +5,7 @@ not write; and the training of one run."""
 from __future__ import annotations
 
 import logging
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -17,7 +18,7 @@ from nmt.evaluate.compare_plan import Plan, run_overrides
 from nmt.run import events
 from nmt.run import folder as rundir
 from nmt.run.paths import RunPaths
-from nmt.util.errors import UserError
+from nmt.util.errors import Interrupted, UserError
 
 log = logging.getLogger(__name__)
 
@@ -154,6 +155,10 @@ def train_run(plan: Plan, act: RunAction, label: str, seed: int, steps: int, pro
     else:
         log.info("%s seed %d: training %d updates into %s", label, seed, steps, act.run_dir)
         outcome = run_training(plan.config, act.overrides, overwrite=True, progress=progress)
-    if outcome.exit_code:
-        raise KeyboardInterrupt  # stopped by a signal: the run is saved; rerun the command to go on
+    if outcome.exit_code:  # stopped by a signal: the run is saved; the same command goes on
+        name = signal.Signals(outcome.exit_code - 128).name
+        raise Interrupted(
+            outcome.exit_code - 128,
+            f"stopped by {name}: {act.run_dir} saved its last checkpoint; the same command resumes the comparison",
+        )
     return act.run_dir

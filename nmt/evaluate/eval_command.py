@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from nmt.config import with_decode_overrides
 from nmt.evaluate.eval_page import eval_page, summary
+from nmt.evaluate.report_files import LENGTH_PLOT, REPORT_FILES, check_report_outputs, hypotheses_in
 from nmt.evaluate.run_report import check_out_folder
 from nmt.run.paths import EVAL, RunPaths, report_stem, run_of_checkpoint
 from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
 from nmt.util.errors import UserError
 from nmt.util.fileio import read_lines, write_lines
+from nmt.util.owned import claim
 
 if TYPE_CHECKING:
     import torch
@@ -61,6 +63,7 @@ def translate_split(
         results = translate_ids(loaded.model, ids, cfg.decode, device, beam=beam)
     hyps = [loaded.tgt_tok.decode(r.ids[0]) for r in results]
     hyp_path = out / f"{split}.hyp.{cfg.data.tgt}"
+    claim(out, [hyp_path.name])
     write_lines(hyp_path, hyps)
     info = {
         "checkpoints": [str(c) for c in checkpoints],
@@ -91,6 +94,7 @@ def translate_lines(
     )
     hyps = [engine.tgt_tok.decode(r.ids[0]) for r in results]
     hyp_path = out / f"{src.name}.hyp"
+    claim(out, [hyp_path.name])
     write_lines(hyp_path, hyps)
     info = {
         "model": str(model),
@@ -178,6 +182,13 @@ def run_eval(
         out = RunPaths.of_checkpoint(Path(checkpoints[0])).eval_folder(ensemble) if checkpoints else Path(EVAL)
     out = Path(out)
     check_out_folder(out)  # before any model loads or file is read
+    written = [*REPORT_FILES, *([LENGTH_PLOT] if not hyps or src is not None else [])]  # the plot needs sources
+    translated = []  # the hypothesis files a model writes into out
+    if checkpoints:
+        translated = hypotheses_in(out, split)
+    elif model is not None and src is not None:
+        translated = [f"{src.name}.hyp"]
+    check_report_outputs(out, [*written, *translated])  # a user's report.md or .hyp there is refused now
     srcs: Optional[list[str]]  # the source lines, where known
     if checkpoints:  # the folder is made by the first file written: a refusal before it leaves none
         systems, refs, srcs, info, _ = translate_split([Path(c) for c in checkpoints], split, beam, overrides, out)
@@ -213,5 +224,6 @@ def run_eval(
         from nmt.util.plots import plot_bleu_by_length
 
         payload["length_plot"] = str(plot_bleu_by_length(series, out / "bleu_by_length.png"))
+    claim(out, written)
     json_path, md_path = write_report(report_stem(out), payload, [], markdown=eval_page(payload))
     return f"{summary(payload)}\nwrote {json_path} and {md_path}"

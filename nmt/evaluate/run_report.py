@@ -14,12 +14,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
-from nmt.evaluate.compare_record import write_runs_record
+from nmt.evaluate.compare_record import RECORD_FILES, write_runs_record
+from nmt.evaluate.report_files import check_report_outputs
 from nmt.evaluate.run_files import find_runs
 from nmt.evaluate.run_summary import RunSummary, results_table, summarize
 from nmt.run.paths import REPORT
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
+from nmt.util.out_paths import check_can_create
+from nmt.util.owned import claim
 from nmt.util.plots import plot_curves
 
 log = logging.getLogger(__name__)
@@ -38,12 +41,10 @@ def default_out(runs: Sequence[Path]) -> Path:
 
 def check_out_folder(out: Path, option: str = "--out") -> None:
     """Refuse an output folder that cannot be one: ``out`` or the nearest of its parents that
-    exists is a file (or anything else but a folder).  Checked before any work, so a bad
-    ``--out`` costs nothing and writes nothing."""
-    existing = next((p for p in (Path(out), *Path(out).parents) if p.exists() or p.is_symlink()), None)
-    if existing is not None and not existing.is_dir():
-        what = "exists and is not a folder" if existing == Path(out) else f"{existing} is not a folder"
-        raise UserError(f"{option} {out}: {what}; give a folder for the report")
+    exists is a file (or anything else but a folder), a dangling symbolic link, a name too long,
+    or a folder nmt cannot write in (:func:`nmt.util.out_paths.check_can_create`).  Checked before
+    any work, so a bad ``--out`` costs nothing and writes nothing."""
+    check_can_create(Path(out), option, "folder")
 
 
 def curve_labels(rows: list[RunSummary]) -> list[str]:
@@ -170,8 +171,9 @@ def write_report(runs: Sequence[Path], out: Optional[Path] = None) -> tuple[Path
     if any(Path(run).resolve() == out.resolve() for run in runs):
         raise UserError(f"--out {out} is one of the runs; choose another folder")
     check_out_folder(out)
+    check_report_outputs(out, [REPORT_NAME, *FIGURES.values(), *RECORD_FILES])
     rows = [summarize(run) for run in find_runs(runs)]
-    out.mkdir(parents=True, exist_ok=True)
+    claim(out, [REPORT_NAME, *FIGURES.values(), *RECORD_FILES])
     figures = write_figures(rows, out)
     path = out / REPORT_NAME
     atomic_write_bytes(path, markdown(rows, figures).encode("utf-8"))

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from nmt.labs import LAB_MODULES
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
+from nmt.util.owned import check_ours, claim
 
 if TYPE_CHECKING:
     from nmt.evaluate.compare_plan import Plan
@@ -146,31 +147,43 @@ def planned_lab_runs(name: str, ctx: LabContext) -> list[str]:
     return lines
 
 
-def check_outputs_are_ours(lab: Lab, out: Path) -> None:
-    """Refuse, before any training, an ``out`` whose NAME.md or NAME.json this lab did not write (a
-    page beside the lab's folder, say ``--out docs/labs`` where docs/labs/NAME.md is the hand-written
-    page): the lab would replace it."""
-    table, numbers = out / f"{lab.name}.md", out / f"{lab.name}.json"
-    if table.is_file() and not table.read_bytes().startswith(f"# {lab.title}\n".encode()):
-        raise UserError(f"--out {out}: {table} is not a table of this lab and would be replaced; give another --out")
-    if numbers.is_file():
+def lab_outputs(lab: Lab) -> tuple[str, str, str]:
+    """The names a lab writes into its ``--out`` folder: its table, figure and numbers."""
+    return f"{lab.name}.md", f"{lab.name}.png", f"{lab.name}.json"
+
+
+def wrote_before_manifests(lab: Lab) -> Callable[[Path], bool]:
+    """Whether a folder without a manifest holds this lab's outputs from before manifests: its
+    NAME.json is the lab's numbers (a JSON object naming the lab and its title), which the lab wrote
+    beside its table and figure.  A page alone, such as docs/labs/NAME.md, never counts."""
+
+    def test(folder: Path) -> bool:
         try:
-            ours = json.loads(numbers.read_bytes()).get("lab") == lab.name
-        except (ValueError, AttributeError):
-            ours = False
-        if not ours:
-            raise UserError(
-                f"--out {out}: {numbers} is not this lab's numbers and would be replaced; give another --out"
-            )
+            numbers = json.loads((folder / f"{lab.name}.json").read_bytes())
+        except (OSError, ValueError):
+            return False
+        return isinstance(numbers, dict) and numbers.get("lab") == lab.name and numbers.get("title") == lab.title
+
+    return test
+
+
+def check_outputs_are_ours(lab: Lab, out: Path) -> None:
+    """Refuse, before any training, an ``out`` whose NAME.md, NAME.png or NAME.json this lab did not
+    write (:mod:`nmt.util.owned`): a page beside the lab's folder, say ``--out docs/labs`` where
+    docs/labs/NAME.md is the hand-written page, would be replaced."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is not a folder")
+    check_ours(out, lab_outputs(lab), "--out", legacy=wrote_before_manifests(lab))
 
 
 def run_lab(name: str, ctx: LabContext) -> LabResult:
     """Run one lab and write its table, figure and numbers into ``ctx.out``."""
+    from nmt.evaluate.compare_jobs import check_jobs
+
     lab = load_lab(name)
-    if ctx.out.exists() and not ctx.out.is_dir():
-        raise UserError(f"--out {ctx.out} is not a folder")
+    check_jobs(ctx.jobs)  # before anything is written
     check_outputs_are_ours(lab, ctx.out)
-    ctx.out.mkdir(parents=True, exist_ok=True)
+    claim(ctx.out, lab_outputs(lab))  # made with its folder; the lab may replace these from now on
     result = lab.run(ctx)
     numbers = {"lab": name, "title": lab.title, "tiny": ctx.tiny, **result.numbers}
     atomic_write_bytes(ctx.out / f"{name}.json", json.dumps(numbers, indent=1).encode("utf-8"))

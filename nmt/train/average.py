@@ -28,6 +28,7 @@ from nmt.run import checkpoint as ckpt
 from nmt.run.paths import RunPaths, is_trainer_checkpoint
 from nmt.run.state import TrainState
 from nmt.util.errors import CheckpointError, UserError
+from nmt.util.out_paths import check_can_create
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +196,7 @@ def check_output(output: Path, paths: Sequence[Path], force: bool) -> None:
     output = Path(output)
     if output.is_dir():
         raise UserError(f"-o {output}: is a directory; give a file name, e.g. {output / 'avg.pt'}")
+    check_can_create(output, "-o", "file")  # a long name, a read-only folder, a path under a file
     if output.exists():
         same = next((p for p in paths if os.path.samefile(p, output)), None)
         if same is not None:

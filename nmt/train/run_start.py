@@ -22,6 +22,7 @@ from nmt.run.paths import RunPaths
 from nmt.train import tensorboard
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
+from nmt.util.out_paths import check_can_create
 
 
 def write_config(cfg: Config, run_dir: Path) -> None:
@@ -79,6 +80,7 @@ def check_run(config: Optional[Path], overrides: list[str], resume: Optional[Pat
     cfg, run_dir = resolve_run(config, overrides, resume)
     if cfg.train.tensorboard:
         tensorboard.require()
+    check_can_create(run_dir, "runs_dir/name")
     if resume is None:
         rundir.check_replaceable(run_dir, overwrite)
     rundir.probe(run_dir)
@@ -92,6 +94,7 @@ def claim_run(cfg: Config, run_dir: Path, fresh: bool, overwrite: bool, held: co
     """
     if cfg.train.tensorboard:
         tensorboard.require()
+    check_can_create(run_dir, "runs_dir/name")  # a read-only runs_dir, a path under a file
     if fresh:
         rundir.check_replaceable(run_dir, overwrite)
     held.enter_context(rundir.RunLock(run_dir))

@@ -32,6 +32,16 @@ class CheckpointError(UserError):
     """A checkpoint is truncated, foreign or does not match the requested model."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """A command stopped by a signal after saving its work: the CLI prints ``what`` (what was saved and
+    how to go on) in one line, and exits with 128 + ``signum``, as ``nmt train`` does."""
+
+    def __init__(self, signum: int, what: str) -> None:
+        super().__init__(what)
+        self.signum = signum
+        self.what = what
+
+
 def short_repr(value: Any, limit: int = SHOWN_VALUE_CHARS) -> str:
     """``repr(value)`` cut to ``limit`` characters with an ellipsis, never building a huge string.
 

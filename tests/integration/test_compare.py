@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import statistics
 import sys
 import time
@@ -203,6 +204,40 @@ def test_an_out_that_is_a_file_is_refused_before_training(tmp_path, toy_files, c
     assert taken.read_text() == "mine\n" and not (tmp_path / "cmp").exists()  # nothing trained
 
 
+@pytest.mark.parametrize("name", ["report.md", "report.json"])
+def test_a_users_report_in_out_is_refused_before_training(tmp_path, toy_files, capsys, name):
+    _, files = toy_files
+    out = tmp_path / "results"
+    out.mkdir()
+    taken = out / name
+    taken.write_text("mine\n")
+    code, printed, err = run_cli(
+        compare_args(tmp_path, files, "--variants", "bahdanau", "--steps", "5", "--out", str(out)), capsys
+    )
+    assert code == 2 and printed == "" and f"{taken} was not written by nmt" in err, err
+    assert len(err.strip().splitlines()) == 1 and taken.read_text() == "mine\n"
+    assert not (tmp_path / "cmp").exists()  # nothing trained
+
+
+def test_more_jobs_than_the_machine_holds_are_refused_before_anything_starts(tmp_path, toy_files, capsys, monkeypatch):
+    from nmt.evaluate.compare_jobs import MEMORY_PER_JOB, jobs_ceiling, machine_jobs_ceiling
+
+    assert jobs_ceiling(cores=64, memory=4 * MEMORY_PER_JOB) == 4  # memory bounds it
+    assert jobs_ceiling(cores=2, memory=1 << 40) == 2 and jobs_ceiling(cores=8, memory=0) == 1  # cores; at least 1
+    monkeypatch.setattr("nmt.evaluate.compare.train_side_by_side", lambda *a: pytest.fail("runs were started"))
+    _, files = toy_files
+    too_many = machine_jobs_ceiling() + 1
+    for command in (
+        compare_args(tmp_path, files, "--variants", "bahdanau", "--steps", "5"),
+        ["lab", "beam", "--tiny", "--out", str(tmp_path / "many")],
+    ):
+        argv = [*command, "--jobs", str(too_many), "--runs-dir", str(tmp_path / "many")]
+        code, printed, err = run_cli(argv, capsys)
+        assert code == 2 and printed == "" and len(err.strip().splitlines()) == 1, err
+        assert f"--jobs {too_many}: this machine trains at most {too_many - 1} run(s) at once" in err
+    assert not (tmp_path / "many").exists()
+
+
 def test_an_interrupted_run_is_resumed_to_the_same_losses(tmp_path, toy_files, capsys, monkeypatch):
     """A run stopped part-way (Ctrl-C, a killed session) is resumed from its last checkpoint by the
     next compare, not trained again from update 0, and ends where an uninterrupted run ends."""
@@ -266,19 +301,22 @@ def test_a_run_that_fails_side_by_side_is_named_with_its_log(tmp_path, toy_files
     assert "bahdanau_s1 failed (exit status 3): no room on the device" in err and "logs/bahdanau_s1.log" in err
 
 
-def test_ctrl_c_is_passed_on_once_to_every_run_side_by_side(tmp_path, toy_files, capsys, monkeypatch):
-    """The parent's Ctrl-C reaches each running process as one SIGINT (each would save its run),
-    and the comparison stops as an interrupted sequential one does."""
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_is_passed_on_once_to_every_run_side_by_side(tmp_path, toy_files, capsys, monkeypatch, signum):
+    """The parent's Ctrl-C (or SIGTERM) reaches each running process as one SIGINT (SIGTERM), so each
+    saves its run; the comparison ends as nmt train does, 128 + the signal, with one line that names
+    the runs saved and the command that resumes them."""
     from nmt.evaluate import compare_jobs
 
     saved = tmp_path / "saved"
     saved.mkdir()
     child = (
         "import signal, sys, time, pathlib\n"
-        "def stop(*_):\n"
-        f"    pathlib.Path({str(saved)!r}, sys.argv[1]).write_text('saved')\n"
-        "    sys.exit(130)\n"
+        "def stop(signum, _):\n"
+        f"    pathlib.Path({str(saved)!r}, sys.argv[1]).write_text(signal.Signals(signum).name)\n"
+        "    sys.exit(128 + signum)\n"
         "signal.signal(signal.SIGINT, stop)\n"
+        "signal.signal(signal.SIGTERM, stop)\n"
         f"pathlib.Path({str(saved)!r}, sys.argv[1] + '.started').write_text('')\n"
         "time.sleep(60)\n"
     )
@@ -287,19 +325,26 @@ def test_ctrl_c_is_passed_on_once_to_every_run_side_by_side(tmp_path, toy_files,
     )
     ticks = []
 
-    def sleep(seconds: float) -> None:  # the parent's Ctrl-C, once both children are ready for it
+    def sleep(seconds: float) -> None:  # the parent's signal, once both children are ready for it
         ticks.append(seconds)
         deadline = time.monotonic() + 30
         while len(list(saved.glob("*.started"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        raise KeyboardInterrupt
+        signal.raise_signal(signum)
+        raise KeyboardInterrupt  # what Python's own SIGINT handler raises
 
     monkeypatch.setattr(compare_jobs, "time", SimpleNamespace(sleep=sleep))
     _, files = toy_files
     plan = ["--variants", "bahdanau,none", "--seeds", "1", "--steps", "5", "--jobs", "2"]
-    code, _out, _err = run_cli(compare_args(tmp_path, files, *plan), capsys)
-    assert code == 130 and len(ticks) == 1
-    assert sorted(p.name for p in saved.iterdir() if not p.name.endswith(".started")) == ["bahdanau_s1", "none_s1"]
+    code, _out, err = run_cli(compare_args(tmp_path, files, *plan), capsys)
+    name = signal.Signals(signum).name
+    assert code == 128 + signum and len(ticks) == 1, err
+    got = {p.name: p.read_text() for p in saved.iterdir() if not p.name.endswith(".started")}
+    assert got == {"bahdanau_s1": name, "none_s1": name}  # SIGTERM passed on as SIGTERM, not SIGINT
+    assert len(err.strip().splitlines()) == 1 and err.startswith(f"nmt: stopped by {name}: the runs in training "), err
+    assert "(bahdanau_s1, none_s1) saved their last checkpoint" in err
+    assert f"resumes the comparison: nmt compare --runs-dir {tmp_path / 'cmp'} --no-progress " in err
+    assert err.rstrip().endswith(" --jobs 2"), err
 
 
 def test_runs_that_need_one_corpus_prepared_two_ways_are_not_trained_side_by_side(tmp_path, toy_files, capsys):

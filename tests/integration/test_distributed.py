@@ -122,6 +122,10 @@ def test_torchrun_command_and_no_nesting(monkeypatch):
         distributed.relaunch(2, ["train"])
 
 
+TORCHRUN_SETS = {"RANK": "0", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
+"""The rest of what torchrun sets in a worker's environment (nmt checks it before any command)."""
+
+
 def _nmt(args: list[str], world_size: str) -> subprocess.CompletedProcess:
     """``nmt ARGS`` in a fresh interpreter with ``WORLD_SIZE`` set; it prints "teardown" from atexit."""
     program = "import atexit, sys; atexit.register(print, 'teardown'); from nmt.cli import main; main(sys.argv[1:])"
@@ -131,7 +135,7 @@ def _nmt(args: list[str], world_size: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         timeout=PROC_TIMEOUT,
-        env={**os.environ, "WORLD_SIZE": world_size},
+        env={**os.environ, "WORLD_SIZE": world_size, **TORCHRUN_SETS},
     )
 
 
@@ -380,3 +384,31 @@ def test_error_on_rank_zero_ends_every_rank(tmp_path, toy_files, data_root):
     spawn_two_ranks(_rank_reporting, (overrides(tmp_path, files, data_root), tmp_path))
     assert (tmp_path / "rank0").read_text() == "UserError"
     assert (tmp_path / "rank1").read_text() == "RankZeroFailed"
+
+
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"WORLD_SIZE": "2"}, "WORLD_SIZE=2 without RANK, MASTER_ADDR, MASTER_PORT: start the processes with torchrun"),
+        ({"WORLD_SIZE": "2", "RANK": "0", "MASTER_PORT": "29500"}, "WORLD_SIZE=2 without MASTER_ADDR:"),
+        ({"WORLD_SIZE": "2", "RANK": "0", "MASTER_ADDR": "localhost", "MASTER_PORT": "x"}, "MASTER_PORT='x'"),
+        ({"WORLD_SIZE": "1", "RANK": "x"}, "RANK='x': expected a whole number"),  # trained, then failed
+        ({"WORLD_SIZE": "2", "RANK": "2"}, "RANK='2': expected a whole number, 0 or more, less than WORLD_SIZE=2"),
+        ({"LOCAL_RANK": "-1"}, "LOCAL_RANK='-1'"),
+    ],
+)
+def test_a_torchrun_environment_that_cannot_work_is_one_line_before_any_work(
+    tmp_path, capsys, monkeypatch, env, message
+):
+    from nmt.cli import main
+
+    for name in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr("nmt.train.entry.run_training", lambda *a, **k: pytest.fail("training started"))
+    with pytest.raises(SystemExit) as end:
+        main(["train", "--set", f"runs_dir={tmp_path}", "--no-progress"])
+    err = capsys.readouterr().err
+    assert end.value.code == 2 and err == f"nmt: error: {err[12:]}" and message in err and err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == []

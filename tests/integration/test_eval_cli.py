@@ -189,3 +189,38 @@ def test_a_checkpoint_is_not_scored_on_a_folder_prepared_since_from_other_text(
     assert "not the text this run trained on" in err
     assert f"nmt data prepare synthetic --config {tmp_path / 'runs' / 'seed1' / 'config.yaml'}" in err
     assert not (tmp_path / "eval-after").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize("name", ["report.md", "report.json", "bleu_by_length.png"])
+def test_a_users_file_in_out_is_refused_and_nmts_own_are_replaced(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture, name: str
+) -> None:
+    """Only files nmt wrote in --out are replaced: a user's is named in one line, before any work, and kept."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    taken = _write(out / name, ["my own notes"])
+    code, printed, err = run(_eval(files, out), capsys)
+    assert code == 2 and printed == "" and err.strip().count("\n") == 0, err
+    assert f"{taken} was not written by nmt" in err
+    assert taken.read_text(encoding="utf-8") == "my own notes\n" and sorted(p.name for p in out.iterdir()) == [name]
+
+    again = tmp_path / "ours"
+    for _ in range(2):  # the second run replaces what the first wrote
+        code, _, err = run(_eval(files, again), capsys)
+        assert code == 0, err
+
+
+def test_a_users_hypotheses_in_out_are_refused_before_the_model_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "eval"
+    out.mkdir()
+    taken = _write(out / "test.hyp.en", ["my own translation"])
+
+    def no_loading(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a model was loaded before --out was checked")
+
+    monkeypatch.setattr("nmt.decode.inference.load_models", no_loading)
+    code, _, err = run(["eval", "--checkpoint", str(tmp_path / "model.pt"), "--out", str(out)], capsys)
+    assert code == 2 and f"{taken} was not written by nmt" in err and err.strip().count("\n") == 0, err
+    assert taken.read_text(encoding="utf-8") == "my own translation\n"

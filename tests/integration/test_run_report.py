@@ -271,3 +271,23 @@ def test_a_comparison_folder_reports_every_run_below_it_with_the_scores_compare_
     empty.mkdir()
     code, _stdout, err = run_cli(["report", str(empty), "--out", str(tmp_path / "out2")], capsys)
     assert code == 2 and "no run folder (one holding metrics.jsonl) in it or below it" in err
+
+
+def test_report_replaces_only_its_own_files_in_out(two_runs, tmp_path, capsys):
+    """A user's report.md (or figure) in --out is refused, naming it; nmt report's own, from a run
+    of before manifests too, is replaced."""
+    out = tmp_path / "docs"
+    out.mkdir()
+    taken = out / REPORT_NAME
+    taken.write_text("# My report\n", encoding="utf-8")
+    code, stdout, err = run_cli(["report", str(two_runs[0]), "--out", str(out)], capsys)
+    assert code == 2 and stdout == "" and f"{taken} was not written by nmt" in err and err.count("\n") == 1, err
+    assert taken.read_text(encoding="utf-8") == "# My report\n"
+
+    taken.unlink()
+    for _ in range(2):  # its own report, written again
+        code, _, err = run_cli(["report", str(two_runs[0]), "--out", str(out)], capsys)
+        assert code == 0, err
+    (out / ".nmt-outputs").unlink()  # as a report written before manifests: known by its headings
+    code, _, err = run_cli(["report", str(two_runs[0]), "--out", str(out)], capsys)
+    assert code == 0, err

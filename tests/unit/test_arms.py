@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.config.arms import expand_arms, parse_sweep
+from nmt.config.arms import MAX_ARMS, expand_arms, parse_sweep
 from nmt.util.errors import UserError
 
 
@@ -61,6 +61,8 @@ def test_decoding_sweeps_share_the_trained_runs():
         ("train.max_steps=10,20", "use --steps"),
         ("name=a,b", "run folders are named"),
         ("model.dropout=0.1,0.1", "each value may appear once"),
+        ("train.lr=0.1,,0.2", "value 2 is empty"),  # was dropped: two arms where three were typed
+        ("train.lr=0.1,0.2,", "value 3 is empty"),
     ],
 )
 def test_bad_sweeps_are_refused(text, message):
@@ -77,3 +79,13 @@ def test_grid_problems_are_refused():
         expand_arms([], [])
     with pytest.raises(UserError, match="unknown variant"):
         expand_arms(["nope"], [parse_sweep("model.dropout=0,1")])
+
+
+def test_a_plan_of_more_arms_than_the_ceiling_is_refused_before_any_is_built():
+    forty = parse_sweep("train.lr=" + ",".join(str(i) for i in range(1, 41)))
+    assert len(expand_arms(None, [forty])) == 40
+    with pytest.raises(UserError, match=f"1,600 arms \\(40 x 40\\), more than {MAX_ARMS:,}"):
+        expand_arms(None, [forty, parse_sweep("train.max_tokens=" + ",".join(str(i) for i in range(1, 41)))])
+    with pytest.raises(UserError, match=r"2,000 arms \(2 x 1000\)"):
+        expand_arms(["bahdanau", "qkv"], [parse_sweep("train.lr=" + ",".join(str(i) for i in range(1000)))])
+    assert len(expand_arms(None, [parse_sweep("train.lr=" + ",".join(str(i) for i in range(MAX_ARMS)))])) == MAX_ARMS

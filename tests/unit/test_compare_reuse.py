@@ -50,3 +50,20 @@ def test_finished_runs_of_another_config_are_listed_in_one_line_truncated() -> N
     assert "\n" not in message and message.startswith("5 finished run(s)")
     assert all(f"v{i}_s1" in message for i in range(3)) and "v3_s1" not in message and "and 2 more" in message
     assert "model.dropout" in message and "--force" in message
+
+
+def test_planning_compares_each_arm_once_not_every_pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """150 sweep values were 11,175 pairwise config comparisons (minutes for 1,000): each arm's config
+    is now reduced once, so planning grows with the arms."""
+    from nmt.config import saved
+    from nmt.config.arms import parse_sweep
+    from nmt.evaluate.compare_plan import Plan, check_plan
+
+    reduced = []
+    original = saved.without_inert_options
+    monkeypatch.setattr(saved, "without_inert_options", lambda cfg: reduced.append(1) or original(cfg))
+    values = ",".join(f"{(i + 1) * 1e-4:.4f}" for i in range(150))
+    plan = Plan(config=None, variants=None, seeds=[1], steps=5, sweeps=[parse_sweep(f"train.lr={values}")])
+    plan = Plan(**{**plan.__dict__, "runs_dir": tmp_path})
+    assert check_plan(plan) == 5
+    assert len(reduced) <= len(plan.arms) == 150

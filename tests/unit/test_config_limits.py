@@ -1,11 +1,13 @@
 """Limits on what a config can cost: alias bombs, huge or deep YAML, long values in errors, long names."""
 
+import os
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import NMT, REPO, run_cli
 from nmt import config as C
 from nmt.util.errors import ConfigError
 
@@ -193,3 +195,15 @@ def test_a_bad_encoder_size_quotes_a_short_excerpt() -> None:
 def test_a_training_seed_outside_what_the_generators_take_is_refused(seed: str) -> None:
     with pytest.raises(ConfigError, match=r"train\.seed"):
         C.load(None, [f"train.seed={seed}"])
+
+
+def test_a_config_that_is_not_a_regular_file_is_refused_without_opening_it(tmp_path):
+    """A FIFO blocked ``open`` forever (no writer comes); a folder or a device is no config either."""
+    fifo = tmp_path / "config.fifo"
+    os.mkfifo(fifo)
+    argv = [*NMT, "config", "--config", str(fifo)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr == f"nmt: error: {fifo}: a config file must be a regular file, not a FIFO (named pipe)\n"
+    assert config_error(lambda: C.read_yaml(tmp_path)).endswith("must be a regular file, not a folder")
+    assert config_error(lambda: C.read_yaml(Path("/dev/zero"))).endswith("not a device")

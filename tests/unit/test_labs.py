@@ -10,9 +10,10 @@ import pytest
 from conftest import REPO, run_cli
 from nmt.config.arms import parse_sweep
 from nmt.labs import LAB_MODULES
-from nmt.labs.base import LabContext, load_lab, planned_lab_runs
+from nmt.labs.base import LabContext, check_outputs_are_ours, load_lab, planned_lab_runs
 from nmt.labs.length import MIN_BUCKET, drawn_buckets, table
 from nmt.util.errors import UserError
+from nmt.util.owned import MANIFEST, claim
 
 
 def test_every_listed_lab_loads_under_its_name():
@@ -69,13 +70,41 @@ def test_a_lab_never_replaces_a_page_it_did_not_write(tmp_path, capsys, monkeypa
     page.write_text("# Beam size and length penalty: my notes\n", encoding="utf-8")  # not the lab's first line
     argv = ["lab", "beam", "--tiny", "--out", str(tmp_path), "--runs-dir", str(tmp_path / "runs")]
     code, _out, err = run_cli(argv, capsys)
-    assert code == 2 and "beam.md is not a table of this lab" in err and len(err.strip().splitlines()) == 1, err
+    assert code == 2 and "beam.md was not written by nmt" in err and len(err.strip().splitlines()) == 1, err
     assert page.read_text(encoding="utf-8").endswith("my notes\n") and not (tmp_path / "runs").exists()  # refused first
 
     page.unlink()
     (tmp_path / "beam.json").write_text('{"lab": "heads"}', encoding="utf-8")
     code, _out, err = run_cli(argv, capsys)
-    assert code == 2 and "beam.json is not this lab's numbers" in err, err
+    assert code == 2 and "beam.json was not written by nmt" in err, err
+
+
+@pytest.mark.parametrize("name", ["kernel", "beam"])
+def test_a_lab_refuses_the_hand_written_page_that_shares_its_title(tmp_path, name):
+    # docs/labs/kernel.md and beam.md begin with the lab's own "# <title>" line: only the manifest (or the lab's
+    # numbers beside it) says that a lab wrote a page
+    lab = load_lab(name)
+    (tmp_path / f"{name}.md").write_bytes((REPO / "docs" / "labs" / f"{name}.md").read_bytes())
+    assert (tmp_path / f"{name}.md").read_text(encoding="utf-8").startswith(f"# {lab.title}\n")
+    with pytest.raises(UserError, match=f"{name}.md was not written by nmt and would be replaced"):
+        check_outputs_are_ours(lab, tmp_path)
+    (tmp_path / f"{name}.md").unlink()
+    (tmp_path / f"{name}.png").write_bytes(b"my figure")  # a figure alone is the user's too
+    with pytest.raises(UserError, match=f"{name}.png was not written by nmt"):
+        check_outputs_are_ours(lab, tmp_path)
+
+
+@pytest.mark.parametrize("name", LAB_MODULES)
+def test_the_committed_lab_folders_can_be_made_again_by_their_lab(tmp_path, name):
+    committed = REPO / "docs" / "labs" / name
+    for path in committed.iterdir():
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    check_outputs_are_ours(load_lab(name), tmp_path)  # listed in the folder's manifest
+    (tmp_path / MANIFEST).unlink()
+    check_outputs_are_ours(load_lab(name), tmp_path)  # or the lab's numbers beside them (before manifests)
+    claim(tmp_path, ["other.md"])  # a manifest that does not list the lab's files: refused
+    with pytest.raises(UserError, match="was not written by nmt"):
+        check_outputs_are_ours(load_lab(name), tmp_path)
 
 
 def test_bad_lab_commands_are_one_line(capsys):

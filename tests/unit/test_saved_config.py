@@ -14,6 +14,7 @@ from nmt.config.saved import (
     SAME_TRAINING,
     Change,
     changes,
+    fingerprint,
     saved_config,
     without_inert_options,
 )
@@ -79,3 +80,13 @@ def test_same_training_ignores_where_the_raw_files_came_from() -> None:
     """A run prepared from a mirror is reused by a plan that downloads (or names another mirror)."""
     assert _keys(["data.mirror=/m"], [], SAME_TRAINING) == []
     assert _keys(["data.mirror=/m", "data.vocab_size=123"], [], SAME_TRAINING) == ["data.vocab_size"]
+
+
+@pytest.mark.parametrize("fit", [RESUME, SAME_MODEL, SAME_NETWORK, SAME_TRAINING])
+def test_configs_share_a_fingerprint_exactly_when_no_option_changes(fit) -> None:
+    overrides = [[], HALF, EXPLICIT, ["train.lr=0.01"], ["train.threads=3"], ["model.dropout=0.4"], ["decode.beam=3"]]
+    overrides += [["data.mirror=/m"], ["train.teacher_forcing=1"], ["train.teacher_forcing=1.0"], ["decode.beam=5"]]
+    configs = [C.load(None, o) for o in overrides]
+    for a in configs:
+        for b in configs:
+            assert (fingerprint(a, fit) == fingerprint(b, fit)) == (changes(a, b, fit) == [])
