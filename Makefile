@@ -89,7 +89,9 @@ package: $(STAMP)
 	$(PYTHON) -m venv $(PKGTEST)
 	$(PKGTEST)/bin/python -m pip install --quiet -c constraints.txt dist/*.whl
 	cd /tmp && $(CURDIR)/$(PKGTEST)/bin/nmt --version && \
-	  $(CURDIR)/$(PKGTEST)/bin/python -c "import nmt, nmt.cli; print('import nmt from', nmt.__file__)"
+	  $(CURDIR)/$(PKGTEST)/bin/python -c "import nmt, nmt.cli, nmt.labs.base as lab; \
+	    assert (lab.PACKAGED_CONFIGS / 'demo.yaml').is_file(), 'the labs configs are missing'; \
+	    print('import nmt from', nmt.__file__)"
 	@ls dist
 
 clean-venv:

@@ -29,10 +29,21 @@ if TYPE_CHECKING:
     from nmt.evaluate.compare_plan import Plan
     from nmt.evaluate.compare_runs import RunAction
 
-FULL_CONFIG = Path("configs/multi30k_de_en_bahdanau.yaml")
+PACKAGED_CONFIGS = Path(__file__).resolve().parent / "configs"
+"""The labs' base configs as the package ships them (links to the repository's configs/ in a checkout)."""
+
+
+def lab_config(name: str) -> Path:
+    """``configs/<name>`` where the current folder has it (a checkout's root: the path the lab pages
+    name), else the copy the package ships, so a lab runs from any folder."""
+    local = Path("configs") / name
+    return local if local.is_file() else PACKAGED_CONFIGS / name
+
+
+FULL_CONFIG_NAME = "multi30k_de_en_bahdanau.yaml"
 """The base experiment of the full-size labs: Multi30k de-en, GRU 256, Bahdanau attention."""
 
-TINY_CONFIG = Path("configs/demo.yaml")
+TINY_CONFIG_NAME = "demo.yaml"
 """The base experiment of the tiny labs, shrunk by :data:`TINY_OVERRIDES`."""
 
 TINY_OVERRIDES = (
@@ -67,9 +78,13 @@ class LabContext:
         """The lab's base config and the overrides every run starts from."""
         if self.tiny:
             data_root = self.runs_dir / "data"
-            return TINY_CONFIG, [*TINY_OVERRIDES, f"data.root={data_root}", f"runs_dir={self.runs_dir}"]
+            return lab_config(TINY_CONFIG_NAME), [
+                *TINY_OVERRIDES,
+                f"data.root={data_root}",
+                f"runs_dir={self.runs_dir}",
+            ]
         mirror = [f"data.mirror={self.mirror}"] if self.mirror is not None else []
-        return FULL_CONFIG, [*mirror, f"runs_dir={self.runs_dir}"]
+        return lab_config(FULL_CONFIG_NAME), [*mirror, f"runs_dir={self.runs_dir}"]
 
     def steps(self, full: int, tiny: int = 12) -> int:
         """Updates per run at this size."""

@@ -42,6 +42,22 @@ def test_a_dry_run_lists_every_run_of_every_lab_and_trains_nothing(tmp_path, cap
     assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
 
 
+def test_a_lab_runs_from_any_folder_on_the_configs_the_package_ships(tmp_path, capsys, monkeypatch):
+    from nmt.labs.base import PACKAGED_CONFIGS, lab_config
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no configs/ here
+    assert lab_config("demo.yaml") == PACKAGED_CONFIGS / "demo.yaml"
+    for name in ("demo.yaml", "multi30k_de_en_bahdanau.yaml"):  # the shipped copies are the repository's files
+        assert (PACKAGED_CONFIGS / name).read_bytes() == (REPO / "configs" / name).read_bytes()
+    for lab in ("heads", "length"):
+        code, out, err = run_cli(["lab", lab, "--tiny", "--runs-dir", str(tmp_path / lab), "--dry-run"], capsys)
+        assert code == 0 and out.splitlines()[-1].endswith("train"), err
+    monkeypatch.chdir(REPO)
+    assert lab_config("demo.yaml") == Path("configs/demo.yaml")  # in a checkout: the path the pages name
+
+
 def test_a_dry_run_lists_a_shared_run_once_and_says_what_would_stop_the_lab(tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)
     beam = load_lab("beam")
