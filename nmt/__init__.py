@@ -23,9 +23,20 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = "nmt.api"
-_EXPORTS = ("Hypothesis", "ScoreResult", "TranslationResult", "Translator", "UserError", "load", "plot_attention")
+_EXPORTS = (
+    "Hypothesis",
+    "Records",
+    "Run",
+    "ScoreResult",
+    "TrainingInterrupted",
+    "TranslationResult",
+    "Translator",
+    "UserError",
+    "load",
+    "plot_attention",
+)
 """The names of :mod:`nmt.api` that ``nmt`` shows as its own."""
-_CALLABLE_STAGES: tuple[str, ...] = ()
+_CALLABLE_STAGES = ("train",)
 """The stages that are also library functions of the same name."""
 
 

@@ -3,7 +3,8 @@
 - :func:`load` a checkpoint, run folder or export folder into a :class:`Translator`, which
   :meth:`~Translator.translate`\\ s lists of sentences and :meth:`~Translator.score`\\ s given
   translations (per-token log-probabilities and attention);
-- :func:`plot_attention` draws a result's attention matrix on a matplotlib axes.
+- :func:`plot_attention` draws a result's attention matrix on a matplotlib axes;
+- :func:`train` trains a model from a YAML file, a mapping or a Config into a :class:`Run`.
 
 Results are dataclasses of plain types and NumPy arrays (:mod:`nmt.api.results`); a mistake the
 caller can fix raises :class:`~nmt.util.errors.UserError` (one line), never ``sys.exit``.
@@ -12,16 +13,22 @@ loads or a run trains, not before.
 """
 
 from nmt.api.plotting import plot_attention
+from nmt.api.records import Records
 from nmt.api.results import Hypothesis, ScoreResult, TranslationResult
+from nmt.api.training import Run, TrainingInterrupted, train
 from nmt.api.translator import Translator, load
 from nmt.util.errors import UserError
 
 __all__ = [
     "Hypothesis",
+    "Records",
+    "Run",
     "ScoreResult",
+    "TrainingInterrupted",
     "TranslationResult",
     "Translator",
     "UserError",
     "load",
     "plot_attention",
+    "train",
 ]
