@@ -24,6 +24,8 @@ __version__ = "0.1.0"
 
 _API = "nmt.api"
 _EXPORTS = (
+    "Comparison",
+    "Evaluation",
     "Hypothesis",
     "Records",
     "Run",
@@ -32,11 +34,12 @@ _EXPORTS = (
     "TranslationResult",
     "Translator",
     "UserError",
+    "compare",
     "load",
     "plot_attention",
 )
 """The names of :mod:`nmt.api` that ``nmt`` shows as its own."""
-_CALLABLE_STAGES = ("train",)
+_CALLABLE_STAGES = ("train", "evaluate")
 """The stages that are also library functions of the same name."""
 
 
