@@ -140,7 +140,9 @@ def serve_cmd(
     ),
     port: int = typer.Option(8000, help="Port to listen on (0 = any free port; the log names it)."),
     device: str = typer.Option(
-        "auto", help="auto (CUDA when present), cpu or cuda; --engine onnxruntime and ctranslate2 run on the CPU."
+        "auto",
+        help="auto (CUDA, else Apple's MPS, when present), cpu, cuda or mps; --engine onnxruntime and ctranslate2 "
+        "run on the CPU.",
     ),
     threads: int = typer.Option(
         0,
