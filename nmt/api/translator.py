@@ -145,9 +145,15 @@ class Translator:
             beam: beam size (1: greedy search); default the model's ``decode.beam``.
             n_best: hypotheses per sentence (at most the beam; with ``sample``, samples).
             sample: draw tokens instead of searching (torch engine only).
-            top_k, top_p, temperature, seed: the sampling rule, as ``nmt translate --top-k`` etc.
-            no_repeat_ngram, coverage_penalty, length_penalty, max_len_a, max_len_b: search
-                options, as ``nmt translate`` and the config's ``decode`` section name them.
+            top_k: sampling: only the k most probable tokens (0: all).
+            top_p: sampling: only the most probable tokens holding this probability, in (0, 1].
+            temperature: sampling: logits divided by this (> 0).
+            seed: sampling: the random seed (the same seed draws the same samples).
+            no_repeat_ngram: never repeat an n-gram of this many tokens.
+            coverage_penalty: GNMT coverage penalty for beam search (beam 2 or more).
+            length_penalty: GNMT length penalty alpha that ranks a beam's hypotheses.
+            max_len_a: output length limit a * source tokens + b: a.
+            max_len_b: output length limit a * source tokens + b: b.
             return_attention: add each best hypothesis's attention matrix (not ctranslate2).
             overrides: further ``decode.KEY=VALUE`` settings, as ``--set`` gives them.
 
