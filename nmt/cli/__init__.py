@@ -9,7 +9,6 @@ The commands on trained models (eval, average, compare, variants, report) live i
 
 from __future__ import annotations
 
-import logging
 import sys
 import traceback
 from pathlib import Path
@@ -23,7 +22,7 @@ from nmt.cli import evaluate as cli_evaluate
 from nmt.cli import export as cli_export
 from nmt.cli import labs as cli_labs
 from nmt.cli.options import ConfigOpt, SetOpt
-from nmt.util import torchrun
+from nmt.util import logs, torchrun
 from nmt.util.errors import UserError
 from nmt.util.out_paths import os_error_line
 
@@ -55,11 +54,7 @@ def root(
 ) -> None:
     """nmt: RNN encoder-decoder translation with the whole attention family."""
     _STATE["debug"] = debug
-    logging.basicConfig(
-        level=logging.WARNING if quiet else logging.INFO,
-        format="%(asctime)s %(levelname)s %(message)s",
-        datefmt="%H:%M:%S",
-    )
+    logs.configure(quiet)  # the library (nmt.api) logs alike
 
 
 def _load_config(config: Optional[Path], overrides: Optional[list[str]]):

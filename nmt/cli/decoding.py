@@ -90,22 +90,20 @@ def translate_cmd(
     nmt translate --engine onnxruntime --model exports/demo-onnx -i in.txt
     """
     from nmt.decode.engines import open_engine
+    from nmt.decode.request import decode_overrides
     from nmt.decode.translate import translate_file
 
-    options = {
-        "no_repeat_ngram": no_repeat_ngram,
-        "coverage_penalty": coverage_penalty,
-        "top_k": top_k,
-        "top_p": top_p,
-        "temperature": temperature,
-        "seed": seed,
-        "max_len_a": max_len_a,
-        "max_len_b": max_len_b,
-        "sample": sample or None,
-    }
-    if sample:  # the beam a config names gives way; a --beam given beside --sample is refused later
-        options["beam"] = 1
-    overrides = (set_ or []) + [f"decode.{key}={value}" for key, value in options.items() if value is not None]
+    overrides = (set_ or []) + decode_overrides(  # what nmt.Translator.translate builds from the same options
+        sample=sample,
+        top_k=top_k,
+        top_p=top_p,
+        temperature=temperature,
+        seed=seed,
+        no_repeat_ngram=no_repeat_ngram,
+        coverage_penalty=coverage_penalty,
+        max_len_a=max_len_a,
+        max_len_b=max_len_b,
+    )
     translate_file(
         lambda: open_engine(engine, checkpoint or [], model, compute_type=compute_type),
         input,
@@ -142,7 +140,9 @@ def serve_cmd(
     ),
     port: int = typer.Option(8000, help="Port to listen on (0 = any free port; the log names it)."),
     device: str = typer.Option(
-        "auto", help="auto (CUDA when present), cpu or cuda; --engine onnxruntime and ctranslate2 run on the CPU."
+        "auto",
+        help="auto (CUDA, else Apple's MPS, when present), cpu, cuda or mps; --engine onnxruntime and ctranslate2 "
+        "run on the CPU.",
     ),
     threads: int = typer.Option(
         0,

@@ -57,11 +57,11 @@ def eval_cmd(
     nmt eval --hyp a.txt --hyp b.txt --ref ref.txt --src src.txt --test both --seed 7;
     nmt eval --engine onnxruntime --model exports/demo-onnx --src test.de --ref test.en
     """
-    from nmt.evaluate.eval_command import run_eval
+    from nmt.api.evaluation import evaluate  # what nmt.evaluate runs from Python
 
     typer.echo(
-        run_eval(
-            checkpoints=checkpoint or [],
+        evaluate(
+            checkpoint or None,
             split=split,
             hyps=hyp or [],
             ref=ref,
@@ -76,7 +76,7 @@ def eval_cmd(
             model=model,
             engine=engine,
             compute_type=compute_type,
-        )
+        ).summary
     )
 
 
@@ -196,21 +196,20 @@ def compare_cmd(
     nmt compare --config configs/demo.yaml --sweep train.teacher_forcing=1.0,0.5 --steps 600;
     nmt compare --config configs/multi30k_de_en_gpu.yaml --sweep model.dropout=0.4,0.5 --steps 2000 --jobs 4
     """
-    from nmt.config.arms import parse_sweep
-    from nmt.evaluate.compare import planned_runs, run_compare
-    from nmt.evaluate.compare_plan import Plan, parse_list
+    from nmt.api.evaluation import comparison_plan, run_plan  # what nmt.compare runs from Python
+    from nmt.evaluate.compare import planned_runs
 
-    plan = Plan(
-        config=config,
-        variants=parse_list(variants, "variants") if variants is not None else None,
-        sweeps=[parse_sweep(text) for text in sweep or []],
-        seeds=parse_list(seeds, "seeds", int),
+    plan = comparison_plan(
+        config,
+        variants=variants,
+        sweep=sweep or [],
+        seeds=seeds,
         steps=steps,
         baseline=baseline,
         split=split,
         beam=beam,
+        runs_dir=runs_dir,
         overrides=set_ or [],
-        runs_dir=runs_dir or Path("runs") / f"compare_{config.stem if config else 'defaults'}",
         force=force,
         match_params=match_params,
     )
@@ -218,7 +217,7 @@ def compare_cmd(
         typer.echo("\n".join(planned_runs(plan)))
         return
     with saved_on_stop(ctx):  # one line and 128 + the signal, the runs saved
-        typer.echo(run_compare(plan, out=out, progress=progress, jobs=jobs))
+        typer.echo(run_plan(plan, out=out, progress=progress, jobs=jobs).text)
 
 
 def variants_cmd() -> None:

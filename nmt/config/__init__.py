@@ -11,9 +11,10 @@ models are re-exported, so ``from nmt.config import DataConfig`` works.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -334,12 +335,23 @@ def from_dict(raw: dict[str, Any]) -> Config:
         raise ConfigError(_one_line(exc.errors())) from None
 
 
-def load(path: Path | str | None = None, overrides: list[str] | tuple[str, ...] = (), saved: bool = False) -> Config:
+def load(
+    path: Path | str | Mapping[str, Any] | Config | None = None,
+    overrides: Sequence[str] = (),
+    saved: bool = False,
+) -> Config:
     """Load a YAML config (or the defaults when ``path`` is None) plus ``--set`` overrides.
 
-    ``saved``: ``path`` is a run's own config.yaml (see :func:`fill_saved_defaults`).
+    ``path`` may also be the config itself, as a nested mapping (``{"model": {"hidden_size": 64}}``,
+    what the YAML file would hold) or a :class:`Config` (the library takes either); it is copied,
+    never changed.  ``saved``: ``path`` is a run's own config.yaml (see :func:`fill_saved_defaults`).
     """
-    raw = read_yaml(Path(path)) if path is not None else {}
+    if isinstance(path, Config):
+        raw = path.model_dump(mode="json")
+    elif isinstance(path, Mapping):
+        raw = copy.deepcopy(dict(path))
+    else:
+        raw = read_yaml(Path(path)) if path is not None else {}
     if saved:
         fill_saved_defaults(raw)
     for assignment in overrides:

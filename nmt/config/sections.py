@@ -85,7 +85,9 @@ class TrainConfig(Section):
         description="Seed for initialisation, batching, dropout and teacher "
         "forcing, in [0, 2^32) (the range numpy's generators take).",
     )
-    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto = CUDA when present, else CPU.")
+    device: Literal["auto", "cpu", "cuda", "mps"] = Field(
+        "auto", description="auto = CUDA when present, else Apple's MPS when present, else CPU."
+    )
     amp: Literal["auto", "off", "bf16", "fp16"] = Field(
         "auto", description="Mixed precision on CUDA (auto = bf16 if supported); always off on CPU."
     )

@@ -181,6 +181,19 @@ class CT2Translator:
             found.append([(self._ids(tokens), _attention(a)) for tokens, a in zip(result.hypotheses, attention)])
         return found
 
+    def score_ids(
+        self, sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]], batch_size: int
+    ) -> list[np.ndarray]:
+        """Per-token log-probabilities of each target (ids without EOS; the last entry is EOS's)
+        given its source, by CTranslate2's forced decoding (``score_batch``); no attention."""
+        scored = self.translator.score_batch(
+            [[self.src_pieces[t] for t in src[: self.max_source_tokens]] for src in sources],
+            [[self.tgt_pieces[t] for t in tgt] for tgt in targets],
+            max_input_length=0,
+            max_batch_size=max(1, batch_size),
+        )
+        return [np.asarray(r.log_probs, dtype=np.float64) for r in scored]
+
     def _ids(self, tokens: list[str]) -> list[int]:
         ids = [self.tgt_ids[t] for t in tokens]
         return ids[:-1] if ids and ids[-1] == EOS else ids

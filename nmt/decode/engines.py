@@ -24,6 +24,7 @@ from nmt.config import DecodeConfig, apply_decode_overrides, from_dict
 from nmt.config.sections import MAX_BEAM_ROWS
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.batched import Translation, check_beam_size, check_n_best, translate_arrays
+from nmt.decode.forced import Forced, force_batches, force_decode
 from nmt.decode.model_info import ModelInfo as ModelInfo
 from nmt.decode.model_info import attention_label as attention_label
 from nmt.decode.model_info import model_info
@@ -33,8 +34,9 @@ from nmt.util.errors import UserError
 ENGINE_NAMES = ("torch", "onnxruntime", "ctranslate2")
 FORMAT_OF = {engine: fmt for fmt, engine in ENGINES.items()}
 """The export format each engine reads from a folder (``--model DIR``)."""
-DEVICES = ("auto", "cpu", "cuda")
-"""``--device`` choices; only the torch engine runs anywhere but the CPU."""
+DEVICES = ("auto", "cpu", "cuda", "mps")
+"""``--device`` choices (auto: CUDA, then Apple's MPS, then the CPU); only the torch engine runs anywhere
+but the CPU."""
 
 
 class Engine(Protocol):
@@ -67,6 +69,18 @@ class Engine(Protocol):
     def translate(
         self, ids: Sequence[Sequence[int]], decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
     ) -> list[Translation]: ...
+
+    def force(
+        self,
+        sources: Sequence[Sequence[int]],
+        targets: Sequence[Sequence[int]],
+        decode: DecodeConfig,
+        *,
+        attention: bool,
+    ) -> list[Forced]:
+        """Score each target (ids, no EOS) given its source by forced decoding (:mod:`nmt.decode.forced`);
+        ``attention`` where the engine has weights (not ctranslate2's)."""
+        ...
 
     def write_layer_attention(
         self, folder: Path, index: int, src_ids: list[int], out_ids: list[int], src: list[str], tgt: list[str]
@@ -129,6 +143,21 @@ class OnnxEngine:
             return_attention=attention,
         )
 
+    def force(
+        self,
+        sources: Sequence[Sequence[int]],
+        targets: Sequence[Sequence[int]],
+        decode: DecodeConfig,
+        *,
+        attention: bool,
+    ) -> list[Forced]:
+        return force_batches(
+            sources,
+            targets,
+            lambda src, src_len, tgt: force_decode(self.model, src, src_len, tgt, attention),
+            batch_size=decode.batch_size,
+        )
+
     def write_layer_attention(
         self, folder: Path, index: int, src_ids: list[int], out_ids: list[int], src: list[str], tgt: list[str]
     ) -> None:
@@ -186,6 +215,23 @@ class CT2Engine:
         if attention:
             raise UserError("--engine ctranslate2 returns no attention weights; use --engine torch or onnxruntime")
         return self.translator.translate_ids(ids, decode, beam=beam, n_best=n_best)
+
+    def force(
+        self,
+        sources: Sequence[Sequence[int]],
+        targets: Sequence[Sequence[int]],
+        decode: DecodeConfig,
+        *,
+        attention: bool,
+    ) -> list[Forced]:
+        if attention:
+            raise UserError("--engine ctranslate2 returns no attention weights; use --engine torch or onnxruntime")
+        if len(sources) != len(targets):
+            raise UserError(f"{len(sources)} sources but {len(targets)} targets: give one target per source")
+        if any(len(s) == 0 for s in sources):
+            blank = next(i for i, s in enumerate(sources) if len(s) == 0)
+            raise UserError(f"source {blank} is blank: a model scores an output only given some source text")
+        return [Forced(lp) for lp in self.translator.score_ids(sources, targets, decode.batch_size)]
 
     def write_layer_attention(
         self, folder: Path, index: int, src_ids: list[int], out_ids: list[int], src: list[str], tgt: list[str]

@@ -18,6 +18,7 @@ import torch
 from nmt.config import DecodeConfig, with_decode_overrides
 from nmt.data.tokenizer import BOS, Tokenizer
 from nmt.decode.batched import Translation
+from nmt.decode.forced import Forced, force_batches, force_decode
 from nmt.decode.inference import Loaded, check_search, load_models, translate_ids
 from nmt.decode.model_info import ModelInfo, describe_model, model_info
 from nmt.decode.release import load_release
@@ -71,6 +72,27 @@ class TorchEngine:
             return translate_ids(
                 self.loaded.model, ids, decode, self.device, beam=beam, n_best=n_best, return_attention=attention
             )
+
+    def force(
+        self,
+        sources: Sequence[Sequence[int]],
+        targets: Sequence[Sequence[int]],
+        decode: DecodeConfig,
+        *,
+        attention: bool,
+    ) -> list[Forced]:
+        model, device = self.loaded.model, self.device
+
+        def run(src: np.ndarray, src_len: np.ndarray, tgt: np.ndarray) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+            src_t, len_t, tgt_t = (torch.from_numpy(a).to(device) for a in (src, src_len, tgt))
+            return force_decode(model, src_t, len_t, tgt_t, return_attention=attention)
+
+        was_training = model.training
+        model.eval()
+        try:
+            return force_batches(sources, targets, run, batch_size=decode.batch_size)
+        finally:
+            model.train(was_training)
 
     def write_layer_attention(
         self, folder: Path, index: int, src_ids: list[int], out_ids: list[int], src: list[str], tgt: list[str]

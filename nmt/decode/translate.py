@@ -20,8 +20,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Optional
 
-from nmt.decode.batched import Translation, encode_sources
+from nmt.decode.batched import Translation
 from nmt.decode.engines import Engine
+from nmt.decode.request import resolve_search, translate_lines
 from nmt.util.errors import DataError, UserError
 from nmt.util.fileio import atomic_write, decode_lines
 
@@ -92,10 +93,7 @@ def translate_stream(
     With ``flush`` each line is translated and written out before the next is read, so a person
     typing (or a program waiting for each answer) gets it at once.
     """
-    decode = engine.decode_config(overrides)
-    beam = beam if beam is not None else (1 if decode.sample else decode.beam)
-    n_best = n_best if n_best is not None else decode.n_best
-    engine.check(decode, beam, n_best, overrides)  # before waiting for input
+    search = resolve_search(engine, beam, n_best, overrides)  # before waiting for input
     if attention_dir is not None:
         try:
             attention_dir.mkdir(parents=True, exist_ok=True)
@@ -103,9 +101,10 @@ def translate_stream(
             raise UserError(f"--attention {attention_dir}: cannot create the folder ({exc.strerror})") from None
     count = 0
     for chunk in read_chunks(source, name, size=1 if flush else CHUNK_LINES):
-        ids = encode_sources(engine.src_tok, chunk, decode.max_src_len, name, first_line=count + 1)
-        results = engine.translate(ids, decode, beam=beam, n_best=n_best, attention=attention_dir is not None)
-        for line in format_lines(results, engine.tgt_tok.decode, n_best, count):
+        ids, results = translate_lines(
+            engine, search, chunk, name=name, first_line=count + 1, attention=attention_dir is not None
+        )
+        for line in format_lines(results, engine.tgt_tok.decode, search.n_best, count):
             sink.write(line + "\n")
         if attention_dir is not None:
             for i, result in enumerate(results):

@@ -140,6 +140,14 @@ def read_hypotheses(
     return systems, refs, srcs
 
 
+def default_out(checkpoints: Sequence[Path]) -> Path:
+    """Where ``nmt eval`` writes without ``--out``: beside the (first) run's checkpoints (an ensemble
+    never overwrites a member's report), else ``eval/`` here."""
+    if checkpoints:
+        return RunPaths.of_checkpoint(Path(checkpoints[0])).eval_folder(len(checkpoints) > 1)
+    return Path(EVAL)
+
+
 def run_eval(
     *,
     checkpoints: Sequence[Path],
@@ -177,10 +185,7 @@ def run_eval(
             raise UserError(f"{option} must be at least 1, got {value}")
     if (hyps or model is not None) and ref is None:
         raise UserError("--hyp needs --ref (the reference translations)")
-    if out is None:  # beside the (first) run's checkpoints; an ensemble never overwrites a member's report
-        ensemble = len(checkpoints) > 1
-        out = RunPaths.of_checkpoint(Path(checkpoints[0])).eval_folder(ensemble) if checkpoints else Path(EVAL)
-    out = Path(out)
+    out = Path(out) if out is not None else default_out(checkpoints)
     check_out_folder(out)  # before any model loads or file is read
     written = [*REPORT_FILES, *([LENGTH_PLOT] if not hyps or src is not None else [])]  # the plot needs sources
     translated = []  # the hypothesis files a model writes into out

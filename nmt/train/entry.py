@@ -7,6 +7,7 @@ Apart from :mod:`nmt.train.loop` (the :class:`~nmt.train.loop.Trainer`) and
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
@@ -15,17 +16,22 @@ from nmt.run.paths import RunPaths
 from nmt.train import distributed
 from nmt.train.loop import Trainer
 from nmt.train.results import RunOutcome
-from nmt.train.run_start import claim_run, resolve_run, write_config
+from nmt.train.run_start import ConfigSource, claim_run, resolve_run, write_config
 
 
 def run_training(
-    config: Optional[Path],
-    overrides: list[str],
+    config: ConfigSource,
+    overrides: Sequence[str],
     resume: Optional[Path] = None,
     overwrite: bool = False,
     progress: bool = True,
+    interactive: bool = False,
 ) -> RunOutcome:
-    """Entry point of ``nmt train``: a fresh run from a config, or a resumed one.
+    """Entry point of ``nmt train`` and ``nmt.train``: a fresh run from a config, or a resumed one.
+
+    ``config``: a YAML path, or the config itself (a mapping or a Config) from the library;
+    ``interactive``: called from Python, where a second Ctrl-C raises KeyboardInterrupt
+    (:class:`~nmt.train.signals.StopSignals`).
 
     Under torchrun every rank calls this; only rank 0 creates or changes files, and it holds
     the run directory's lock (:class:`nmt.run.folder.RunLock`) until the run ends.
@@ -34,9 +40,9 @@ def run_training(
     with distributed.process_group(cfg.train.device) as dist, contextlib.ExitStack() as held:
         dist.on_main(lambda: claim_run(cfg, run_dir, resume is None, overwrite, held))
         if resume is None:
-            return Trainer(cfg, run_dir, progress, dist).fit()
+            return Trainer(cfg, run_dir, progress, dist, interactive=interactive).fit()
         saved = ckpt.load(RunPaths(run_dir).last)  # a bad file fails before data loads
-        trainer = Trainer(cfg, run_dir, progress, dist)
+        trainer = Trainer(cfg, run_dir, progress, dist, interactive=interactive)
         trainer.restore(saved)
         if overrides and dist.is_main:
             write_config(cfg, run_dir)

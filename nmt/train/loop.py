@@ -66,7 +66,8 @@ class Trainer:
 
     ``should_stop``: an extra stop rule of the caller (e.g. a target score), asked after every
     validation; the reason it returns ends the run as ``train.max_steps`` would, with that reason
-    in the stop event.  :meth:`request_stop` does the same from anywhere else.
+    in the stop event.  :meth:`request_stop` does the same from anywhere else.  ``interactive``:
+    started from Python rather than the CLI (:class:`~nmt.train.signals.StopSignals`).
     """
 
     def __init__(
@@ -76,6 +77,7 @@ class Trainer:
         progress: bool = True,
         dist: Optional[distributed.Context] = None,
         should_stop: Optional[StopRule] = None,
+        interactive: bool = False,
     ) -> None:
         self.dist = dist or distributed.Context(device=runtime.select_device(cfg.train.device))
         self.cfg, self.run_dir, self.progress = cfg, run_dir, progress and self.dist.is_main
@@ -92,7 +94,7 @@ class Trainer:
         self.data, self.per_update = p.data, p.per_update
         self.train_split, self.sampler = p.data.for_epoch(0)  # the current epoch's pairs and batches
         self.state = TrainState()
-        self.signals = StopSignals(f"rank {self.dist.rank}: " if self.dist.enabled else "")
+        self.signals = StopSignals(f"rank {self.dist.rank}: " if self.dist.enabled else "", interactive)
         self.signal = 0  # the stop signal any rank received (SIGINT, SIGTERM), else 0
         self.should_stop = should_stop
         self.requested: Optional[str] = None  # the reason of a caller's stop, once asked

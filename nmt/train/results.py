@@ -46,10 +46,11 @@ class Update:
 
 @dataclass(frozen=True)
 class RunOutcome:
-    """How ``nmt train`` ended: a one-line summary and, if a signal stopped it, that signal."""
+    """How ``nmt train`` ended: a one-line summary, if a signal stopped it that signal, and the run folder."""
 
     summary: str
     signal: int = 0
+    run_dir: Optional[Path] = None
 
     @property
     def exit_code(self) -> int:
@@ -61,7 +62,8 @@ class RunOutcome:
         """A run that stopped by one of its rules (or a caller's): where, after how long, how good."""
         return cls(
             f"stopped ({reason}) at {state.position()}, after {state.elapsed / 60:.1f} min; "
-            f"best {metric} {state.best}; run in {run_dir}"
+            f"best {metric} {state.best}; run in {run_dir}",
+            run_dir=run_dir,
         )
 
     @classmethod
@@ -71,4 +73,5 @@ class RunOutcome:
             f"interrupted by {signal.Signals(signum).name} at {state.position()}; checkpoints/last.pt "
             f"saved; continue with: nmt train --resume {run_dir}",
             signum,
+            run_dir,
         )

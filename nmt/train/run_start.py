@@ -11,8 +11,9 @@ folder nmt did not write, takes the writer's lock and, for a fresh run, clears a
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, Union
 
 from nmt import config as config_mod
 from nmt.config import Config
@@ -23,6 +24,10 @@ from nmt.train import tensorboard
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
 from nmt.util.out_paths import check_can_create
+
+ConfigSource = Union[Path, str, Mapping[str, Any], Config, None]
+"""What a fresh run starts from: a YAML path, the config as a mapping or a Config (the library's), or
+None (the defaults)."""
 
 
 def write_config(cfg: Config, run_dir: Path) -> None:
@@ -42,7 +47,7 @@ def open_run_dir(cfg: Config, run_dir: Path, overwrite: bool) -> Path:
     return run_dir
 
 
-def resolve_run(config: Optional[Path], overrides: list[str], resume: Optional[Path] = None) -> tuple[Config, Path]:
+def resolve_run(config: ConfigSource, overrides: Sequence[str], resume: Optional[Path] = None) -> tuple[Config, Path]:
     """The run's config and directory; a bad config or nothing to resume is a user error.
 
     On resume, the run's own config.yaml is the config: ``--config`` is refused, and ``--set``
@@ -57,7 +62,8 @@ def resolve_run(config: Optional[Path], overrides: list[str], resume: Optional[P
     if config is not None:
         raise UserError(
             f"--resume {run_dir} continues with the run's own {paths.config}; "
-            f"leave out --config {config} (--set can change train.* and decode.* options)"
+            f"leave out --config {config if isinstance(config, (str, Path)) else '(a config)'} "
+            "(--set can change train.* and decode.* options)"
         )
     if not paths.last.is_file():
         raise UserError(f"{run_dir}: no {paths.last.relative_to(run_dir)} to resume from")

@@ -5,12 +5,19 @@ stop) is only recorded; the trainer sees it after the current update, saves last
 with exit code 128 + the signal (the shell's convention), so the run can be resumed.  The
 first signal also puts the default handler back, so a second one aborts at once, for a
 run that will not stop.  Leaving the block restores the handlers found on entry.
+
+From Python (``nmt.train`` in a notebook or a program: ``interactive``) the second SIGINT raises
+KeyboardInterrupt instead, as Python's own handler does, so an impatient second Ctrl-C (a
+notebook's "interrupt kernel" twice) stops the cell without killing the kernel.  Off the main
+thread, where Python lets no code set a handler, the block handles no signal: a stop signal
+reaches the main thread as it would without nmt.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
+import threading
 from types import FrameType
 from typing import Any, Optional
 
@@ -22,12 +29,14 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 class StopSignals:
     """A context manager that turns the first stop signal into :attr:`received` (0: none yet).
 
-    ``who`` prefixes the log line (e.g. ``"rank 1: "`` under torchrun).  Signal handlers can
-    only be set from the main thread, so enter it there.
+    ``who`` prefixes the log line (e.g. ``"rank 1: "`` under torchrun); ``interactive``: a second
+    SIGINT raises KeyboardInterrupt rather than ending the process.  Signal handlers can only be
+    set from the main thread; entered on another, it sets none.
     """
 
-    def __init__(self, who: str = "") -> None:
+    def __init__(self, who: str = "", interactive: bool = False) -> None:
         self.who = who
+        self.interactive = interactive
         self.received = 0
         self._previous: dict[int, Any] = {}
 
@@ -38,10 +47,12 @@ class StopSignals:
             signal.Signals(signum).name,
         )
         self.received = signum
-        signal.signal(signum, signal.SIG_DFL)
+        again = signal.default_int_handler if self.interactive and signum == signal.SIGINT else signal.SIG_DFL
+        signal.signal(signum, again)
 
     def __enter__(self) -> StopSignals:
-        self._previous = {int(s): signal.signal(s, self._handle) for s in STOP_SIGNALS}
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {int(s): signal.signal(s, self._handle) for s in STOP_SIGNALS}
         return self
 
     def __exit__(self, *exc: object) -> None:

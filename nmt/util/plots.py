@@ -19,6 +19,7 @@ from nmt.util.fileio import atomic_write
 
 if TYPE_CHECKING:
     import torch
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 logger = logging.getLogger(__name__)
@@ -59,10 +60,22 @@ def plot_attention(
     path: Path,
     title: str = "",
 ) -> Path:
-    """Heat map of one sentence's attention: row t shows where target token t looked.
+    """Heat map of one sentence's attention, written as a PNG (:func:`draw_attention`)."""
+    data = _as_array(weights)
+    T, S = len(tgt_tokens), len(src_tokens)
+    fig = _new_figure(width=min(2.5 + 0.35 * S, 30.0), height=min(2.0 + 0.3 * T, 30.0))
+    draw_attention(fig.add_subplot(), data, src_tokens, tgt_tokens, title)
+    return _save(fig, path)
 
-    `weights` has shape (T, S) with T = len(tgt_tokens) and S = len(src_tokens).
-    The colour scale is fixed to [0, 1] for probabilities so maps are comparable.
+
+def draw_attention(
+    ax: Axes, weights: np.ndarray | torch.Tensor, src_tokens: list[str], tgt_tokens: list[str], title: str = ""
+) -> Axes:
+    """Heat map of one sentence's attention on ``ax``: row t shows where target token t looked.
+
+    `weights` has shape (T, S) with T = len(tgt_tokens) and S = len(src_tokens); the tokens
+    label the axes and a colour bar sits beside them. The colour scale is fixed to [0, 1] for
+    probabilities so maps are comparable.
     """
     data = _as_array(weights)
     expected = (len(tgt_tokens), len(src_tokens))
@@ -77,8 +90,6 @@ def plot_attention(
     vmin, vmax = (0.0, 1.0) if is_probability else (None, None)
 
     T, S = expected
-    fig = _new_figure(width=min(2.5 + 0.35 * S, 30.0), height=min(2.0 + 0.3 * T, 30.0))
-    ax = fig.add_subplot()
     image = ax.imshow(data, aspect="auto", cmap="viridis", vmin=vmin, vmax=vmax, interpolation="nearest")
     ax.set_xticks(range(S), labels=src_tokens, rotation=90)
     ax.set_yticks(range(T), labels=tgt_tokens)
@@ -86,8 +97,8 @@ def plot_attention(
     ax.set_ylabel("target")
     if title:
         ax.set_title(title)
-    fig.colorbar(image, ax=ax, label="attention weight")
-    return _save(fig, path)
+    ax.figure.colorbar(image, ax=ax, label="attention weight")
+    return ax
 
 
 def plot_attention_grid(

@@ -41,8 +41,15 @@ def hardware(device: torch.device) -> dict[str, Any]:
     }
 
 
+def mps_available() -> bool:
+    """Whether Apple's Metal (MPS) backend can run here: Apple silicon and a torch built with it."""
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
 def select_device(name: str, local_rank: int | None = None) -> torch.device:
-    """``auto`` picks CUDA when present, else CPU; asking for CUDA without one is a user error.
+    """``auto`` picks CUDA when present, else Apple's MPS when present, else the CPU; asking for
+    CUDA or MPS where it is missing is a user error (one line).
 
     ``local_rank`` (one process per GPU under torchrun) picks ``cuda:<local_rank>`` and makes
     it the current device; it does not change a CPU choice.
@@ -50,9 +57,11 @@ def select_device(name: str, local_rank: int | None = None) -> torch.device:
     from nmt.util.errors import UserError
 
     if name == "auto":
-        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        device = torch.device("cuda" if torch.cuda.is_available() else "mps" if mps_available() else "cpu")
     elif name == "cuda" and not torch.cuda.is_available():
         raise UserError("train.device=cuda but no CUDA device is available; use auto or cpu")
+    elif name == "mps" and not mps_available():
+        raise UserError("device mps: Apple's MPS is not available here (it needs Apple silicon); use auto or cpu")
     else:
         device = torch.device(name)
     if device.type == "cuda" and local_rank is not None:

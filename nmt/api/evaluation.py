@@ -1,0 +1,268 @@
+"""``nmt.evaluate`` and ``nmt.compare``: the ``nmt eval`` and ``nmt compare`` commands from Python,
+their tables returned as records (:class:`~nmt.api.records.Records`, a DataFrame on request).
+
+Each calls the function its command calls (:func:`nmt.evaluate.eval_command.run_eval`,
+:func:`nmt.evaluate.compare.run_compare`), which writes report.json and report.md as always; the
+records are read back from that report.json, so the library returns what the files hold.  The
+commands call these functions in turn, keeping one path from options to report.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from nmt.api.records import Records
+from nmt.api.training import Overrides, override_list
+from nmt.run.paths import REPORT, RunPaths, report_json
+from nmt.util.errors import UserError
+from nmt.util.logs import ensure_configured
+
+if TYPE_CHECKING:
+    from nmt.evaluate.compare_plan import Plan
+
+PathLike = Union[str, Path]
+
+
+def _read_report(folder: Path) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads(report_json(folder).read_text(encoding="utf-8"))
+    return report
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What ``nmt eval`` wrote: the report (report.json's contents), its folder, and the summary it prints."""
+
+    report: dict[str, Any]
+    folder: Path
+    summary: str
+
+    @property
+    def records(self) -> Records:
+        """One record per system: its name, then BLEU, chrF, TER, their signatures and the segment count."""
+        return Records({"system": name, **scores} for name, scores in self.report["systems"].items())
+
+    @property
+    def comparison(self) -> Records:
+        """With several systems, one record per system against the first (differences and p-values)."""
+        return Records(self.report.get("comparison", []))
+
+    @property
+    def bleu_by_length(self) -> Records:
+        """BLEU by source length, one record per system and length bucket (where sources are known)."""
+        series = self.report.get("bleu_by_length", {})
+        return Records({"system": name, **row} for name, rows in series.items() for row in rows)
+
+    def to_pandas(self) -> Any:
+        """:attr:`records` as a pandas DataFrame (needs pandas)."""
+        return self.records.to_pandas()
+
+
+def _checkpoints(checkpoint: Union[PathLike, Sequence[PathLike], None]) -> list[Path]:
+    """Checkpoint files; a run folder with a best checkpoint stands for it (any other path is left
+    for the loader to refuse, as ``nmt eval --checkpoint`` does)."""
+    if checkpoint is None:
+        return []
+    paths = [Path(checkpoint)] if isinstance(checkpoint, (str, Path)) else [Path(c) for c in checkpoint]
+    return [RunPaths(p).best if RunPaths(p).best.is_file() else p for p in paths]
+
+
+def evaluate(
+    checkpoint: Union[PathLike, Sequence[PathLike], None] = None,
+    *,
+    split: str = "test",
+    hyps: Optional[Sequence[PathLike]] = None,
+    ref: Optional[PathLike] = None,
+    src: Optional[PathLike] = None,
+    model: Optional[PathLike] = None,
+    engine: str = "torch",
+    compute_type: str = "float32",
+    out: Optional[PathLike] = None,
+    beam: Optional[int] = None,
+    overrides: Overrides = None,
+    test: str = "both",
+    bootstrap_samples: int = 1000,
+    ar_trials: int = 10000,
+    seed: int = 12345,
+) -> Evaluation:
+    """Score systems with sacreBLEU as ``nmt eval`` does, writing report.json and report.md.
+
+    Give one of: ``checkpoint`` (a checkpoint, a run folder for its best, or several: an ensemble)
+    to translate ``split`` of its corpus; ``model`` (an export folder on ``engine``) with ``src``
+    and ``ref``; or hypothesis files ``hyps`` with ``ref`` (several are compared with the first
+    by paired bootstrap resampling and approximate randomization, ``test``).
+
+    Args:
+        out: the report's folder; default the run's ``eval/`` (``eval-ensemble/``), else ``eval/``.
+        beam: beam size when translating; default the model's ``decode.beam``.
+        overrides: ``decode.*`` settings, as ``--set`` takes them or as a mapping.
+
+    Raises:
+        nmt.util.errors.UserError: a bad combination, path or file, in one line.
+    """
+    from nmt.evaluate.eval_command import default_out, run_eval
+
+    ensure_configured()
+    checkpoints = _checkpoints(checkpoint)
+    folder = Path(out) if out is not None else default_out(checkpoints)
+    summary = run_eval(
+        checkpoints=checkpoints,
+        split=split,
+        hyps=[Path(h) for h in hyps or []],
+        ref=Path(ref) if ref is not None else None,
+        src=Path(src) if src is not None else None,
+        out=folder,
+        beam=beam,
+        overrides=override_list(overrides),
+        test=test,
+        bootstrap_samples=bootstrap_samples,
+        ar_trials=ar_trials,
+        seed=seed,
+        model=Path(model) if model is not None else None,
+        engine=engine,
+        compute_type=compute_type,
+    )
+    return Evaluation(_read_report(folder), folder, summary)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What ``nmt compare`` wrote: the report (report.json), its folder, and the table it prints."""
+
+    report: dict[str, Any]
+    folder: Path
+    text: str
+
+    @property
+    def records(self) -> Records:
+        """One record per arm (variant or sweep point): seeds, BLEU and chrF means with 95% intervals,
+        p-values against the baseline, updates, training minutes, parameters."""
+        return Records(self.report["variants"])
+
+    def to_pandas(self) -> Any:
+        """:attr:`records` as a pandas DataFrame (needs pandas)."""
+        return self.records.to_pandas()
+
+
+def _joined(value: Union[str, Sequence[Any], None]) -> Optional[str]:
+    """A comma-separated list as the command takes it, from a list or that text."""
+    if value is None or isinstance(value, str):
+        return value
+    return ",".join(str(v) for v in value)
+
+
+def _sweeps(sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None]) -> list[str]:
+    """``KEY=V1,V2`` texts from one, a list of them, or a mapping ``{KEY: [V1, V2]}``."""
+    if sweep is None:
+        return []
+    if isinstance(sweep, str):
+        return [sweep]
+    if isinstance(sweep, Mapping):
+        return [f"{key}={_joined(values)}" for key, values in sweep.items()]
+    return list(sweep)
+
+
+def comparison_plan(
+    config: Optional[PathLike] = None,
+    *,
+    variants: Union[str, Sequence[str], None] = None,
+    sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None] = None,
+    seeds: Union[str, Sequence[int]] = (1, 2),
+    steps: Optional[int] = None,
+    baseline: Optional[str] = None,
+    split: str = "test",
+    beam: Optional[int] = None,
+    runs_dir: Optional[PathLike] = None,
+    overrides: Overrides = None,
+    force: bool = False,
+    match_params: Optional[str] = None,
+) -> Plan:
+    """The comparison :func:`compare` runs (``nmt compare --dry-run`` lists its runs); checked as the
+    command checks its options."""
+    from nmt.config.arms import parse_sweep
+    from nmt.evaluate.compare_plan import Plan, parse_list
+
+    config_path = Path(config) if config is not None else None
+    names = _joined(variants)
+    return Plan(
+        config=config_path,
+        variants=parse_list(names, "variants") if names is not None else None,
+        sweeps=[parse_sweep(text) for text in _sweeps(sweep)],
+        seeds=parse_list(_joined(seeds) or "", "seeds", int),
+        steps=steps,
+        baseline=baseline,
+        split=split,
+        beam=beam,
+        overrides=override_list(overrides),
+        runs_dir=Path(runs_dir)
+        if runs_dir is not None
+        else Path("runs") / f"compare_{config_path.stem if config_path else 'defaults'}",
+        force=force,
+        match_params=match_params,
+    )
+
+
+def run_plan(plan: Plan, *, out: Optional[PathLike] = None, progress: bool = True, jobs: int = 1) -> Comparison:
+    """Train (or reuse) and score every run of ``plan``; the report's table as a :class:`Comparison`."""
+    from nmt.evaluate.compare import run_compare
+
+    if jobs < 1:
+        raise UserError(f"jobs {jobs}: give 1 or more runs at once")
+    ensure_configured()
+    folder = Path(out) if out is not None else plan.runs_dir / REPORT
+    text = run_compare(plan, out=folder, progress=progress, jobs=jobs)
+    return Comparison(_read_report(folder), folder, text)
+
+
+def compare(
+    config: Optional[PathLike] = None,
+    *,
+    variants: Union[str, Sequence[str], None] = None,
+    sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None] = None,
+    seeds: Union[str, Sequence[int]] = (1, 2),
+    steps: Optional[int] = None,
+    baseline: Optional[str] = None,
+    split: str = "test",
+    beam: Optional[int] = None,
+    runs_dir: Optional[PathLike] = None,
+    out: Optional[PathLike] = None,
+    overrides: Overrides = None,
+    progress: bool = True,
+    jobs: int = 1,
+    force: bool = False,
+    match_params: Optional[str] = None,
+) -> Comparison:
+    """Train variants or option sweeps for the same number of updates over several seeds and compare
+    their scores, as ``nmt compare`` does (finished runs are reused; report.json, report.md and the
+    reproducibility record are written to ``out``, default ``RUNS_DIR/report``).
+
+    Args:
+        config: the base YAML config (None: the defaults).
+        variants: named variants (``nmt variants``), a list or ``"a,b"``; the first is the baseline.
+        sweep: ``"train.teacher_forcing=1.0,0.5"``, a list of such, or ``{"train.teacher_forcing": [1.0, 0.5]}``.
+        seeds: training seeds; every arm trains once per seed.
+        steps: updates per run (default the config's ``train.max_steps``).
+        runs_dir: the runs' folder (default ``runs/compare_<config name>``).
+        match_params: an arm whose parameter count every other RNN arm is resized to (within 2%).
+
+    Raises:
+        nmt.util.errors.UserError: a bad option or plan, before anything trains; one line.
+    """
+    plan = comparison_plan(
+        config,
+        variants=variants,
+        sweep=sweep,
+        seeds=seeds,
+        steps=steps,
+        baseline=baseline,
+        split=split,
+        beam=beam,
+        runs_dir=runs_dir,
+        overrides=overrides,
+        force=force,
+        match_params=match_params,
+    )
+    return run_plan(plan, out=out, progress=progress, jobs=jobs)

@@ -1,0 +1,244 @@
+"""``nmt.load`` and :class:`Translator`: a trained or exported model translating and scoring lists of strings.
+
+One :class:`~nmt.decode.engines.Engine` does the work, the one ``nmt translate`` opens; the
+requests go through :mod:`nmt.decode.request` as the command's do, so a sentence translated here
+and by the command gets the same output.  What comes back is plain data (:mod:`nmt.api.results`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Optional, Union
+
+import numpy as np
+
+from nmt.api.results import EOS_PIECE, Hypothesis, ScoreResult, TranslationResult, host_array
+from nmt.decode.batched import Translation
+from nmt.decode.engines import ENGINE_NAMES, Engine, open_engine
+from nmt.decode.request import decode_overrides, resolve_search, translate_lines
+from nmt.engine.manifest import ENGINES, MANIFEST, read_manifest
+from nmt.run.paths import RunPaths
+from nmt.util.errors import UserError
+
+PathLike = Union[str, Path]
+
+
+def _check_lines(lines: Sequence[str], what: str) -> list[str]:
+    """``lines`` as a list of strings; one string, or anything else, is refused in one line."""
+    if isinstance(lines, (str, bytes)):
+        raise UserError(f"{what}: give a list of sentences, not one string (e.g. [{short(lines)}])")
+    lines = list(lines)
+    bad = next((i for i, line in enumerate(lines) if not isinstance(line, str)), None)
+    if bad is not None:
+        raise UserError(f"{what}: item {bad} is {type(lines[bad]).__name__}, not a string")
+    return lines
+
+
+def short(text: Union[str, bytes], limit: int = 40) -> str:
+    """``repr(text)`` cut to ``limit`` characters, for messages."""
+    shown = repr(text[: limit + 1])
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def _engine_for(path: Path, engine: Optional[str]) -> tuple[str, list[Path], Optional[Path]]:
+    """What ``path`` is, as :func:`~nmt.decode.engines.open_engine` takes it: the engine, the
+    checkpoints (a file, or a run folder's best) and the export folder."""
+    if engine is not None and engine not in ENGINE_NAMES:
+        raise UserError(f"engine {engine!r}: unknown; valid options: {', '.join(ENGINE_NAMES)}")
+    if path.is_file():
+        if engine not in (None, "torch"):
+            raise UserError(f"{path}: a checkpoint runs on engine 'torch'; export it for {engine} (nmt export)")
+        return "torch", [path], None
+    if not path.is_dir():
+        raise UserError(f"{path}: no such checkpoint, run folder or export folder")
+    if (path / MANIFEST).is_file():
+        name = engine or ENGINES[read_manifest(path).format]
+        return name, [], path
+    best = RunPaths(path).best
+    if best.is_file():
+        if engine not in (None, "torch"):
+            raise UserError(f"{path}: a run folder runs on engine 'torch'; export it for {engine} (nmt export)")
+        return "torch", [best], None
+    if RunPaths(path).metrics.is_file():
+        raise UserError(f"{path}: the run has no {best.relative_to(path)} yet (it saves one at its first validation)")
+    raise UserError(f"{path}: not a checkpoint, a run folder (runs/NAME) or an export folder (holding {MANIFEST})")
+
+
+def load(
+    path: PathLike,
+    engine: Optional[str] = None,
+    device: str = "auto",
+    *,
+    threads: int = 0,
+    compute_type: str = "float32",
+) -> Translator:
+    """Load a model to translate with: a checkpoint file (``.pt``), a run folder (its best
+    checkpoint, ``checkpoints/best.pt``) or a folder written by ``nmt export``.
+
+    Args:
+        path: the checkpoint, run folder or export folder.
+        engine: ``"torch"``, ``"onnxruntime"`` or ``"ctranslate2"``; None takes the engine that
+            runs ``path``: torch for a checkpoint or a run, the export's own for an export folder.
+        device: ``"auto"`` (CUDA, then Apple's MPS, then the CPU), ``"cpu"``, ``"cuda"`` or
+            ``"mps"``; only the torch engine runs anywhere but the CPU.
+        threads: CPU threads (0: torch follows the cores other processes leave free; the other
+            engines use their own default).
+        compute_type: CTranslate2's weights: ``"float32"`` or ``"int8"``.
+
+    Raises:
+        nmt.util.errors.UserError: a path that is none of these, an engine that cannot run it, a
+            device that is not there; always one line.
+    """
+    name, checkpoints, folder = _engine_for(Path(path), engine)
+    opened = open_engine(name, checkpoints, folder, compute_type=compute_type, threads=threads, device=device)
+    return Translator(opened, Path(path))
+
+
+class Translator:
+    """A loaded model: :meth:`translate` lists of sentences, :meth:`score` given translations.
+
+    Made by :func:`load`.  Decoding options left out (None) take the model's own ``decode``
+    section, as ``nmt translate`` does.
+    """
+
+    def __init__(self, engine: Engine, path: Path) -> None:
+        self.engine = engine
+        self.path = path
+
+    def __repr__(self) -> str:
+        return f"Translator({str(self.path)!r}, engine={self.engine.name!r}, step={self.step})"
+
+    @property
+    def engine_name(self) -> str:
+        """The engine that runs the model: torch, onnxruntime or ctranslate2."""
+        return self.engine.name
+
+    @property
+    def step(self) -> int:
+        """The training update the model was saved at."""
+        return self.engine.step
+
+    def translate(
+        self,
+        sentences: Sequence[str],
+        *,
+        beam: Optional[int] = None,
+        n_best: Optional[int] = None,
+        sample: bool = False,
+        top_k: Optional[int] = None,
+        top_p: Optional[float] = None,
+        temperature: Optional[float] = None,
+        seed: Optional[int] = None,
+        no_repeat_ngram: Optional[int] = None,
+        coverage_penalty: Optional[float] = None,
+        length_penalty: Optional[float] = None,
+        max_len_a: Optional[float] = None,
+        max_len_b: Optional[int] = None,
+        return_attention: bool = False,
+        overrides: Sequence[str] = (),
+    ) -> list[TranslationResult]:
+        """Translate each sentence; one result per input, in input order (a blank one keeps its place).
+
+        Args:
+            sentences: source sentences, one string each.
+            beam: beam size (1: greedy search); default the model's ``decode.beam``.
+            n_best: hypotheses per sentence (at most the beam; with ``sample``, samples).
+            sample: draw tokens instead of searching (torch engine only).
+            top_k: sampling: only the k most probable tokens (0: all).
+            top_p: sampling: only the most probable tokens holding this probability, in (0, 1].
+            temperature: sampling: logits divided by this (> 0).
+            seed: sampling: the random seed (the same seed draws the same samples).
+            no_repeat_ngram: never repeat an n-gram of this many tokens.
+            coverage_penalty: GNMT coverage penalty for beam search (beam 2 or more).
+            length_penalty: GNMT length penalty alpha that ranks a beam's hypotheses.
+            max_len_a: output length limit a * source tokens + b: a.
+            max_len_b: output length limit a * source tokens + b: b.
+            return_attention: add each best hypothesis's attention matrix (not ctranslate2).
+            overrides: further ``decode.KEY=VALUE`` settings, as ``--set`` gives them.
+
+        Raises:
+            nmt.util.errors.UserError: an option the model or engine cannot use, in one line.
+        """
+        lines = _check_lines(sentences, "translate")
+        options = decode_overrides(
+            sample=sample,
+            top_k=top_k,
+            top_p=top_p,
+            temperature=temperature,
+            seed=seed,
+            no_repeat_ngram=no_repeat_ngram,
+            coverage_penalty=coverage_penalty,
+            length_penalty=length_penalty,
+            max_len_a=max_len_a,
+            max_len_b=max_len_b,
+        )
+        search = resolve_search(self.engine, beam, n_best, [*overrides, *options])
+        ids, found = translate_lines(self.engine, search, lines, attention=return_attention)
+        return [self._result(line, src, t, return_attention) for line, src, t in zip(lines, ids, found)]
+
+    def _result(self, line: str, src_ids: list[int], found: Translation, attention: bool) -> TranslationResult:
+        src_pieces = self.engine.src_tok.decode_pieces(src_ids)
+        hypotheses = [
+            Hypothesis(
+                text=self.engine.tgt_tok.decode(ids),
+                tokens=self.engine.tgt_tok.decode_pieces(ids) + [EOS_PIECE] if src_ids else [],
+                score=float(score),
+                log_prob=float(log_prob),
+            )
+            for ids, score, log_prob in zip(found.ids, found.scores, found.log_probs)
+        ]
+        weights = None
+        if attention:
+            weights = host_array(found.attention) if src_ids else np.zeros((0, 0))
+        return TranslationResult(line, src_pieces, hypotheses, weights)
+
+    def score(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[Union[str, Sequence[str]]],
+        *,
+        return_attention: bool = True,
+    ) -> list[ScoreResult]:
+        """Force-decode each target given its source: per-token log-probabilities, their total and
+        the attention (where the engine has weights: torch and onnxruntime).
+
+        A target is a string (split into subwords as the model's tokenizer does) or a list of the
+        model's subword tokens, e.g. a :class:`TranslationResult`'s ``tokens`` (a final ``</s>``
+        is optional): scoring a hypothesis's own tokens gives back its ``log_prob``.
+
+        Raises:
+            nmt.util.errors.UserError: lists of different lengths, a blank source, a token the
+                target vocabulary lacks, attention asked of ctranslate2; one line each.
+        """
+        lines = _check_lines(sources, "score")
+        if isinstance(targets, (str, bytes)):
+            raise UserError(f"score: give a list of targets, not one string (e.g. [{short(targets)}])")
+        target_ids = [self._target_ids(i, target) for i, target in enumerate(targets)]
+        decode = self.engine.decode_config([])
+        src_ids = self.engine.src_tok.encode(lines)
+        forced = self.engine.force(src_ids, target_ids, decode, attention=return_attention)
+        tgt = self.engine.tgt_tok
+        return [
+            ScoreResult(
+                source_tokens=self.engine.src_tok.decode_pieces(s),
+                tokens=tgt.decode_pieces(t) + [EOS_PIECE],
+                log_probs=f.log_probs,
+                attention=f.attention,
+            )
+            for s, t, f in zip(src_ids, target_ids, forced)
+        ]
+
+    def _target_ids(self, index: int, target: Union[str, Sequence[str]]) -> list[int]:
+        """The ids of one target: a string encoded, or subword tokens looked up (``</s>`` last dropped)."""
+        tok = self.engine.tgt_tok
+        if isinstance(target, str):
+            return tok.encode([target])[0]
+        pieces = list(target)
+        if pieces and pieces[-1] == EOS_PIECE:
+            pieces = pieces[:-1]
+        ids = [tok.sp.piece_to_id(p) if isinstance(p, str) else -1 for p in pieces]
+        unknown = next((p for p, i in zip(pieces, ids) if i < 0 or tok.sp.id_to_piece(i) != p), None)
+        if unknown is not None:
+            raise UserError(f"score: target {index} holds {short(str(unknown))}, not a token of the target vocabulary")
+        return ids

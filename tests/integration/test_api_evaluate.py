@@ -1,0 +1,97 @@
+"""``nmt.evaluate`` and ``nmt.compare`` from Python: the tables the commands write, as records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import nmt
+from conftest import toy_overrides
+from nmt.util.errors import UserError
+
+
+@pytest.fixture()
+def hyp_files(toy_files, tmp_path) -> dict[str, Path]:
+    """A reference, its sources, itself as a perfect system and a system with every line cut short."""
+    _, files = toy_files
+    src = Path(files["test"][0]).read_text(encoding="utf-8").splitlines()[:40]
+    ref = Path(files["test"][1]).read_text(encoding="utf-8").splitlines()[:40]
+    paths = {name: tmp_path / f"{name}.txt" for name in ("src", "ref", "same", "short")}
+    for name, lines in (("src", src), ("ref", ref), ("same", ref), ("short", [r.rsplit(" ", 1)[0] for r in ref])):
+        paths[name].write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return paths
+
+
+def test_evaluate_returns_the_reports_tables_as_records(hyp_files, tmp_path):
+    result = nmt.evaluate(
+        hyps=[hyp_files["same"], hyp_files["short"]],
+        ref=hyp_files["ref"],
+        src=hyp_files["src"],
+        out=tmp_path / "eval",
+        bootstrap_samples=50,
+        ar_trials=50,
+    )
+    report = json.loads((tmp_path / "eval" / "report.json").read_text(encoding="utf-8"))
+    assert result.report == report
+    assert [r["system"] for r in result.records] == ["same.txt", "short.txt"]
+    assert result.records[0]["bleu"] == pytest.approx(100.0) and result.records[1]["bleu"] < 100
+    assert all(isinstance(r, dict) for r in result.records)
+    assert len(result.comparison) == 2 and {r["system"] for r in result.bleu_by_length} == {"same.txt", "short.txt"}
+    frame = result.to_pandas()
+    assert list(frame["system"]) == ["same.txt", "short.txt"]
+    assert "wrote" in result.summary
+
+
+def test_evaluate_a_run_folder_translates_with_its_best_checkpoint(trained_toy, tmp_path):
+    result = nmt.evaluate(trained_toy, out=tmp_path / "eval", beam=1)
+    assert result.report["info"]["checkpoints"] == [str(trained_toy / "checkpoints" / "best.pt")]
+    assert len(result.records) == 1 and result.records[0]["system"] == "beam1"
+    assert callable(nmt.evaluate) and nmt.evaluate.__name__ == "nmt.evaluate"  # the stage, also the function
+
+
+def test_compare_returns_one_record_per_arm(toy_files, tmp_path):
+    _, files = toy_files
+    sets = [s for s in toy_overrides(tmp_path, files) if not s.startswith(("name=", "runs_dir="))]
+    result = nmt.compare(
+        variants=["bahdanau", "luong_dot"],
+        seeds=[1],
+        steps=4,
+        runs_dir=tmp_path / "cmp",
+        overrides=[*sets, "train.valid_every=2", "train.valid_max_sentences=20"],
+        progress=False,
+    )
+    assert [r["variant"] for r in result.records] == ["bahdanau", "luong_dot"]
+    assert all(r["updates"] == 4 and r["seeds"] == [1] for r in result.records)
+    report = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text(encoding="utf-8"))
+    assert list(result.records) == report["variants"]
+    assert list(result.to_pandas()["variant"]) == ["bahdanau", "luong_dot"]
+
+
+def test_bad_input_raises_one_line(hyp_files, tmp_path):
+    for call, needle in (
+        (lambda: nmt.evaluate(hyps=[hyp_files["same"]]), "--hyp needs --ref"),
+        (lambda: nmt.evaluate(tmp_path / "missing.pt"), "missing.pt"),
+        (lambda: nmt.compare(variants="bahdanau,nope", steps=5, runs_dir=tmp_path / "c"), "unknown variant 'nope'"),
+        (lambda: nmt.compare(variants=["bahdanau"], seeds=[], steps=5, runs_dir=tmp_path / "c"), "give at least one"),
+    ):
+        with pytest.raises(UserError, match=needle) as info:
+            call()
+        assert "\n" not in str(info.value)
+    assert not (tmp_path / "c").exists()
+
+
+def test_to_pandas_without_pandas_says_how_to_get_it(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas":
+            raise ImportError("no pandas here")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(UserError, match="pip install pandas"):
+        nmt.Records([{"a": 1}]).to_pandas()

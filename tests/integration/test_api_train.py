@@ -1,0 +1,91 @@
+"""``nmt.train`` from Python: a config given as a mapping, the Run it returns, Ctrl-C in a notebook."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+import nmt
+from conftest import interrupt_at
+from nmt.util.errors import UserError
+from nmt.util.logs import ensure_configured
+
+
+def toy_config(root: Path, files: dict[str, list[str]], name: str) -> dict:
+    """The toy task's tiny model (tests/conftest.py's toy_overrides) as the nested mapping a YAML file holds."""
+    return {
+        "name": name,
+        "runs_dir": str(root / "runs"),
+        "data": {"corpus": "local", "src": "xx", "tgt": "yy", "root": str(root / "data"), "local_files": files},
+        "model": {"emb_size": 32, "hidden_size": 32, "dropout": 0.0, "emb_dropout": 0.0},
+        "train": {"max_tokens": 600, "lr": 0.005, "log_every": 1, "valid_every": 10, "max_steps": 20, "threads": 1},
+        "decode": {"batch_size": 32},
+    }
+
+
+def test_train_from_a_mapping_returns_its_run(toy_files, tmp_path):
+    _, files = toy_files
+    config = toy_config(tmp_path, files, "api")
+    before = json.dumps(config, sort_keys=True)
+    run = nmt.train(config, {"train.valid_max_sentences": 40}, progress=False)
+    assert json.dumps(config, sort_keys=True) == before  # the caller's mapping is not changed
+    assert isinstance(run, nmt.Run) and run.folder == tmp_path / "runs" / "api"
+    assert run.best is not None and run.last is not None and run.stop_reason == "max_steps"
+    assert run.config.train.valid_max_sentences == 40
+    lines = [json.loads(line) for line in (run.folder / "metrics.jsonl").read_text().splitlines()]
+    valid = [{k: v for k, v in e.items() if k != "event"} for e in lines if e["event"] == "valid"]
+    assert [e["step"] for e in run.history] == [10, 20]
+    assert list(run.history) == valid
+    assert len(run.train_log) == 20
+    assert run.history.to_pandas()["step"].tolist() == [10, 20]
+    translated = run.translator().translate(["ant bee"])
+    assert translated[0].text == nmt.load(run.best).translate(["ant bee"])[0].text
+    assert "stopped (max_steps)" in run.summary
+
+
+def test_a_keyboard_interrupt_saves_stops_and_resumes(toy_files, tmp_path, monkeypatch):
+    """Ctrl-C (a real SIGINT, as a notebook's "interrupt kernel" sends) saves last.pt and stops the
+    cell with TrainingInterrupted; nmt.train(resume=...) continues to the end."""
+    _, files = toy_files
+    interrupt_at(monkeypatch, 5)
+    with pytest.raises(KeyboardInterrupt) as info:
+        nmt.train(toy_config(tmp_path, files, "stopped"), progress=False)
+    assert isinstance(info.value, nmt.TrainingInterrupted)
+    run = info.value.run
+    assert run.last is not None and run.stop_reason == "interrupted"
+    assert "nmt.train(resume=" in str(info.value)
+    monkeypatch.undo()
+    resumed = nmt.train(resume=run.folder, progress=False)
+    assert resumed.folder == run.folder and resumed.stop_reason == "max_steps"
+
+
+def test_bad_input_raises_one_line(tmp_path):
+    for call, needle in (
+        (lambda: nmt.train({"model": {"hidden_size": -3}}), "hidden_size"),
+        (lambda: nmt.train(tmp_path / "missing.yaml"), "missing.yaml"),
+        (lambda: nmt.train(None, "train.lr=1"), "not one string"),
+        (lambda: nmt.Run.open(tmp_path), "not a run folder"),
+    ):
+        with pytest.raises(UserError, match=needle) as info:
+            call()
+        assert "\n" not in str(info.value)
+
+
+def test_the_library_sets_up_the_cli_log_only_where_none_is(monkeypatch):
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])
+    monkeypatch.setattr(root, "level", logging.WARNING)
+    ensure_configured()
+    assert len(root.handlers) == 1 and root.level == logging.INFO
+    ensure_configured()  # a second call adds nothing
+    assert len(root.handlers) == 1
+
+
+def test_nmt_train_is_still_the_training_package():
+    import nmt.train.loop
+
+    assert callable(nmt.train) and nmt.train.loop.Trainer is not None
+    assert nmt.train.__name__ == "nmt.train"
