@@ -18,7 +18,8 @@ import torch
 
 from nmt.decode.inference import load_checkpoint
 from nmt.decode.model_info import describe_model
-from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, check_new_folder, new_folder, write_manifest
+from nmt.engine.export_folder import check_new_folder, new_folder
+from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, write_manifest
 from nmt.export.onnx_trace import ENCODER_FILE, OPSET, STEP_FILE, export_graphs
 
 FORMAT = "onnx"

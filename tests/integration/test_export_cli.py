@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import PROC_TIMEOUT, REPO, transformer_overrides
+from conftest import PROC_TIMEOUT, REPO, stop, transformer_overrides, wait_until
 from conftest import run_cli as run
 
 SOURCES = 30  # test-split lines translated by the round trips (plus an empty and an unknown-word line)
@@ -261,16 +262,58 @@ def test_export_refuses_an_rnn_as_ctranslate2_and_an_unknown_format(rnn_ckpt, tm
 
 def test_an_earlier_export_is_replaced_only_with_force(rnn_ckpt, st_dir, texts, tmp_path, capsys):
     out = Path(shutil.copytree(st_dir, tmp_path / "export"))
-    (out / "notes.txt").write_text("from the earlier export\n", encoding="utf-8")
     argv = ["export", "--checkpoint", str(rnn_ckpt), "--format", "safetensors", "-o", str(out)]
     code, _, err = run(argv, capsys)
-    one_line_error(code, err, "--force")
-    assert (out / "notes.txt").is_file()
+    one_line_error(code, err, "already holds an nmt safetensors export; give --force")
     code, _, err = run([*argv, "--force"], capsys)
     assert code == 0, err
-    assert not (out / "notes.txt").exists()
     want = translate(capsys, texts["src"], tmp_path / "a.txt", "--checkpoint", str(rnn_ckpt), "--beam", "1")
     assert translate(capsys, texts["src"], tmp_path / "b.txt", "--model", str(out), "--beam", "1") == want
+
+
+def test_reports_that_eval_wrote_into_an_export_survive_a_re_export(rnn_ckpt, st_dir, texts, tmp_path, capsys):
+    """``nmt eval --out EXPORTDIR`` writes its report beside the model; ``--force`` must not delete it."""
+    out = Path(shutil.copytree(st_dir, tmp_path / "export"))
+    (out / "notes.txt").write_text("from the earlier export\n", encoding="utf-8")
+    refs = ["--src", str(texts["test_src"]), "--ref", str(texts["test_ref"])]
+    code, _, err = run(["eval", "--engine", "torch", "--model", str(out), *refs, "--out", str(out)], capsys)
+    assert code == 0, err
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert {"report.json", "report.md", "notes.txt"} <= set(before)
+    argv = ["export", "--checkpoint", str(rnn_ckpt), "--format", "safetensors", "-o", str(out), "--force"]
+    code, _, err = run(argv, capsys)
+    one_line_error(code, err, "not touching them")
+    assert "notes.txt" in err and "report.json" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_project_with_its_own_export_json_is_never_replaced(rnn_ckpt, tmp_path, capsys):
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("print('mine')\n", encoding="utf-8")
+    (project / "export.json").write_text('{"targets": ["web"]}\n', encoding="utf-8")
+    for force in ([], ["--force"]):
+        argv = ["export", "--checkpoint", str(rnn_ckpt), "--format", "safetensors", "-o", str(project), *force]
+        code, _, err = run(argv, capsys)
+        one_line_error(code, err, "that is not an export this nmt wrote")
+        assert "already holds an export" not in err
+    assert sorted(p.name for p in project.rglob("*")) == ["app.py", "export.json", "src"]
+
+
+def test_sigterm_during_an_onnx_export_leaves_no_hidden_folder(rnn_ckpt, tmp_path):
+    """The hidden folder an export writes in goes on SIGTERM as on Ctrl-C, and the process ends by the signal."""
+    out = tmp_path / "prev"
+    argv = ["export", "--checkpoint", str(rnn_ckpt), "--format", "onnx", "-o", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "nmt", *argv], cwd=REPO, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: any(p.name.startswith(".prev.") for p in tmp_path.iterdir()), proc, "the hidden folder")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=PROC_TIMEOUT)
+    finally:
+        stop(proc)
+    assert proc.returncode == -signal.SIGTERM, err
+    assert "Traceback" not in err, err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_force_never_deletes_files_that_are_not_an_export(rnn_ckpt, tmp_path, capsys):
