@@ -9,6 +9,7 @@ reorders and expands hypotheses by selecting rows of every array alike.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,23 @@ import numpy as np
 from nmt.engine.manifest import ExportError, Manifest, read_manifest
 
 FORMAT = "onnx"
+
+
+def import_onnxruntime() -> Any:
+    """The onnxruntime module, imported with its telemetry off.
+
+    Imported with telemetry on, onnxruntime writes a device id and an events database under the
+    user's cache folder (``~/.cache/Microsoft/DeveloperTools/.onnxruntime``) and warns, in colour, when
+    it cannot; nmt writes nothing but the outputs it names.  Its switch is the environment variable
+    ``ORT_DISABLE_TELEMETRY``, read when the module is first imported, so every import of onnxruntime
+    in nmt goes through here; ``disable_telemetry_events`` then turns off the events of its session
+    environment too.
+    """
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+    import onnxruntime as ort  # imported here: listing commands need not load it
+
+    ort.disable_telemetry_events()
+    return ort
 
 
 @dataclass(frozen=True)
@@ -37,8 +55,7 @@ class OnnxModel:
     """The two graphs of an ONNX export folder in onnxruntime sessions."""
 
     def __init__(self, folder: Path, threads: int = 0) -> None:
-        import onnxruntime as ort  # imported here: listing commands need not load it
-
+        ort = import_onnxruntime()
         self.folder = Path(folder)
         self.manifest: Manifest = read_manifest(self.folder, FORMAT)
         graph = self.manifest.graph

@@ -166,6 +166,9 @@ def run_eval(
         )
     if model is not None and (src is None or ref is None):
         raise UserError("--model translates --src and scores it against --ref: give both")
+    from nmt.decode.engines import check_compute_type
+
+    check_compute_type(engine if model is not None else "torch", compute_type)  # --hyp, --checkpoint: no engine
     if test not in TEST_CHOICES:
         raise UserError(f"--test must be one of {', '.join(TEST_CHOICES)}, got {test!r}")
     for option, value in (("--bootstrap-samples", bootstrap_samples), ("--ar-trials", ar_trials), ("--seed", seed)):

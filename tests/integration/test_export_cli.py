@@ -9,6 +9,7 @@ torch, and every way a folder or a command line can be wrong is one line on stde
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -340,3 +341,47 @@ def test_eval_refuses_a_model_its_engine_cannot_run(rnn_ckpt, onnx_dir, texts, t
     code, _, err = run(["eval", *argv], capsys)
     one_line_error(code, err, needle)
     assert not (tmp_path / "r" / "report.json").exists()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["translate", "--engine", "onnxruntime", "--model", "{onnx}"],
+        ["translate", "--checkpoint", "{ckpt}"],
+        ["translate", "--engine", "torch", "--model", "{st}"],
+        ["eval", "--engine", "onnxruntime", "--model", "{onnx}"],
+        ["eval", "--checkpoint", "{ckpt}"],
+    ],
+    ids=["onnxruntime", "checkpoint", "safetensors", "eval-onnxruntime", "eval-checkpoint"],
+)
+def test_compute_type_int8_is_refused_where_it_would_do_nothing(request, texts, tmp_path, capsys, options):
+    """Only CTranslate2 quantizes; elsewhere --compute-type int8 would be silently ignored."""
+    fixtures = {"onnx": "onnx_dir", "st": "st_dir", "ckpt": "rnn_ckpt"}
+    paths = {k: request.getfixturevalue(f) for k, f in fixtures.items() if any("{" + k + "}" in o for o in options)}
+    argv = [o.format(**paths) for o in options] + ["--compute-type", "int8"]
+    if argv[0] == "translate":
+        argv += ["-i", str(texts["src"]), "-o", str(tmp_path / "out.txt")]
+    else:
+        argv += ["--src", str(texts["test_src"]), "--ref", str(texts["test_ref"]), "--out", str(tmp_path / "r")]
+    code, _, err = run(argv, capsys)
+    one_line_error(code, err, "--compute-type int8: only --engine ctranslate2 quantizes")
+    assert not (tmp_path / "out.txt").exists() and not (tmp_path / "r").exists()
+
+
+def test_onnxruntime_writes_nothing_under_home(onnx_dir, texts, tmp_path):
+    """onnxruntime's telemetry (a device id and an events database under ~/.cache) stays off."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "ORT_DISABLE_TELEMETRY")}
+    argv = ["translate", "--engine", "onnxruntime", "--model", str(onnx_dir), "-i", str(texts["src"])]
+    done = subprocess.run(
+        [sys.executable, "-m", "nmt", *argv, "-o", str(tmp_path / "out.txt")],
+        cwd=REPO,
+        env={**env, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=PROC_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(home.rglob("*")) == [], "onnxruntime wrote under HOME"
+    assert "onnxruntime" not in done.stderr.lower(), done.stderr

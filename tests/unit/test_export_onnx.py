@@ -151,3 +151,12 @@ def test_a_foreign_onnx_file_is_one_line(exported: tuple[Loaded, OnnxModel], tmp
     with pytest.raises(ExportError, match=r"cannot load it|is not the step graph") as info:
         OnnxModel(copy)
     assert "\n" not in str(info.value)
+
+
+def test_the_export_warns_of_no_missing_dependency(tmp_path: Path, toy_prepared: Path, capfd, caplog) -> None:
+    """torch's exporter says torchvision is missing, and onnx_ir that it skipped a deduplication (a tied
+    Transformer): neither is the user's problem, so neither reaches stderr or the log."""
+    path = _checkpoint(tmp_path, KINDS["transformer-post-learned-shared"], toy_prepared)
+    export_onnx(path, tmp_path / "onnx")
+    shown = capfd.readouterr().err + "\n".join(record.getMessage() for record in caplog.records)
+    assert "torchvision" not in shown and "Skipped deduplication" not in shown, shown
