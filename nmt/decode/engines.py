@@ -27,7 +27,7 @@ from nmt.decode.batched import Translation, check_beam_size, check_n_best, trans
 from nmt.decode.model_info import ModelInfo as ModelInfo
 from nmt.decode.model_info import attention_label as attention_label
 from nmt.decode.model_info import model_info
-from nmt.engine.manifest import ENGINES, Manifest, read_manifest
+from nmt.engine.manifest import ENGINES, Manifest, check_vocab_sizes, read_manifest
 from nmt.util.errors import UserError, short_repr
 
 ENGINE_NAMES = ("torch", "onnxruntime", "ctranslate2")
@@ -261,6 +261,7 @@ def open_engine(
         from nmt.engine.onnx_model import OnnxModel
 
         src_tok, tgt_tok = _tokenizers(model, manifest)
+        check_vocab_sizes(model, manifest, src_tok.vocab_size, tgt_tok.vocab_size)
         return OnnxEngine(OnnxModel(model, threads=threads), manifest, src_tok, tgt_tok)
     from nmt.decode.ct2 import CT2Translator
 

@@ -124,6 +124,17 @@ def read_manifest(folder: Path, expected_format: Optional[str] = None) -> Manife
     return manifest
 
 
+def check_vocab_sizes(folder: Path, manifest: Manifest, src_size: int, tgt_size: int) -> None:
+    """Refuse SentencePiece models whose sizes are not export.json's (a model from another export swapped
+    in: it would feed the graph ids it has no row for, or decode with the wrong pieces)."""
+    for role, found, said in ((SRC_SPM, src_size, manifest.src_vocab), (TGT_SPM, tgt_size, manifest.tgt_vocab)):
+        if found != said:
+            raise ExportError(
+                f"{Path(folder) / manifest.files[role]} has {found} pieces, {MANIFEST} says {said} "
+                "(files from two exports?); export the checkpoint again"
+            )
+
+
 def parse_manifest(folder: Path) -> Manifest:
     """``folder``'s export.json read and checked as :func:`read_manifest` does, but whatever files the
     folder holds: what tells an export nmt wrote (and may replace) from a folder of someone else's."""

@@ -119,3 +119,15 @@ def _errors_only(names: tuple[str, ...]) -> Iterator[None]:
     finally:
         for logger, level in zip(loggers, levels):
             logger.setLevel(level)
+
+
+def tag_graphs(folder: Path, key: str, value: str) -> None:
+    """Write ``key: value`` into the metadata of both graphs, so that a reader can tell that the two
+    files came from one export (a step graph copied from another export of the same sizes runs, wrongly)."""
+    import onnx
+
+    for name in (ENCODER_FILE, STEP_FILE):
+        model = onnx.load(str(folder / name))
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+        onnx.save(model, str(folder / name))

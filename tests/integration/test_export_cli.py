@@ -385,3 +385,18 @@ def test_onnxruntime_writes_nothing_under_home(onnx_dir, texts, tmp_path):
     assert done.returncode == 0, done.stderr
     assert list(home.rglob("*")) == [], "onnxruntime wrote under HOME"
     assert "onnxruntime" not in done.stderr.lower(), done.stderr
+
+
+@pytest.mark.parametrize("engine", ["onnxruntime", "ctranslate2"])
+def test_a_beam_within_an_altered_vocabulary_size_is_refused_at_load(request, texts, tmp_path, capsys, engine):
+    """export.json claims a larger target vocabulary, so a beam larger than the real one passed the
+    beam check: the folder is refused when it loads, in one line, before any search."""
+    folder = request.getfixturevalue("onnx_dir" if engine == "onnxruntime" else "ct2_dir")
+    copy = Path(shutil.copytree(folder, tmp_path / "copy"))
+    raw = json.loads((copy / "export.json").read_text(encoding="utf-8"))
+    beam = raw["tgt_vocab"] + 100
+    (copy / "export.json").write_text(json.dumps({**raw, "tgt_vocab": beam + 100}), encoding="utf-8")
+    argv = ["translate", "--engine", engine, "--model", str(copy), "--beam", str(beam)]
+    code, _, err = run([*argv, "-i", str(texts["src"]), "-o", str(tmp_path / "out.txt")], capsys)
+    one_line_error(code, err, "spm.tgt.model has")
+    assert not (tmp_path / "out.txt").exists()

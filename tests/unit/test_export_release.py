@@ -290,6 +290,18 @@ def test_a_manifest_missing_a_key_is_refused(exported: Path) -> None:
         read_manifest(exported)
 
 
+def test_a_tensor_whose_type_was_relabelled_is_refused(exported: Path) -> None:
+    """The header says int32 where the export wrote float32 (same size, so the file reads): loading
+    would cast the raw bits to a float, silently."""
+    path = exported / release.WEIGHTS
+    data = bytearray(path.read_bytes())
+    at = data.index(b'"F32"')
+    data[at : at + 5] = b'"I32"'
+    path.write_bytes(bytes(data))
+    with pytest.raises(ExportError, match=r"is stored as int32, the model's is float32"):
+        release.load_release(exported, CPU)
+
+
 @pytest.mark.parametrize("change", ["drop", "reshape", "extra"])
 def test_weights_must_match_the_model_strictly(exported: Path, change: str) -> None:
     tensors = load_file(exported / release.WEIGHTS)
