@@ -86,6 +86,7 @@ def translate_lines(
     decode = engine.decode_config(overrides)
     beam = beam if beam is not None else decode.beam
     engine.check(decode, beam, 1, overrides)
+    out.mkdir(parents=True, exist_ok=True)  # once the model is loaded: a refusal before leaves no folder
     results = engine.translate(
         encode_sources(engine.src_tok, srcs, decode.max_src_len, str(src)), decode, beam=beam, n_best=1, attention=False
     )
@@ -187,7 +188,6 @@ def run_eval(
     elif model is not None:
         assert src is not None and ref is not None
         refs = read_lines(ref)
-        out.mkdir(parents=True, exist_ok=True)
         systems, srcs, info = translate_lines(engine, Path(model), Path(src), beam, overrides, out, compute_type)
         if len(srcs) != len(refs):
             raise UserError(f"--src {src} has {len(srcs)} lines but --ref {ref} has {len(refs)}; give parallel files")

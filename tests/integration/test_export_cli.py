@@ -125,6 +125,11 @@ def test_eval_on_onnxruntime_scores_as_the_torch_translations(rnn_ckpt, onnx_dir
     assert ort["info"]["engine"] == "onnxruntime" and ort["info"]["beam"] == 3
     assert Path(ort["info"]["hypotheses"]).read_text(encoding="utf-8").splitlines() == hyps
     assert ort_system["bleu"] == torch_system["bleu"] and ort_system["bleu"] > 0
+    page = (tmp_path / "ort" / "report.md").read_text(encoding="utf-8")  # says what report.json says
+    head = page.split("## Scores")[0]
+    assert "hypothesis file" not in head and f"`{onnx_dir.name}` on --engine onnxruntime" in head
+    for fact in (str(onnx_dir), "beam 3", ort["info"]["hypotheses"], str(texts["test_src"]), str(texts["test_ref"])):
+        assert fact in head, (fact, head)
 
 
 def test_ctranslate2_greedy_is_the_checkpoints_and_int8_runs(transformer_ckpt, ct2_dir, texts, tmp_path, capsys):
@@ -219,7 +224,7 @@ def test_an_altered_onnx_export_is_refused(onnx_dir, texts, tmp_path, capsys, ho
         argv += ["--out", str(tmp_path / "report")]
     code, _, err = run(argv, capsys)
     one_line_error(code, err, needle)
-    assert not (tmp_path / "out.txt").exists() and not (tmp_path / "report" / "report.json").exists()
+    assert not (tmp_path / "out.txt").exists() and not (tmp_path / "report").exists()
 
 
 MODEL_OPTIONS = {  # (translate's model options, with {name} a path; a phrase the error holds)
@@ -400,3 +405,10 @@ def test_a_beam_within_an_altered_vocabulary_size_is_refused_at_load(request, te
     code, _, err = run([*argv, "-i", str(texts["src"]), "-o", str(tmp_path / "out.txt")], capsys)
     one_line_error(code, err, "spm.tgt.model has")
     assert not (tmp_path / "out.txt").exists()
+
+
+def test_attention_from_ctranslate2_is_refused_before_its_folder_is_made(ct2_dir, texts, tmp_path, capsys):
+    argv = ["translate", "--engine", "ctranslate2", "--model", str(ct2_dir), "--attention", str(tmp_path / "maps")]
+    code, _, err = run([*argv, "-i", str(texts["src"]), "-o", str(tmp_path / "out.txt")], capsys)
+    one_line_error(code, err, "returns no attention weights")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
