@@ -135,6 +135,20 @@ def toy_pairs() -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="session")
+def big_spm(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A SentencePiece model with more pieces (about 270) than any toy model's, to swap into an export."""
+    from nmt.data.tokenizer import train_sentencepiece
+
+    folder = tmp_path_factory.mktemp("big_spm")
+    text = folder / "words.txt"
+    text.write_text("".join(f"w{i} x{i * 7} y{i * 13}\n" for i in range(400)), encoding="utf-8")
+    path = train_sentencepiece(
+        [text], folder / "big", vocab_size=300, model_type="unigram", character_coverage=1.0, input_sentence_size=1000
+    )
+    return path.read_bytes()
+
+
+@pytest.fixture(scope="session")
 def multi30k_dir() -> Path:
     """The Multi30k mirror ($NMT_DATA_MIRROR, else ../shared beside the repository); skip if absent."""
     folder = Path(os.environ.get("NMT_DATA_MIRROR") or MULTI30K_SHARED)

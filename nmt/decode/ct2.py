@@ -50,7 +50,8 @@ from nmt.data.tokenizer import BOS, EOS, PAD, Tokenizer
 from nmt.decode.batched import Translation
 from nmt.decode.common import max_lengths
 from nmt.decode.rules import coverage_penalty
-from nmt.engine.manifest import SRC_SPM, TGT_SPM, ExportError, read_manifest
+from nmt.engine.ct2_files import check_ct2_files
+from nmt.engine.manifest import SRC_SPM, TGT_SPM, ExportError, check_vocab_sizes, read_manifest
 from nmt.util.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,10 @@ class CT2Translator:
         self.manifest = read_manifest(folder, FORMAT)
         self.src_tok = Tokenizer.load(folder / self.manifest.files[SRC_SPM])
         self.tgt_tok = Tokenizer.load(folder / self.manifest.files[TGT_SPM])
+        check_vocab_sizes(folder, self.manifest, self.src_tok.vocab_size, self.tgt_tok.vocab_size)
+        self.src_pieces = [self.src_tok.sp.id_to_piece(i) for i in range(self.src_tok.vocab_size)]
+        self.tgt_pieces = [self.tgt_tok.sp.id_to_piece(i) for i in range(self.tgt_tok.vocab_size)]
+        check_ct2_files(folder, self.manifest, self.src_pieces, self.tgt_pieces)
         try:
             self.translator = ctranslate2.Translator(
                 str(folder), device="cpu", compute_type=compute_type, intra_threads=threads
@@ -88,8 +93,6 @@ class CT2Translator:
             raise ExportError(
                 f"{folder}: CTranslate2 cannot load the model ({str(exc).splitlines()[0][:200]})"
             ) from None
-        self.src_pieces = [self.src_tok.sp.id_to_piece(i) for i in range(self.src_tok.vocab_size)]
-        self.tgt_pieces = [self.tgt_tok.sp.id_to_piece(i) for i in range(self.tgt_tok.vocab_size)]
         self.tgt_ids = {piece: i for i, piece in enumerate(self.tgt_pieces)}
         self.max_source_tokens = position_rows(self.manifest.decode)
         self._never = [[self.tgt_pieces[PAD]], [self.tgt_pieces[BOS]]]  # what our searches never output

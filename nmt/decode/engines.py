@@ -28,8 +28,8 @@ from nmt.decode.forced import Forced, force_batches, force_decode
 from nmt.decode.model_info import ModelInfo as ModelInfo
 from nmt.decode.model_info import attention_label as attention_label
 from nmt.decode.model_info import model_info
-from nmt.engine.manifest import ENGINES, Manifest, read_manifest
-from nmt.util.errors import UserError
+from nmt.engine.manifest import ENGINES, Manifest, check_vocab_sizes, read_manifest
+from nmt.util.errors import UserError, short_repr
 
 ENGINE_NAMES = ("torch", "onnxruntime", "ctranslate2")
 FORMAT_OF = {engine: fmt for fmt, engine in ENGINES.items()}
@@ -264,6 +264,17 @@ def check_device(engine: str, device: str) -> None:
         )
 
 
+def check_compute_type(engine: str, compute_type: str) -> None:
+    """Refuse, in one line, a ``--compute-type`` that ``engine`` would ignore: only CTranslate2 quantizes
+    (:data:`nmt.decode.ct2.COMPUTE_TYPES`); the others run the weights as exported, in float32."""
+    if engine != "ctranslate2" and compute_type != "float32":
+        shown = compute_type if compute_type.isprintable() and len(compute_type) <= 20 else short_repr(compute_type, 20)
+        raise UserError(
+            f"--compute-type {shown}: only --engine ctranslate2 quantizes weights; "
+            f"--engine {engine} runs them in float32 (leave out --compute-type)"
+        )
+
+
 def open_engine(
     name: str,
     checkpoints: Sequence[Path],
@@ -285,6 +296,7 @@ def open_engine(
     if name != "torch" and model is None:
         raise UserError(f"--engine {name} runs an export folder: give --model DIR (write one with `nmt export`)")
     check_device(name, device)
+    check_compute_type(name, compute_type)
     if name == "torch":
         from nmt.decode.torch_engine import TorchEngine  # torch: imported only for this engine
 
@@ -295,6 +307,7 @@ def open_engine(
         from nmt.engine.onnx_model import OnnxModel
 
         src_tok, tgt_tok = _tokenizers(model, manifest)
+        check_vocab_sizes(model, manifest, src_tok.vocab_size, tgt_tok.vocab_size)
         return OnnxEngine(OnnxModel(model, threads=threads), manifest, src_tok, tgt_tok)
     from nmt.decode.ct2 import CT2Translator
 

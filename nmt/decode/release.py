@@ -56,7 +56,7 @@ def load_release(folder: Path, device: torch.device) -> Loaded:
     Every way the folder can be wrong is one :class:`~nmt.engine.manifest.ExportError` (or the
     tokenizer's DataError): see :func:`~nmt.engine.manifest.read_manifest`, plus a config that
     does not validate, a model kind or vocabulary that differs from export.json, and weights that
-    lack a parameter, hold one the model has not, or hold one of another shape.
+    lack a parameter, hold one the model has not, or hold one of another shape or type.
     """
     folder = Path(folder)
     manifest = read_manifest(folder, FORMAT)
@@ -114,6 +114,12 @@ def _load_weights(model: TranslationModel, path: Path) -> None:
                         f"{path} lacks the model's {name} (an altered file?); export the checkpoint again"
                     )
             state = {name: weights.get_tensor(name) for name in names}
+            for name, tensor in state.items():  # load_state_dict would cast another type silently
+                if tensor.dtype != expected[name].dtype:
+                    raise ExportError(
+                        f"{path}: {name} is stored as {str(tensor.dtype).removeprefix('torch.')}, the model's is "
+                        f"{str(expected[name].dtype).removeprefix('torch.')} (an altered file?); export the checkpoint again"
+                    )
     except (safetensors.SafetensorError, OSError) as exc:
         reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
         raise ExportError(f"{path}: not a readable safetensors file (truncated or altered): {reason}") from None

@@ -95,6 +95,11 @@ def translate_stream(
     """
     search = resolve_search(engine, beam, n_best, overrides)  # before waiting for input
     if attention_dir is not None:
+        if not engine.describe().search_attention:  # refused before the folder is made, not after
+            raise UserError(
+                f"--attention {attention_dir}: --engine {engine.name} returns no attention weights; "
+                "use --engine torch or onnxruntime"
+            )
         try:
             attention_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -8,9 +8,8 @@ first turns every way a folder can be wrong (not an export, another program's JS
 this nmt does not read, another engine's format, a file deleted since) into one line before any
 engine loads anything.
 
-A folder is written in a hidden sibling and renamed into place whole (:func:`new_folder`), so a
-crash half-way leaves either no folder or the previous complete one, never a part that reads as
-an export.  This module imports no torch: the onnxruntime and ctranslate2 engines run without it.
+How a folder is written (whole, in a hidden sibling) is :mod:`nmt.engine.export_folder`.  This
+module imports no torch: the onnxruntime and ctranslate2 engines run without it.
 
 It also describes the model (:class:`ModelDescription`: attention type, languages, parameter
 count, the run's config), counted and labelled at export time where torch holds the weights, so
@@ -27,18 +26,14 @@ is present must be whole and well typed, like every other key.
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
+import unicodedata
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional
 
 from nmt import __version__
 from nmt.util.errors import UserError, short_repr
-from nmt.util.fileio import DiskFullError, atomic_write_bytes, is_disk_full
+from nmt.util.fileio import atomic_write_bytes
 
 MANIFEST = "export.json"
 FORMAT_VERSION = 1
@@ -115,6 +110,34 @@ def read_manifest(folder: Path, expected_format: Optional[str] = None) -> Manife
     not an nmt export, its export.json is foreign or altered, its layout is not :data:`FORMAT_VERSION`,
     its format is not ``expected_format`` (when given), or a file it lists is missing."""
     folder = Path(folder)
+    manifest = parse_manifest(folder)
+    if expected_format is not None and manifest.format != expected_format:
+        raise ExportError(
+            f"{folder} holds {_a(manifest.format)} export; --engine {ENGINES[expected_format]} needs "
+            f"{_a(expected_format)} export (give --engine {ENGINES[manifest.format]} for this folder)"
+        )
+    for role, name in manifest.files.items():
+        if not (folder / name).is_file():
+            raise ExportError(
+                f"{folder} lacks {name} ({role}), which its {MANIFEST} lists; export the checkpoint again"
+            )
+    return manifest
+
+
+def check_vocab_sizes(folder: Path, manifest: Manifest, src_size: int, tgt_size: int) -> None:
+    """Refuse SentencePiece models whose sizes are not export.json's (a model from another export swapped
+    in: it would feed the graph ids it has no row for, or decode with the wrong pieces)."""
+    for role, found, said in ((SRC_SPM, src_size, manifest.src_vocab), (TGT_SPM, tgt_size, manifest.tgt_vocab)):
+        if found != said:
+            raise ExportError(
+                f"{Path(folder) / manifest.files[role]} has {found} pieces, {MANIFEST} says {said} "
+                "(files from two exports?); export the checkpoint again"
+            )
+
+
+def parse_manifest(folder: Path) -> Manifest:
+    """``folder``'s export.json read and checked as :func:`read_manifest` does, but whatever files the
+    folder holds: what tells an export nmt wrote (and may replace) from a folder of someone else's."""
     raw = _read_json(folder)
     version = raw["format_version"]
     if isinstance(version, bool) or not isinstance(version, int) or version != FORMAT_VERSION:
@@ -133,16 +156,6 @@ def read_manifest(folder: Path, expected_format: Optional[str] = None) -> Manife
     values["model"] = _description(folder, raw.get("model"))
     manifest = Manifest(**values)
     _check_types(folder, manifest)
-    if expected_format is not None and manifest.format != expected_format:
-        raise ExportError(
-            f"{folder} holds {_a(manifest.format)} export; --engine {ENGINES[expected_format]} needs "
-            f"{_a(expected_format)} export (give --engine {ENGINES[manifest.format]} for this folder)"
-        )
-    for role, name in manifest.files.items():
-        if not (folder / name).is_file():
-            raise ExportError(
-                f"{folder} lacks {name} ({role}), which its {MANIFEST} lists; export the checkpoint again"
-            )
     return manifest
 
 
@@ -184,8 +197,20 @@ def _is_int(value: Any) -> bool:
 
 
 def _plain_name(name: Any) -> bool:
-    """Whether ``name`` is one file directly in the folder (no path, no parent, not the manifest)."""
-    return isinstance(name, str) and name not in ("", ".", "..", MANIFEST) and "/" not in name and "\\" not in name
+    """Whether ``name`` is one file directly in the folder (no path, no parent, not the manifest) whose
+    name prints as itself (no NUL, newline or other control character, which nmt never writes)."""
+    return (
+        isinstance(name, str)
+        and name not in ("", ".", "..", MANIFEST)
+        and "/" not in name
+        and "\\" not in name
+        and _printable(name)
+    )
+
+
+def _printable(text: str) -> bool:
+    """Whether ``text`` holds no control character (NUL, newline, escape), so a message can quote it as is."""
+    return not any(unicodedata.category(c) == "Cc" for c in text)
 
 
 def _description(folder: Path, raw: Any) -> Optional[ModelDescription]:
@@ -215,8 +240,8 @@ def _description(folder: Path, raw: Any) -> Optional[ModelDescription]:
 def _check_types(folder: Path, m: Manifest) -> None:
     """Refuse, in one line naming the key, a value of the wrong type or out of range."""
     problems = {
-        "format": m.format not in ENGINES,
-        "arch": m.arch not in ARCHS,
+        "format": not isinstance(m.format, str) or m.format not in ENGINES,  # a list or dict is unhashable
+        "arch": not isinstance(m.arch, str) or m.arch not in ARCHS,
         "src_vocab": not _is_int(m.src_vocab) or m.src_vocab < 1,
         "tgt_vocab": not _is_int(m.tgt_vocab) or m.tgt_vocab < 1,
         "step": not _is_int(m.step) or m.step < 0,
@@ -224,7 +249,7 @@ def _check_types(folder: Path, m: Manifest) -> None:
         "decode": not isinstance(m.decode, dict),
         "graph": not isinstance(m.graph, dict),
         "files": not isinstance(m.files, dict)
-        or not all(isinstance(role, str) and _plain_name(name) for role, name in m.files.items()),
+        or not all(isinstance(role, str) and _printable(role) and _plain_name(name) for role, name in m.files.items()),
     }
     for key, bad in problems.items():
         if bad:
@@ -232,91 +257,6 @@ def _check_types(folder: Path, m: Manifest) -> None:
                 f"{folder / MANIFEST}: {key} is {short_repr(getattr(m, key))}, which nmt never writes "
                 "(an altered file?); export the checkpoint again"
             )
-
-
-def check_new_folder(out: Path, force: bool) -> None:
-    """Refuse, before any work, an output folder an export may not take.
-
-    Absent or empty: fine.  An earlier export (it holds export.json): replaced only with
-    ``force``.  Anything else is refused even with ``force``, since those files are not ours to
-    delete (a typo such as ``-o runs`` must not remove a user's runs).
-    """
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ExportError(f"{out} exists and is not a folder; choose another output folder")
-    try:
-        empty = not out.is_dir() or not any(out.iterdir())
-    except OSError as exc:
-        raise ExportError(f"cannot read {out}: {exc.strerror or exc}") from None
-    if empty:
-        return
-    if not (out / MANIFEST).is_file():
-        raise ExportError(
-            f"{out} holds files that nmt export did not write (no {MANIFEST}); not touching them: "
-            "choose another output folder"
-        )
-    if not force:
-        raise ExportError(f"{out} already holds an export; give --force to replace it, or choose another output folder")
-
-
-@contextmanager
-def new_folder(out: Path, force: bool) -> Iterator[Path]:
-    """Yield an empty hidden folder beside ``out`` to write an export into; on success it becomes ``out``.
-
-    The block must write export.json (best last); every file it lists must exist.  Then the
-    files are synced to disk and the folder renamed over ``out`` (an earlier export is renamed
-    aside first and deleted after), so a crash leaves the previous export or none, never a
-    partial one that :func:`read_manifest` accepts.  On any error the hidden folder is removed;
-    a full disk is one line (:class:`~nmt.util.fileio.DiskFullError`).
-    """
-    out = Path(os.path.abspath(out))  # a name to put the sibling beside, also for "." or "x/.."
-    if not out.name:
-        raise ExportError(f"{out} cannot be an export folder; choose another output folder")
-    check_new_folder(out, force)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tag = f"{os.getpid()}.{secrets.token_hex(4)}"
-    staging = out.with_name(f".{out.name}.{tag}.tmp")
-    staging.mkdir()
-    try:
-        yield staging
-        if not (staging / MANIFEST).is_file():
-            raise RuntimeError(f"the exporter wrote no {MANIFEST}")  # a bug, not the user's input
-        read_manifest(staging)
-        _sync_tree(staging)
-        check_new_folder(out, force)  # again: another process may have written there meanwhile
-        old = out.with_name(f".{out.name}.{tag}.old")
-        if out.exists():
-            os.rename(out, old)
-        os.rename(staging, out)
-        _sync_dir(out.parent)
-        if old.is_symlink():  # ``out`` was a link to a folder: the link is replaced, its target kept
-            old.unlink()
-        else:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        if is_disk_full(exc, out.parent):
-            raise DiskFullError(
-                f"disk full: no space left on device while writing {out} (nothing was replaced)"
-            ) from None
-        raise
-
-
-def _sync_tree(folder: Path) -> None:
-    """fsync every file in ``folder`` and the folder itself, so a renamed folder holds whole files."""
-    for path in folder.iterdir():
-        if path.is_file():
-            with open(path, "rb") as handle:
-                os.fsync(handle.fileno())
-    _sync_dir(folder)
-
-
-def _sync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def is_export_folder(path: Path) -> bool:

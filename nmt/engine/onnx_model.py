@@ -9,6 +9,7 @@ reorders and expands hypotheses by selecting rows of every array alike.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,26 @@ import numpy as np
 from nmt.engine.manifest import ExportError, Manifest, read_manifest
 
 FORMAT = "onnx"
+EXPORT_ID = "nmt_export_id"
+"""The key, in export.json's ``graph`` and in both graphs' metadata, of a random id that each export
+draws: two graphs of one export carry the same.  Folders written before it lack it everywhere."""
+
+
+def import_onnxruntime() -> Any:
+    """The onnxruntime module, imported with its telemetry off.
+
+    Imported with telemetry on, onnxruntime writes a device id and an events database under the
+    user's cache folder (``~/.cache/Microsoft/DeveloperTools/.onnxruntime``) and warns, in colour, when
+    it cannot; nmt writes nothing but the outputs it names.  Its switch is the environment variable
+    ``ORT_DISABLE_TELEMETRY``, read when the module is first imported, so every import of onnxruntime
+    in nmt goes through here; ``disable_telemetry_events`` then turns off the events of its session
+    environment too.
+    """
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+    import onnxruntime as ort  # imported here: listing commands need not load it
+
+    ort.disable_telemetry_events()
+    return ort
 
 
 @dataclass(frozen=True)
@@ -37,8 +58,7 @@ class OnnxModel:
     """The two graphs of an ONNX export folder in onnxruntime sessions."""
 
     def __init__(self, folder: Path, threads: int = 0) -> None:
-        import onnxruntime as ort  # imported here: listing commands need not load it
-
+        ort = import_onnxruntime()
         self.folder = Path(folder)
         self.manifest: Manifest = read_manifest(self.folder, FORMAT)
         graph = self.manifest.graph
@@ -50,11 +70,13 @@ class OnnxModel:
             raise ExportError(f"{self.folder}: export.json does not name the graphs' arrays; export again") from None
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads  # 0: onnxruntime's choice
-        options.log_severity_level = 3  # errors only: its shape notes are not the user's business
+        options.log_severity_level = 4  # fatal only: a failed run is an exception, turned into one line here
         self._encoder = self._session(ort, "encoder", options)
         self._step = self._session(ort, "step", options)
         self._step_inputs = [i.name for i in self._step.get_inputs()]  # the graph may drop an unused one
         self._check_signatures()
+        self._check_one_export()
+        self._check_vocabularies()
 
     def _check_signatures(self) -> None:
         """Refuse graphs whose inputs and outputs are not the ones export.json names (not ours, or swapped)."""
@@ -73,6 +95,38 @@ class OnnxModel:
                     f"{self.folder / self.manifest.files[role]} is not the {role} graph nmt exported "
                     f"(inputs {', '.join(inputs)[:120]}); export the checkpoint again"
                 )
+
+    def _check_one_export(self) -> None:
+        """Refuse graphs whose export id is not export.json's (copied in from another export)."""
+        want = self.manifest.graph.get(EXPORT_ID)
+        if want is None:  # written before nmt tagged its graphs
+            return
+        for role, session in (("encoder", self._encoder), ("step", self._step)):
+            if session.get_modelmeta().custom_metadata_map.get(EXPORT_ID) != want:
+                raise ExportError(
+                    f"{self.folder / self.manifest.files[role]} is not the {role} graph of this export "
+                    "(a file from another export?); export the checkpoint again"
+                )
+
+    def _check_vocabularies(self) -> None:
+        """Run the graphs once on the largest ids export.json allows: a graph whose vocabulary is smaller
+        (an embedding lookup out of range), or two graphs that do not fit together, is refused here in one
+        line rather than failing every request that reaches it."""
+        src_vocab, tgt_vocab = self.manifest.src_vocab, self.manifest.tgt_vocab
+        try:
+            enc = self.encode(np.array([[src_vocab - 1]], dtype=np.int64), np.array([1], dtype=np.int64))
+            logits, _, _ = self.step(np.array([tgt_vocab - 1], dtype=np.int64), self.init_state(enc), enc)
+        except Exception as exc:  # onnxruntime's own error types: an index out of range, shapes that differ
+            reason = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            raise ExportError(
+                f"{self.folder}: the graphs do not run with the vocabularies export.json gives "
+                f"({src_vocab} source, {tgt_vocab} target tokens; files from two exports?): {reason}"
+            ) from None
+        if logits.shape != (1, tgt_vocab):
+            raise ExportError(
+                f"{self.folder / self.manifest.files['step']} scores {logits.shape[-1]} target tokens, export.json "
+                f"says {tgt_vocab} (files from two exports?); export the checkpoint again"
+            )
 
     def _session(self, ort: Any, role: str, options: Any) -> Any:
         path = self.folder / self.manifest.files[role]

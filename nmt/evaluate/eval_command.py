@@ -89,6 +89,7 @@ def translate_lines(
     decode = engine.decode_config(overrides)
     beam = beam if beam is not None else decode.beam
     engine.check(decode, beam, 1, overrides)
+    out.mkdir(parents=True, exist_ok=True)  # once the model is loaded: a refusal before leaves no folder
     results = engine.translate(
         encode_sources(engine.src_tok, srcs, decode.max_src_len, str(src)), decode, beam=beam, n_best=1, attention=False
     )
@@ -178,6 +179,9 @@ def run_eval(
         )
     if model is not None and (src is None or ref is None):
         raise UserError("--model translates --src and scores it against --ref: give both")
+    from nmt.decode.engines import check_compute_type
+
+    check_compute_type(engine if model is not None else "torch", compute_type)  # --hyp, --checkpoint: no engine
     if test not in TEST_CHOICES:
         raise UserError(f"--test must be one of {', '.join(TEST_CHOICES)}, got {test!r}")
     for option, value in (("--bootstrap-samples", bootstrap_samples), ("--ar-trials", ar_trials), ("--seed", seed)):
@@ -200,7 +204,6 @@ def run_eval(
     elif model is not None:
         assert src is not None and ref is not None
         refs = read_lines(ref)
-        out.mkdir(parents=True, exist_ok=True)
         systems, srcs, info = translate_lines(engine, Path(model), Path(src), beam, overrides, out, compute_type)
         if len(srcs) != len(refs):
             raise UserError(f"--src {src} has {len(srcs)} lines but --ref {ref} has {len(refs)}; give parallel files")

@@ -56,6 +56,17 @@ def _what(info: Mapping[str, Any]) -> tuple[str, list[str]]:
             f"- translations: `{info.get('hypotheses')}`",
         ]
         return title, details
+    if info.get("model"):  # an export folder translated --src on an engine (nmt eval --model DIR)
+        model = Path(info["model"]).name or str(info["model"])
+        title = f"`{model}` on --engine {info.get('engine')} against `{Path(info['reference']).name}`"
+        details = [
+            f"- model: `{info['model']}` (an `nmt export` folder), engine {info.get('engine')}",
+            f"- beam {info.get('beam')}, length penalty {info.get('length_penalty')}, checkpoint step {info.get('step')}",
+            f"- source: `{info.get('source')}`",
+            f"- reference: `{info['reference']}`",
+            f"- translations: `{info.get('hypotheses')}`",
+        ]
+        return title, details
     hyps = info.get("hyp_files", [])
     title = f"{len(hyps)} hypothesis file{'s' if len(hyps) != 1 else ''} against `{Path(info['reference']).name}`"
     details = [f"- hypotheses: {', '.join(f'`{h}`' for h in hyps)}", f"- reference: `{info['reference']}`"]

@@ -43,7 +43,8 @@ from nmt.data.tokenizer import BOS, EOS, UNK, Tokenizer
 from nmt.decode.ct2 import FORMAT, position_rows
 from nmt.decode.inference import load_checkpoint
 from nmt.decode.model_info import describe_model
-from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, ExportError, Manifest, new_folder, write_manifest
+from nmt.engine.export_folder import check_new_folder, new_folder
+from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, ExportError, Manifest, write_manifest
 from nmt.model.attention import Attention
 from nmt.model.transformer import Transformer
 from nmt.model.transformer_layers import DecoderLayer, EncoderLayer, FeedForward, sinusoids
@@ -161,6 +162,7 @@ def export_ctranslate2(checkpoint: Path, out: Path, *, force: bool = False) -> P
 
     An RNN checkpoint is refused in one line before anything is written.
     """
+    check_new_folder(Path(out), force)  # before the checkpoint is read
     loaded = load_checkpoint(Path(checkpoint), torch.device("cpu"))
     if not isinstance(loaded.model, Transformer):
         raise ExportError(f"{checkpoint}: CTranslate2 holds Transformers only, use --format onnx")

@@ -11,6 +11,7 @@ Transformer.  Ensembles do not (export each member, or average them first with `
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import asdict
 from pathlib import Path
 
@@ -18,8 +19,10 @@ import torch
 
 from nmt.decode.inference import load_checkpoint
 from nmt.decode.model_info import describe_model
-from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, check_new_folder, new_folder, write_manifest
-from nmt.export.onnx_trace import ENCODER_FILE, OPSET, STEP_FILE, export_graphs
+from nmt.engine.export_folder import check_new_folder, new_folder
+from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, write_manifest
+from nmt.engine.onnx_model import EXPORT_ID
+from nmt.export.onnx_trace import ENCODER_FILE, OPSET, STEP_FILE, export_graphs, tag_graphs
 
 FORMAT = "onnx"
 
@@ -33,6 +36,8 @@ def export_onnx(checkpoint: Path, out: Path, *, force: bool = False) -> Path:
     loaded = load_checkpoint(Path(checkpoint), torch.device("cpu"))
     with new_folder(Path(out), force) as folder:
         fields = export_graphs(loaded.model, folder)
+        export_id = secrets.token_hex(8)  # in both graphs and export.json: the three files belong together
+        tag_graphs(folder, EXPORT_ID, export_id)
         for role, tok in ((SRC_SPM, loaded.src_tok), (TGT_SPM, loaded.tgt_tok)):
             (folder / SPM_FILES[role]).write_bytes(tok.model_bytes)
         manifest = Manifest(
@@ -43,7 +48,7 @@ def export_onnx(checkpoint: Path, out: Path, *, force: bool = False) -> Path:
             decode=loaded.config.decode.model_dump(mode="json"),
             files={"encoder": ENCODER_FILE, "step": STEP_FILE, **SPM_FILES},
             step=loaded.step,
-            graph={"opset": OPSET, **{k: list(v) for k, v in asdict(fields).items()}},
+            graph={"opset": OPSET, **{k: list(v) for k, v in asdict(fields).items()}, EXPORT_ID: export_id},
             model=describe_model(loaded.config, loaded.model),
         )
         write_manifest(folder, manifest)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -23,6 +25,13 @@ ENCODER_FILE = "encoder.onnx"
 STEP_FILE = "step.onnx"
 OPSET = 18
 """The ONNX opset the graphs are written in (onnxruntime 1.17 and later run it)."""
+
+QUIET_LOGGERS = (
+    "torch.onnx._internal.exporter._registration",  # "torchvision is not installed. Skipping torchvision::nms"
+    "onnx_ir.passes.common.initializer_deduplication",  # "Skipped deduplication of initializer 'zeros' ..."
+)
+"""Loggers whose warnings read like a missing dependency or a broken graph but are neither: no model of
+nmt's uses a torchvision operator, and a constant that is also a graph output is rightly kept."""
 
 # Which axes of each field are free: 0 rows, and the source length or positions so far.
 _SOURCE_AXIS = {"keys": 1, "values": 1, "mask": 1, "cross_keys": 2, "cross_values": 2}
@@ -66,7 +75,7 @@ def export_graphs(model: nn.Module, folder: Path) -> Fields:
             arrays.update(zip(fields.state, out[2:]))
     for name in ("onnx_ir", "onnxscript", "torch.onnx"):  # their notes on each graph pass are not the user's business
         logging.getLogger(name).setLevel(logging.WARNING)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _errors_only(QUIET_LOGGERS):
         warnings.simplefilter("ignore")  # nor the exporter's on renamed axes
         rows = Dim("rows")
         torch.onnx.export(
@@ -96,3 +105,29 @@ def export_graphs(model: nn.Module, folder: Path) -> Fields:
             verbose=False,
         )
     return fields
+
+
+@contextmanager
+def _errors_only(names: tuple[str, ...]) -> Iterator[None]:
+    """Within the block, the loggers ``names`` pass errors only; their levels are restored after."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+def tag_graphs(folder: Path, key: str, value: str) -> None:
+    """Write ``key: value`` into the metadata of both graphs, so that a reader can tell that the two
+    files came from one export (a step graph copied from another export of the same sizes runs, wrongly)."""
+    import onnx
+
+    for name in (ENCODER_FILE, STEP_FILE):
+        model = onnx.load(str(folder / name))
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+        onnx.save(model, str(folder / name))

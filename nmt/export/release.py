@@ -22,13 +22,14 @@ from pathlib import Path
 
 import torch
 import yaml
-from safetensors.torch import save_file
+from safetensors.torch import save
 
 from nmt.config.saved import saved_config
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.model_info import describe_model
 from nmt.decode.release import CONFIG, FORMAT, WEIGHTS, shared_names
-from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, check_new_folder, new_folder, write_manifest
+from nmt.engine.export_folder import check_new_folder, new_folder
+from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, write_manifest
 from nmt.model.build import TranslationModel, build_model
 from nmt.run import checkpoint as ckpt
 from nmt.util.errors import CheckpointError
@@ -41,7 +42,7 @@ def write_release(checkpoint: Path, out: Path, force: bool) -> Path:
     """Export one checkpoint file as a safetensors release folder ``out``; returns ``out``.
 
     ``out`` must be absent or empty, or an earlier export replaced with ``force``
-    (:func:`~nmt.engine.manifest.check_new_folder`, checked before the checkpoint is read).  The
+    (:func:`~nmt.engine.export_folder.check_new_folder`, checked before the checkpoint is read).  The
     weights are loaded into the model their config builds first, so a checkpoint that does not
     match its config is refused here rather than when someone loads the release.
     """
@@ -70,8 +71,10 @@ def write_release(checkpoint: Path, out: Path, force: bool) -> Path:
         model=describe_model(config, model),
     )
     with new_folder(out, force) as folder:
-        # "tied" tells a reader of the file alone (another program) which names it leaves out.
-        save_file(tensors, str(folder / WEIGHTS), metadata={"format": "pt", "tied": json.dumps(tied)})
+        # "tied" tells a reader of the file alone (another program) which names it leaves out.  Written
+        # as the other files are (save_file would make it readable by its owner only, mode 0600).
+        weights = save(tensors, metadata={"format": "pt", "tied": json.dumps(tied)})
+        atomic_write_bytes(folder / WEIGHTS, weights)
         config_yaml = yaml.safe_dump(saved.config, sort_keys=False, allow_unicode=True)
         atomic_write_bytes(folder / CONFIG, config_yaml.encode("utf-8"))
         atomic_write_bytes(folder / SPM_FILES[SRC_SPM], src_tok.model_bytes)

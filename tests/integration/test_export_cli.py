@@ -9,14 +9,16 @@ torch, and every way a folder or a command line can be wrong is one line on stde
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import PROC_TIMEOUT, REPO, transformer_overrides
+from conftest import PROC_TIMEOUT, REPO, stop, transformer_overrides, wait_until
 from conftest import run_cli as run
 
 SOURCES = 30  # test-split lines translated by the round trips (plus an empty and an unknown-word line)
@@ -123,6 +125,11 @@ def test_eval_on_onnxruntime_scores_as_the_torch_translations(rnn_ckpt, onnx_dir
     assert ort["info"]["engine"] == "onnxruntime" and ort["info"]["beam"] == 3
     assert Path(ort["info"]["hypotheses"]).read_text(encoding="utf-8").splitlines() == hyps
     assert ort_system["bleu"] == torch_system["bleu"] and ort_system["bleu"] > 0
+    page = (tmp_path / "ort" / "report.md").read_text(encoding="utf-8")  # says what report.json says
+    head = page.split("## Scores")[0]
+    assert "hypothesis file" not in head and f"`{onnx_dir.name}` on --engine onnxruntime" in head
+    for fact in (str(onnx_dir), "beam 3", ort["info"]["hypotheses"], str(texts["test_src"]), str(texts["test_ref"])):
+        assert fact in head, (fact, head)
 
 
 def test_ctranslate2_greedy_is_the_checkpoints_and_int8_runs(transformer_ckpt, ct2_dir, texts, tmp_path, capsys):
@@ -217,7 +224,7 @@ def test_an_altered_onnx_export_is_refused(onnx_dir, texts, tmp_path, capsys, ho
         argv += ["--out", str(tmp_path / "report")]
     code, _, err = run(argv, capsys)
     one_line_error(code, err, needle)
-    assert not (tmp_path / "out.txt").exists() and not (tmp_path / "report" / "report.json").exists()
+    assert not (tmp_path / "out.txt").exists() and not (tmp_path / "report").exists()
 
 
 MODEL_OPTIONS = {  # (translate's model options, with {name} a path; a phrase the error holds)
@@ -261,16 +268,58 @@ def test_export_refuses_an_rnn_as_ctranslate2_and_an_unknown_format(rnn_ckpt, tm
 
 def test_an_earlier_export_is_replaced_only_with_force(rnn_ckpt, st_dir, texts, tmp_path, capsys):
     out = Path(shutil.copytree(st_dir, tmp_path / "export"))
-    (out / "notes.txt").write_text("from the earlier export\n", encoding="utf-8")
     argv = ["export", "--checkpoint", str(rnn_ckpt), "--format", "safetensors", "-o", str(out)]
     code, _, err = run(argv, capsys)
-    one_line_error(code, err, "--force")
-    assert (out / "notes.txt").is_file()
+    one_line_error(code, err, "already holds an nmt safetensors export; give --force")
     code, _, err = run([*argv, "--force"], capsys)
     assert code == 0, err
-    assert not (out / "notes.txt").exists()
     want = translate(capsys, texts["src"], tmp_path / "a.txt", "--checkpoint", str(rnn_ckpt), "--beam", "1")
     assert translate(capsys, texts["src"], tmp_path / "b.txt", "--model", str(out), "--beam", "1") == want
+
+
+def test_reports_that_eval_wrote_into_an_export_survive_a_re_export(rnn_ckpt, st_dir, texts, tmp_path, capsys):
+    """``nmt eval --out EXPORTDIR`` writes its report beside the model; ``--force`` must not delete it."""
+    out = Path(shutil.copytree(st_dir, tmp_path / "export"))
+    (out / "notes.txt").write_text("from the earlier export\n", encoding="utf-8")
+    refs = ["--src", str(texts["test_src"]), "--ref", str(texts["test_ref"])]
+    code, _, err = run(["eval", "--engine", "torch", "--model", str(out), *refs, "--out", str(out)], capsys)
+    assert code == 0, err
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert {"report.json", "report.md", "notes.txt"} <= set(before)
+    argv = ["export", "--checkpoint", str(rnn_ckpt), "--format", "safetensors", "-o", str(out), "--force"]
+    code, _, err = run(argv, capsys)
+    one_line_error(code, err, "not touching them")
+    assert "notes.txt" in err and "report.json" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_project_with_its_own_export_json_is_never_replaced(rnn_ckpt, tmp_path, capsys):
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "app.py").write_text("print('mine')\n", encoding="utf-8")
+    (project / "export.json").write_text('{"targets": ["web"]}\n', encoding="utf-8")
+    for force in ([], ["--force"]):
+        argv = ["export", "--checkpoint", str(rnn_ckpt), "--format", "safetensors", "-o", str(project), *force]
+        code, _, err = run(argv, capsys)
+        one_line_error(code, err, "that is not an export this nmt wrote")
+        assert "already holds an export" not in err
+    assert sorted(p.name for p in project.rglob("*")) == ["app.py", "export.json", "src"]
+
+
+def test_sigterm_during_an_onnx_export_leaves_no_hidden_folder(rnn_ckpt, tmp_path):
+    """The hidden folder an export writes in goes on SIGTERM as on Ctrl-C, and the process ends by the signal."""
+    out = tmp_path / "prev"
+    argv = ["export", "--checkpoint", str(rnn_ckpt), "--format", "onnx", "-o", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "nmt", *argv], cwd=REPO, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: any(p.name.startswith(".prev.") for p in tmp_path.iterdir()), proc, "the hidden folder")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=PROC_TIMEOUT)
+    finally:
+        stop(proc)
+    assert proc.returncode == -signal.SIGTERM, err
+    assert "Traceback" not in err, err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_force_never_deletes_files_that_are_not_an_export(rnn_ckpt, tmp_path, capsys):
@@ -297,3 +346,69 @@ def test_eval_refuses_a_model_its_engine_cannot_run(rnn_ckpt, onnx_dir, texts, t
     code, _, err = run(["eval", *argv], capsys)
     one_line_error(code, err, needle)
     assert not (tmp_path / "r" / "report.json").exists()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["translate", "--engine", "onnxruntime", "--model", "{onnx}"],
+        ["translate", "--checkpoint", "{ckpt}"],
+        ["translate", "--engine", "torch", "--model", "{st}"],
+        ["eval", "--engine", "onnxruntime", "--model", "{onnx}"],
+        ["eval", "--checkpoint", "{ckpt}"],
+    ],
+    ids=["onnxruntime", "checkpoint", "safetensors", "eval-onnxruntime", "eval-checkpoint"],
+)
+def test_compute_type_int8_is_refused_where_it_would_do_nothing(request, texts, tmp_path, capsys, options):
+    """Only CTranslate2 quantizes; elsewhere --compute-type int8 would be silently ignored."""
+    fixtures = {"onnx": "onnx_dir", "st": "st_dir", "ckpt": "rnn_ckpt"}
+    paths = {k: request.getfixturevalue(f) for k, f in fixtures.items() if any("{" + k + "}" in o for o in options)}
+    argv = [o.format(**paths) for o in options] + ["--compute-type", "int8"]
+    if argv[0] == "translate":
+        argv += ["-i", str(texts["src"]), "-o", str(tmp_path / "out.txt")]
+    else:
+        argv += ["--src", str(texts["test_src"]), "--ref", str(texts["test_ref"]), "--out", str(tmp_path / "r")]
+    code, _, err = run(argv, capsys)
+    one_line_error(code, err, "--compute-type int8: only --engine ctranslate2 quantizes")
+    assert not (tmp_path / "out.txt").exists() and not (tmp_path / "r").exists()
+
+
+def test_onnxruntime_writes_nothing_under_home(onnx_dir, texts, tmp_path):
+    """onnxruntime's telemetry (a device id and an events database under ~/.cache) stays off."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "ORT_DISABLE_TELEMETRY")}
+    argv = ["translate", "--engine", "onnxruntime", "--model", str(onnx_dir), "-i", str(texts["src"])]
+    done = subprocess.run(
+        [sys.executable, "-m", "nmt", *argv, "-o", str(tmp_path / "out.txt")],
+        cwd=REPO,
+        env={**env, "HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=PROC_TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(home.rglob("*")) == [], "onnxruntime wrote under HOME"
+    assert "onnxruntime" not in done.stderr.lower(), done.stderr
+
+
+@pytest.mark.parametrize("engine", ["onnxruntime", "ctranslate2"])
+def test_a_beam_within_an_altered_vocabulary_size_is_refused_at_load(request, texts, tmp_path, capsys, engine):
+    """export.json claims a larger target vocabulary, so a beam larger than the real one passed the
+    beam check: the folder is refused when it loads, in one line, before any search."""
+    folder = request.getfixturevalue("onnx_dir" if engine == "onnxruntime" else "ct2_dir")
+    copy = Path(shutil.copytree(folder, tmp_path / "copy"))
+    raw = json.loads((copy / "export.json").read_text(encoding="utf-8"))
+    beam = raw["tgt_vocab"] + 100
+    (copy / "export.json").write_text(json.dumps({**raw, "tgt_vocab": beam + 100}), encoding="utf-8")
+    argv = ["translate", "--engine", engine, "--model", str(copy), "--beam", str(beam)]
+    code, _, err = run([*argv, "-i", str(texts["src"]), "-o", str(tmp_path / "out.txt")], capsys)
+    one_line_error(code, err, "spm.tgt.model has")
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_attention_from_ctranslate2_is_refused_before_its_folder_is_made(ct2_dir, texts, tmp_path, capsys):
+    argv = ["translate", "--engine", "ctranslate2", "--model", str(ct2_dir), "--attention", str(tmp_path / "maps")]
+    code, _, err = run([*argv, "-i", str(texts["src"]), "-o", str(tmp_path / "out.txt")], capsys)
+    one_line_error(code, err, "returns no attention weights")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

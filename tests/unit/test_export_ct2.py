@@ -10,6 +10,8 @@ them in, so only then can the two beams be compared token for token.
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -284,3 +286,38 @@ def test_searches_the_engine_does_not_run_are_refused_in_one_line(
     with pytest.raises(UserError, match=words) as info:
         shared.engine.translate_ids([[5, 6]], decode, beam=beam, n_best=n_best, patience=patience)
     assert "\n" not in str(info.value)
+
+
+def _edited(shared: Exported, tmp_path: Path, name: str, edit) -> Path:
+    """A copy of the shared export with the JSON file ``name`` passed through ``edit``."""
+    copy = Path(shutil.copytree(shared.folder, tmp_path / "copy"))
+    (copy / name).write_text(json.dumps(edit(json.loads((copy / name).read_text(encoding="utf-8")))))
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "message"),
+    [
+        ("shared_vocabulary.json", lambda v: [t for t in v if t != "<s>"], r"is not the vocabulary of spm\.src\.model"),
+        ("shared_vocabulary.json", lambda v: ["<S>" if t == "<s>" else t for t in v], r"its token 2 is '<S>'"),
+        ("shared_vocabulary.json", lambda v: {"tokens": v}, "is not the list nmt export writes"),
+        ("config.json", lambda c: {**c, "bos_token": "<S>"}, r"bos_token is '<S>', the target SentencePiece"),
+        ("export.json", lambda m: {**m, "tgt_vocab": m["tgt_vocab"] + 40}, r"spm\.tgt\.model has \d+ pieces"),
+    ],
+    ids=["without-bos", "bos-renamed", "not-a-list", "config-bos", "export-json-vocab"],
+)
+def test_vocabularies_that_are_not_the_spm_models_are_refused(
+    shared: Exported, tmp_path: Path, name: str, edit, message: str
+) -> None:
+    copy = _edited(shared, tmp_path, name, edit)
+    with pytest.raises(ExportError, match=message) as info:
+        CT2Translator(copy, threads=1)
+    assert "\n" not in str(info.value)
+
+
+def test_a_larger_target_spm_swapped_in_is_refused(shared: Exported, tmp_path: Path, big_spm: bytes) -> None:
+    """It decoded CTranslate2's ids with the wrong pieces, or failed on a piece its vocabulary lacks."""
+    copy = Path(shutil.copytree(shared.folder, tmp_path / "copy"))
+    (copy / "spm.tgt.model").write_bytes(big_spm)
+    with pytest.raises(ExportError, match=r"spm\.tgt\.model has \d+ pieces, export\.json says"):
+        CT2Translator(copy, threads=1)

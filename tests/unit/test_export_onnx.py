@@ -10,6 +10,7 @@ several layers, and the Transformer with either norm placement and either positi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -18,10 +19,12 @@ import torch
 
 from nmt import config as C
 from nmt.data.prepare import load_prepared
+from nmt.data.tokenizer import Tokenizer
 from nmt.decode.batched import translate_arrays
+from nmt.decode.engines import open_engine
 from nmt.decode.inference import Loaded, load_checkpoint, translate_ids
 from nmt.engine.manifest import ExportError, read_manifest
-from nmt.engine.onnx_model import OnnxModel
+from nmt.engine.onnx_model import EXPORT_ID, OnnxModel
 from nmt.export.onnx_export import export_onnx
 from nmt.model.build import build_model
 from nmt.run import checkpoint as ckpt
@@ -151,3 +154,79 @@ def test_a_foreign_onnx_file_is_one_line(exported: tuple[Loaded, OnnxModel], tmp
     with pytest.raises(ExportError, match=r"cannot load it|is not the step graph") as info:
         OnnxModel(copy)
     assert "\n" not in str(info.value)
+
+
+def test_the_export_warns_of_no_missing_dependency(tmp_path: Path, toy_prepared: Path, capfd, caplog) -> None:
+    """torch's exporter says torchvision is missing, and onnx_ir that it skipped a deduplication (a tied
+    Transformer): neither is the user's problem, so neither reaches stderr or the log."""
+    path = _checkpoint(tmp_path, KINDS["transformer-post-learned-shared"], toy_prepared)
+    export_onnx(path, tmp_path / "onnx")
+    shown = capfd.readouterr().err + "\n".join(record.getMessage() for record in caplog.records)
+    assert "torchvision" not in shown and "Skipped deduplication" not in shown, shown
+
+
+def _copy(onnx: OnnxModel, tmp_path: Path) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(onnx.folder, tmp_path / "copy"))
+
+
+def _edit_manifest(folder: Path, **changes: object) -> None:
+    path = folder / "export.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def test_a_larger_target_spm_swapped_in_is_refused(
+    exported: tuple[Loaded, OnnxModel], tmp_path: Path, big_spm: bytes
+) -> None:
+    """It would decode the graph's ids with the wrong pieces (or feed it ids it has no row for)."""
+    copy = _copy(exported[1], tmp_path)
+    (copy / "spm.tgt.model").write_bytes(big_spm)
+    with pytest.raises(ExportError, match=r"spm\.tgt\.model has \d+ pieces, export\.json says") as info:
+        open_engine("onnxruntime", [], copy)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("side", ["src", "tgt"])
+def test_a_graph_smaller_than_export_json_s_vocabulary_is_refused_at_load(
+    exported: tuple[Loaded, OnnxModel], tmp_path: Path, big_spm: bytes, side: str
+) -> None:
+    """A larger SentencePiece model with export.json edited to match: the graphs' embeddings are
+    smaller, which onnxruntime reported on every request (exit 1, or a 500 from nmt serve)."""
+    copy = _copy(exported[1], tmp_path)
+    (copy / f"spm.{side}.model").write_bytes(big_spm)
+    _edit_manifest(copy, **{f"{side}_vocab": Tokenizer(big_spm).vocab_size})
+    with pytest.raises(ExportError, match=r"the graphs do not run with the vocabularies export\.json gives") as info:
+        open_engine("onnxruntime", [], copy)
+    assert "\n" not in str(info.value)
+
+
+def test_a_step_graph_from_another_export_is_refused(exported: tuple[Loaded, OnnxModel], tmp_path: Path) -> None:
+    """Another export of the same model sizes (here: the same graph with another export's id) runs,
+    and would translate with the other model's decoder."""
+    import onnx
+
+    copy = _copy(exported[1], tmp_path)
+    step = onnx.load(str(copy / "step.onnx"))
+    (entry,) = [p for p in step.metadata_props if p.key == EXPORT_ID]
+    entry.value = "0" * 16
+    onnx.save(step, str(copy / "step.onnx"))
+    with pytest.raises(ExportError, match=r"step\.onnx is not the step graph of this export"):
+        OnnxModel(copy)
+
+
+def test_a_folder_without_export_ids_still_loads(exported: tuple[Loaded, OnnxModel], tmp_path: Path) -> None:
+    """Folders exported before the graphs carried an id load as before."""
+    import onnx
+
+    copy = _copy(exported[1], tmp_path)
+    for name in ("encoder.onnx", "step.onnx"):
+        graph = onnx.load(str(copy / name))
+        kept = [p for p in graph.metadata_props if p.key != EXPORT_ID]
+        del graph.metadata_props[:]
+        graph.metadata_props.extend(kept)
+        onnx.save(graph, str(copy / name))
+    raw = json.loads((copy / "export.json").read_text())
+    del raw["graph"][EXPORT_ID]
+    (copy / "export.json").write_text(json.dumps(raw))
+    assert OnnxModel(copy).target_vocab_size == exported[1].target_vocab_size

@@ -4,6 +4,7 @@ without pickle into the model the checkpoint holds, and every malformed folder r
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import subprocess
 import sys
@@ -128,13 +129,90 @@ def test_the_reading_side_imports_no_torch() -> None:
 
 
 def test_an_export_is_replaced_only_with_force(exported: Path, rnn_ckpt: Path) -> None:
-    (exported / "notes.txt").write_text("old")
-    with pytest.raises(ExportError, match=r"already holds an export; give --force"):
+    with pytest.raises(ExportError, match=r"already holds an nmt safetensors export; give --force"):
         write_release(rnn_ckpt, exported, force=False)
     write_release(rnn_ckpt, exported, force=True)
-    assert not (exported / "notes.txt").exists()
     assert release.load_release(exported, CPU).step == 7
     assert [p.name for p in exported.parent.iterdir() if p.name.startswith(".")] == [], "no hidden folder left"
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_files_added_to_an_export_are_never_deleted(exported: Path, rnn_ckpt: Path, force: bool) -> None:
+    """Notes, a folder, and the reports ``nmt eval --out EXPORTDIR`` writes there survive: the export is
+    refused, naming them, and nothing in the folder changes."""
+    (exported / "notes.txt").write_text("mine")
+    (exported / "mydir").mkdir()
+    (exported / "mydir" / "data.txt").write_text("mine too")
+    (exported / "report.json").write_text("{}")
+    before = sorted((p.relative_to(exported), p.read_bytes() if p.is_file() else b"") for p in exported.rglob("*"))
+    with pytest.raises(
+        ExportError, match=r"files that nmt export did not write \(mydir/, notes\.txt, report\.json\)"
+    ) as info:
+        write_release(rnn_ckpt, exported, force=force)
+    assert "\n" not in str(info.value)
+    after = sorted((p.relative_to(exported), p.read_bytes() if p.is_file() else b"") for p in exported.rglob("*"))
+    assert after == before
+
+
+def test_a_listed_name_that_is_a_folder_is_not_the_export_s(exported: Path, rnn_ckpt: Path) -> None:
+    (exported / "config.yaml").unlink()
+    (exported / "config.yaml").mkdir()
+    (exported / "config.yaml" / "mine.txt").write_text("keep")
+    with pytest.raises(ExportError, match=r"did not write \(config\.yaml/\)"):
+        write_release(rnn_ckpt, exported, force=True)
+    assert (exported / "config.yaml" / "mine.txt").read_text() == "keep"
+
+
+def test_a_file_name_with_a_newline_is_quoted_on_one_line(exported: Path, rnn_ckpt: Path) -> None:
+    (exported / "two\nlines").write_text("mine")
+    with pytest.raises(ExportError, match=r"'two\\nlines'") as info:
+        write_release(rnn_ckpt, exported, force=True)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        '{"name": "my project", "version": 3}',
+        '{"format": ["onnx"], "format_version": 1, "nmt_version": "0.1.0"}',
+        '{"format": {"a": 1}, "format_version": 1, "nmt_version": "0.1.0"}',
+        "not json at all",
+    ],
+    ids=["another-program", "format-list", "format-dict", "not-json"],
+)
+@pytest.mark.parametrize("force", [False, True])
+def test_a_folder_with_someone_else_s_export_json_is_never_replaced(
+    rnn_ckpt: Path, tmp_path: Path, manifest: str, force: bool
+) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.py").write_text("print('mine')")
+    (project / "thesis.tex").write_text("keep")
+    (project / MANIFEST).write_text(manifest)
+    with pytest.raises(ExportError, match=r"holds an export\.json that is not an export this nmt wrote") as info:
+        write_release(rnn_ckpt, project, force=force)
+    assert "already holds an export" not in str(info.value) and "\n" not in str(info.value)
+    assert sorted(p.name for p in project.rglob("*")) == [MANIFEST, "main.py", "src", "thesis.tex"]
+    assert (project / MANIFEST).read_text() == manifest
+
+
+def test_model_safetensors_has_the_mode_of_the_other_files(exported: Path) -> None:
+    modes = {p.name: p.stat().st_mode & 0o777 for p in exported.iterdir()}
+    assert modes[release.WEIGHTS] == modes[release.CONFIG] == modes[MANIFEST], modes
+
+
+def test_hidden_folders_of_killed_exports_are_removed_by_the_next(exported: Path, rnn_ckpt: Path) -> None:
+    """A folder left by an export killed outright (its PID gone) is removed; a running export's is not."""
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(done.stdout)  # a process that has ended
+    stale = exported.parent / f".{exported.name}.{dead}.0123abcd.tmp"
+    live = exported.parent / f".{exported.name}.{os.getppid()}.0123abcd.tmp"
+    other = exported.parent / f".elsewhere.{dead}.0123abcd.tmp"
+    for folder in (stale, live, other):
+        folder.mkdir()
+    (stale / "encoder.onnx").write_bytes(b"half")
+    write_release(rnn_ckpt, exported, force=True)
+    assert not stale.exists() and live.is_dir() and other.is_dir()
 
 
 def test_a_folder_of_other_files_is_never_replaced(rnn_ckpt: Path, tmp_path: Path) -> None:
@@ -184,6 +262,10 @@ def _edit_manifest(folder: Path, **changes: object) -> None:
         (lambda d: _edit_manifest(d, format_version=0), "reads format 1: export the checkpoint again"),
         (lambda d: _edit_manifest(d, format="onnx"), "holds an onnx export; --engine torch needs a safetensors export"),
         (lambda d: _edit_manifest(d, format="tflite"), "format is 'tflite', which nmt never writes"),
+        (lambda d: _edit_manifest(d, format=["onnx"]), r"format is \['onnx'\], which nmt never writes"),
+        (lambda d: _edit_manifest(d, format={"onnx": 1}), r"format is \{'onnx': 1\}, which nmt never writes"),
+        (lambda d: _edit_manifest(d, arch=["rnn"]), r"arch is \['rnn'\], which nmt never writes"),
+        (lambda d: _edit_manifest(d, files={"weights": "model\0.safetensors"}), r"files is .*\\x00"),
         (lambda d: _edit_manifest(d, files={"weights": "../model.safetensors"}), "files is"),
         (lambda d: _edit_manifest(d, files={"config": "config.yaml"}), "lists no weights, src_spm, tgt_spm"),
         (lambda d: (d / "spm.tgt.model").unlink(), r"lacks spm\.tgt\.model \(tgt_spm\)"),
@@ -206,6 +288,18 @@ def test_a_manifest_missing_a_key_is_refused(exported: Path) -> None:
     (exported / MANIFEST).write_text(json.dumps(raw))
     with pytest.raises(ExportError, match=r"lacks arch \(an altered file\?\)"):
         read_manifest(exported)
+
+
+def test_a_tensor_whose_type_was_relabelled_is_refused(exported: Path) -> None:
+    """The header says int32 where the export wrote float32 (same size, so the file reads): loading
+    would cast the raw bits to a float, silently."""
+    path = exported / release.WEIGHTS
+    data = bytearray(path.read_bytes())
+    at = data.index(b'"F32"')
+    data[at : at + 5] = b'"I32"'
+    path.write_bytes(bytes(data))
+    with pytest.raises(ExportError, match=r"is stored as int32, the model's is float32"):
+        release.load_release(exported, CPU)
 
 
 @pytest.mark.parametrize("change", ["drop", "reshape", "extra"])

@@ -1,0 +1,263 @@
+"""Writing an export folder: which output folders an export may take, and how it replaces one whole.
+
+An export is written into a hidden sibling of the output folder (``.NAME.PID.HEX.tmp``) and
+renamed into place when complete (:func:`new_folder`), so a crash half-way leaves either no
+folder or the previous complete one, never a part that reads as an export.  The hidden folder
+is removed on an error, on Ctrl-C and on SIGTERM or SIGHUP; one left by a process that was killed
+outright (SIGKILL, a power cut) is removed by the next export to the same folder.
+
+nmt deletes only what it wrote (:func:`check_new_folder`): an output folder is replaced only
+when its export.json is one this nmt wrote, and only when the folder holds nothing but the
+files that export.json lists.  Anything else there (notes, a report of ``nmt eval --out``, a
+project with an export.json of its own) is refused by name, with ``--force`` too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+from typing import Any, Optional
+
+from nmt.engine.manifest import MANIFEST, ExportError, parse_manifest
+from nmt.util.errors import short_repr
+from nmt.util.fileio import DiskFullError, is_disk_full
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that end an export after its hidden folder is removed (Ctrl-C does so as KeyboardInterrupt)."""
+SHOWN_NAMES = 5
+"""A refusal names at most this many of the files that are not the export's, and counts the rest."""
+SHOWN_NAME_CHARS = 60
+"""... and at most this many characters of each name."""
+
+
+def check_new_folder(out: Path, force: bool) -> None:
+    """Refuse, before any work, an output folder an export may not take.
+
+    Absent or empty: fine.  An earlier export of this nmt (a valid export.json) that holds only
+    the files its export.json lists: replaced with ``force``.  Anything else is refused even with
+    ``force``, since those files are not ours to delete (a typo such as ``-o runs`` must not
+    remove a user's runs, nor ``-o .`` a project that has an export.json of its own).
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out} exists and is not a folder; choose another output folder")
+    try:
+        entries = list(os.scandir(out)) if out.is_dir() else []
+    except OSError as exc:
+        raise ExportError(f"cannot read {out}: {exc.strerror or exc}") from None
+    if not entries:
+        return
+    if not (out / MANIFEST).is_file():
+        raise ExportError(
+            f"{out} holds files that nmt export did not write (no {MANIFEST}); not touching them: "
+            "choose another output folder"
+        )
+    try:
+        manifest = parse_manifest(out)
+    except ExportError as exc:
+        raise ExportError(
+            f"{out} holds an {MANIFEST} that is not an export this nmt wrote ({exc}); not touching the folder: "
+            "choose another output folder"
+        ) from None
+    ours = {MANIFEST, *manifest.files.values()}
+    others = sorted(
+        _shown(entry.name) + ("/" if entry.is_dir(follow_symlinks=False) else "")
+        for entry in entries
+        if entry.name not in ours or not entry.is_file(follow_symlinks=False)
+    )
+    if others:
+        shown = ", ".join(others[:SHOWN_NAMES])
+        more = f" and {len(others) - SHOWN_NAMES} more" if len(others) > SHOWN_NAMES else ""
+        raise ExportError(
+            f"{out} holds an nmt {manifest.format} export and files that nmt export did not write ({shown}{more}); "
+            "not touching them: move them out of the folder, or choose another output folder"
+        )
+    if not force:
+        raise ExportError(
+            f"{out} already holds an nmt {manifest.format} export; give --force to replace it, "
+            "or choose another output folder"
+        )
+
+
+def _shown(name: str) -> str:
+    """A file name as a message quotes it: as is, or escaped and cut when it holds a control character
+    (a newline would break the one-line message) or is long."""
+    return name if name.isprintable() and len(name) <= SHOWN_NAME_CHARS else short_repr(name, SHOWN_NAME_CHARS)
+
+
+@contextmanager
+def new_folder(out: Path, force: bool) -> Iterator[Path]:
+    """Yield an empty hidden folder beside ``out`` to write an export into; on success it becomes ``out``.
+
+    The block must write export.json (best last), and the folder must hold exactly the files it
+    lists.  Then the files are synced to disk and the folder renamed over ``out`` (an earlier
+    export is renamed aside first and deleted after), so a crash leaves the previous export or
+    none, never a partial one that :func:`~nmt.engine.manifest.read_manifest` accepts.  On any
+    error, Ctrl-C or a stop signal the hidden folder is removed; a full disk is one line
+    (:class:`~nmt.util.fileio.DiskFullError`).
+    """
+    out = Path(os.path.abspath(out))  # a name to put the sibling beside, also for "." or "x/.."
+    if not out.name:
+        raise ExportError(f"{out} cannot be an export folder; choose another output folder")
+    check_new_folder(out, force)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_folders(out)
+    tag = f"{os.getpid()}.{secrets.token_hex(4)}"
+    staging = out.with_name(f".{out.name}.{tag}.tmp")
+    with _stop_signals_raise() as stopped:
+        staging.mkdir()
+        try:
+            yield staging
+            _check_staged(staging)
+            _sync_tree(staging)
+            check_new_folder(out, force)  # again: another process may have written there meanwhile
+            old = out.with_name(f".{out.name}.{tag}.old")
+            with _signals_blocked():  # the two renames happen both or neither: never an export aside and none in place
+                if out.exists():
+                    os.rename(out, old)
+                os.rename(staging, out)
+            _sync_dir(out.parent)
+            if old.is_symlink():  # ``out`` was a link to a folder: the link is replaced, its target kept
+                old.unlink()
+            else:
+                shutil.rmtree(old, ignore_errors=True)
+        except BaseException as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            if is_disk_full(exc, out.parent):
+                raise DiskFullError(
+                    f"disk full: no space left on device while writing {out} (nothing was replaced)"
+                ) from None
+            if isinstance(exc, _Stopped):
+                stopped.end_as_signalled()
+                raise KeyboardInterrupt from None  # an earlier Python handler returned: stop as Ctrl-C does
+            raise
+
+
+def _check_staged(staging: Path) -> None:
+    """The written folder must be an export that a later ``--force`` may replace: its export.json
+    reads back and lists every file beside it (anything else is a bug in the exporter)."""
+    if not (staging / MANIFEST).is_file():
+        raise RuntimeError(f"the exporter wrote no {MANIFEST}")
+    manifest = parse_manifest(staging)
+    unlisted = {p.name for p in staging.iterdir()} - {MANIFEST, *manifest.files.values()}
+    lacking = [name for name in manifest.files.values() if not (staging / name).is_file()]
+    if unlisted or lacking:
+        raise RuntimeError(f"the exporter wrote {sorted(unlisted)} without listing them, listed {lacking} unwritten")
+
+
+STALE = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
+"""The hidden folder :func:`new_folder` writes in: ``.NAME.PID.HEX.tmp``."""
+
+
+def remove_stale_folders(out: Path) -> list[Path]:
+    """Remove the hidden folders that exports to ``out`` left when their process was killed outright
+    (its PID is no longer running); returns them.  A running export's folder is left alone."""
+    removed = []
+    for entry in out.parent.iterdir():
+        match = STALE.fullmatch(entry.name)
+        if match is None or match["name"] != out.name or entry.is_symlink() or not entry.is_dir():
+            continue
+        if not _running(int(match["pid"])):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` exists (it may be another user's: then it exists too)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0  # another user's process; an absurd number was never a PID
+    return True
+
+
+class _Stopped(BaseException):
+    """A stop signal arrived while an export was written (raised in the main thread by its handler)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Handlers:
+    """The handlers that were in place before an export replaced them, and the signal that stopped it."""
+
+    def __init__(self) -> None:
+        self.previous: dict[int, Any] = {}
+        self.signum: Optional[int] = None
+
+    def end_as_signalled(self) -> None:
+        """After cleaning up, end as the signal would have ended the process (exit status 128 + signal)
+        under its earlier handler; a Python handler that returns is then left to the caller."""
+        if self.signum is None:
+            return
+        previous = self.previous.pop(self.signum, None)
+        signal.signal(self.signum, signal.SIG_DFL if previous is None else previous)
+        signal.raise_signal(self.signum)
+
+
+@contextmanager
+def _stop_signals_raise() -> Iterator[_Handlers]:
+    """Within the block, SIGTERM and SIGHUP raise :class:`_Stopped` (so the hidden folder is removed, as
+    on Ctrl-C); the earlier handlers are restored after.  Only the main thread can install handlers:
+    elsewhere (a server's worker thread) the block runs without them."""
+    handlers = _Handlers()
+    if threading.current_thread() is not threading.main_thread():
+        yield handlers
+        return
+
+    def stop(signum: int, frame: Optional[FrameType]) -> None:
+        handlers.signum = signum
+        raise _Stopped(signum)
+
+    for sig in STOP_SIGNALS:
+        handlers.previous[sig] = signal.signal(sig, stop)
+    try:
+        yield handlers
+    finally:
+        for number, handler in handlers.previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+
+
+@contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """Hold back Ctrl-C and the stop signals (delivered when the block ends); in the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, *STOP_SIGNALS}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _sync_tree(folder: Path) -> None:
+    """fsync every file in ``folder`` and the folder itself, so a renamed folder holds whole files."""
+    for path in folder.iterdir():
+        if path.is_file():
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
+    _sync_dir(folder)
+
+
+def _sync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
