@@ -56,6 +56,7 @@ from typing import Any
 import torch
 
 import _bench_common as common
+from nmt import config as config_mod
 from nmt.data import synthetic
 from nmt.run.paths import RunPaths
 from nmt.util import runtime
@@ -196,7 +197,8 @@ def measure(work: Path, pairs: int, args: argparse.Namespace) -> dict[str, Any]:
     log.info("%d pairs: nmt data prepare", pairs)
     prepare = run_child(["data", "prepare", "local", "--force", *sets(data)], logs / f"prepare-{pairs}.log")
     check_child("nmt data prepare", prepare, logs / f"prepare-{pairs}.log")
-    manifest = json.loads((work / f"data-{pairs}" / "local" / "en-de" / "manifest.json").read_text(encoding="utf-8"))
+    prepared = config_mod.load(None, data).data.prepared_dir  # data/local/en-de/<key of the files>
+    manifest = json.loads((prepared / "manifest.json").read_text(encoding="utf-8"))
     log.info("%d pairs: nmt train, one epoch", pairs)
     trained = run_child(
         ["train", "--overwrite", *sets([*data, *train_overrides(work, pairs, args)])], logs / f"train-{pairs}.log"

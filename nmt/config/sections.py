@@ -9,6 +9,8 @@ loading and overrides live in :mod:`nmt.config`.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
@@ -72,7 +74,15 @@ class DataConfig(Section):
 
     @property
     def prepared_dir(self) -> Path:
-        return Path(self.root) / self.corpus / self.pair
+        """``<root>/<corpus>/<src>-<tgt>``; for local files one folder further, named after the
+        files (:meth:`local_key`), so two local corpora of one pair never replace each other."""
+        folder = Path(self.root) / self.corpus / self.pair
+        return folder / self.local_key() if self.corpus == "local" else folder
+
+    def local_key(self) -> str:
+        """Ten hex digits of a hash of ``local_files`` as written (split -> paths, in split order)."""
+        spec = json.dumps({split: list(files) for split, files in sorted(self.local_files.items())})
+        return hashlib.sha256(spec.encode("utf-8")).hexdigest()[:10]
 
 
 class TrainConfig(Section):

@@ -238,6 +238,13 @@ def load_local(
     """
     raw: Raw = {}
     for split, spec in files.items():
+        for name in [spec] if isinstance(spec, (str, Path)) else spec:
+            path = Path(name)
+            if not path.is_absolute() and not path.exists():
+                raise DataError(
+                    f"data.local_files {split}: {path} not found; relative paths are read from the current "
+                    f"folder ({Path.cwd()}), not from the config file's"
+                )
         if isinstance(spec, (str, Path)):
             path = Path(spec)
             if path.suffix not in (".tsv", ".jsonl", ".json"):

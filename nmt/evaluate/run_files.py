@@ -50,9 +50,8 @@ def find_runs(folders: Sequence[Path]) -> list[Path]:
         if RunPaths(folder).metrics.is_file() or not folder.is_dir():
             found.append(folder)  # a run, or a path read_run_events reports in one line
             continue
-        below = sorted(
-            p.parent for p in folder.rglob("metrics.jsonl") if not any(part.startswith(".") for part in p.parts)
-        )
+        metrics = RunPaths(folder).metrics.name
+        below = sorted(p.parent for p in folder.rglob(metrics) if not any(part.startswith(".") for part in p.parts))
         below = [run for run in below if not any(other in run.parents for other in below)]
         if not below:
             raise UserError(f"{folder}: no run folder (one holding metrics.jsonl) in it or below it")

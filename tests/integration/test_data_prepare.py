@@ -174,3 +174,26 @@ def test_multi30k_default_filters_account_for_every_pair(multi30k_dir: Path, tmp
     src, tgt = load_multi30k("de", "en", mirror=multi30k_dir, download_dir=tmp_path)["train"]
     kept, _, removed = clean_pairs(src, tgt, **filter_settings(cfg))
     assert len(kept) + sum(removed.values()) == 29000 and len(kept) > 28900
+
+
+def test_two_local_corpora_of_one_pair_prepare_into_folders_of_their_own(tmp_path: Path, monkeypatch) -> None:
+    """Before, both prepared into data/local/en-de/ and the second replaced the first."""
+    from nmt.util.errors import DataError
+
+    monkeypatch.chdir(tmp_path)
+    for name, words in (("a", "cat"), ("b", "dog")):
+        (tmp_path / f"{name}.tsv").write_text(
+            "".join(f"the {words} {i}\tdie {words} {i}\n" for i in range(60)), encoding="utf-8"
+        )
+    folders = []
+    for name in ("a", "b"):
+        files = json.dumps({"train": [f"{name}.tsv"], "valid": [f"{name}.tsv"]})
+        cfg = C.load(None, ["data.corpus=local", "data.root=data", f"data.local_files={files}", "data.vocab_size=40"])
+        prepare_corpus(cfg.data)
+        folders.append(cfg.data.prepared_dir)
+    assert folders[0] != folders[1] and folders[0].parent == folders[1].parent == Path("data/local/en-de")
+    assert "cat" in (folders[0] / "train.en").read_text() and "dog" in (folders[1] / "train.en").read_text()
+    files = json.dumps({"train": ["missing.tsv"]})
+    cfg = C.load(None, ["data.corpus=local", f"data.local_files={files}"])
+    with pytest.raises(DataError, match=r"relative paths are read from the current folder .* not from the config"):
+        prepare_corpus(cfg.data)

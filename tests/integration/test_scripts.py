@@ -362,7 +362,7 @@ def test_bench_scale_quick_prepares_and_trains_one_epoch(tmp_path):
     assert record["prepare_s_per_pair"] == pytest.approx(record["prepare_s"] / 300, rel=0.01)
     assert 50 < record["prepare_peak_rss_mb"] < 8192 and 50 < record["train_peak_rss_mb"] < 8192
     # the corpus really went through the CLI: a prepared folder, a cached id array, one epoch's run
-    prepared = tmp_path / "data-300" / "local" / "en-de"
+    (prepared,) = (tmp_path / "data-300" / "local" / "en-de").iterdir()  # one folder per set of local files
     assert (prepared / "manifest.json").is_file() and list((prepared / "cache").glob("train.en.*.ids.npy"))
     assert "stopped (max_epochs)" in (tmp_path / "logs" / "train-300.log").read_text(encoding="utf-8")
 
