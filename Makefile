@@ -4,13 +4,16 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: package test test-slow test-unit test-integration test-system test-browser browser-deps lint docs docs-serve demo bench gpu-report clean-venv
+.PHONY: install package test test-slow test-unit test-integration test-system test-browser browser-deps lint docs docs-serve demo bench gpu-report clean-venv
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint,docs,export,package]'
 	touch $(STAMP)
+
+# Only the environment: .venv with the package and its extras, nothing trained or tested.
+install: $(STAMP)
 
 # The test suite without its slow tests, on every core (pytest-xdist: one worker per core, each test single-threaded).
 # make test-slow runs the slow ones (every variant learning long reversal, the documented commands, the

@@ -105,8 +105,10 @@ def presets_cmd() -> None:
 
     attention, models = describe_presets(), describe_model_presets()
     width = max(len(name) for name, _ in attention + models)
+    typer.echo("attention presets (model.attention.type):")
     for name, expansion in attention:
         typer.echo(f"{name:<{width}}  {expansion}")
+    typer.echo("(location attention is the variant luong_location: type=custom with energy=location; nmt variants)")
     typer.echo("\nmodel presets:")
     for name, expansion in models:
         typer.echo(f"{name:<{width}}  {expansion}")

@@ -370,5 +370,5 @@ def write_report(
     with atomic_write(md_path) as handle:
         page = markdown if markdown is not None else _markdown(title or path_stem.name, table_rows, signatures, intro)
         handle.write(page.encode("utf-8"))
-    logger.info("wrote %s and %s", json_path, md_path)
+    logger.debug("wrote %s and %s", json_path, md_path)  # the commands print it once themselves
     return json_path, md_path

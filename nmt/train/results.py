@@ -62,7 +62,7 @@ class RunOutcome:
         """A run that stopped by one of its rules (or a caller's): where, after how long, how good."""
         return cls(
             f"stopped ({reason}) at {state.position()}, after {state.elapsed / 60:.1f} min; "
-            f"best {metric} {state.best}; run in {run_dir}",
+            f"best {metric} {_score(metric, state.best)}; run in {run_dir}",
             run_dir=run_dir,
         )
 
@@ -75,3 +75,10 @@ class RunOutcome:
             signum,
             run_dir,
         )
+
+
+def _score(metric: str, value: Optional[float]) -> str:
+    """A validation score as the rest of nmt prints it: BLEU and chrF to two decimals, a loss to four."""
+    if value is None:
+        return "none (no validation ran)"
+    return f"{value:.4f}" if metric == "loss" else f"{value:.2f}"
