@@ -30,7 +30,7 @@ def smoke_environment() -> dict[str, str]:
 
 
 def test_the_notebooks_are_there_in_order():
-    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 2)], [p.name for p in NOTEBOOKS]
+    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 4)], [p.name for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
