@@ -64,3 +64,18 @@ def test_a_notebook_runs_in_its_smoke_setting(path: Path, tmp_path: Path, monkey
     assert any(o.get("output_type") == "display_data" and "image/png" in o.get("data", {}) for o in code[-1].outputs)
     assert nb.cells[-1].cell_type == "markdown", "a notebook ends in one sentence on its figure"
     assert not list(REPO.glob("notebooks/runs")) and not list(REPO.glob("notebooks/data"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_site_shows_an_executed_copy_of_each_notebook_labelled_with_its_setting(path: Path):
+    """docs/notebooks/ holds what scripts/execute_notebooks.py wrote: the notebook's own cells (so an
+    edited notebook needs a new copy), a first cell naming the setting, date, command and machine."""
+    copy = nbformat.read(REPO / "docs" / "notebooks" / path.name, as_version=4)
+    run = copy.metadata["nmt_execution"]
+    assert run["setting"] in ("smoke", "class") and run["command"].startswith("python scripts/execute_notebooks.py")
+    label = copy.cells[0].source
+    assert f"**{run['setting']} setting**" in label and run["date"] in label and run["machine"] in label, label
+    if run["setting"] == "smoke":
+        assert "say nothing about translation" in label
+    source = nbformat.read(path, as_version=4)
+    assert [c.source for c in copy.cells[1:]] == [c.source for c in source.cells], f"run {run['command']} again"
