@@ -1,0 +1,81 @@
+"""The notebooks of notebooks/: each runs from top to bottom in its smoke setting, and none is
+committed with outputs.
+
+The smoke setting (``NMT_NOTEBOOK=smoke``) trains tiny models on the embedded synthetic corpus for
+a few updates, so a whole notebook takes seconds; its cells assert on what the library returned.
+Each runs in a kernel of this interpreter, in a temporary folder, so nothing lands in the repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import REPO
+
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+CELL_TIMEOUT = 300
+"""Seconds after which a cell counts as hung: a guard, not a claim about speed (the machine is shared)."""
+
+
+def smoke_environment() -> dict[str, str]:
+    """The kernel's environment: the smoke setting, this checkout's nmt first on the path, no display."""
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    return {"NMT_NOTEBOOK": "smoke", "PYTHONPATH": path, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+
+
+def test_the_six_notebooks_are_there_in_order():
+    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 7)], [p.name for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_notebook_is_committed_with_outputs(path: Path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] == "code":
+            assert cell.get("outputs") == [] and cell.get("execution_count") is None, f"{path.name} cell {i}"
+    assert "widgets" not in nb["metadata"], path.name
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_first_cell_only_installs_nmt_where_it_is_missing(path: Path):
+    first = nbformat.read(path, as_version=4).cells[0]
+    assert first.cell_type == "code", path.name
+    assert "import nmt" in first.source and "except ImportError" in first.source, first.source
+    assert 'nmt-attention @ git+{REPOSITORY_URL}"' in first.source, first.source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_a_notebook_runs_in_its_smoke_setting(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    for key, value in smoke_environment().items():
+        monkeypatch.setenv(key, value)  # the kernel inherits this process's environment
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()  # raises CellExecutionError, with the cell and its traceback, when a cell fails
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert all(cell.execution_count for cell in code), "every cell ran"
+    assert any(o.get("output_type") == "display_data" and "image/png" in o.get("data", {}) for o in code[-1].outputs)
+    assert nb.cells[-1].cell_type == "markdown", "a notebook ends in one sentence on its figure"
+    assert (tmp_path / "runs").is_dir() and (tmp_path / "data").is_dir(), "runs and corpora go to the temporary folder"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_site_shows_an_executed_copy_of_each_notebook_labelled_with_its_setting(path: Path):
+    """docs/notebooks/ holds what scripts/execute_notebooks.py wrote: the notebook's own cells (so an
+    edited notebook needs a new copy), a first cell naming the setting, date, command and machine."""
+    copy = nbformat.read(REPO / "docs" / "notebooks" / path.name, as_version=4)
+    run = copy.metadata["nmt_execution"]
+    assert run["setting"] in ("smoke", "class") and run["command"].startswith("python scripts/execute_notebooks.py")
+    label = copy.cells[0].source
+    assert f"**{run['setting']} setting**" in label and run["date"] in label and run["machine"] in label, label
+    if run["setting"] == "smoke":
+        assert "say nothing about translation" in label
+    source = nbformat.read(path, as_version=4)
+    assert [c.source for c in copy.cells[1:]] == [c.source for c in source.cells], f"run {run['command']} again"
