@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from nmt.evaluate.compare_runs import RunAction
 
 PACKAGED_CONFIGS = Path(__file__).resolve().parent / "configs"
-"""The labs' base configs as the package ships them (links to the repository's configs/ in a checkout)."""
+"""The base configs of the labs and the notebooks as the package ships them (links to the repository's
+configs/ in a checkout), so both run outside a checkout, on Colab say."""
 
 
 def lab_config(name: str) -> Path:
