@@ -360,19 +360,17 @@ def beam_search(
                 shortest,
             )
             beams = advance(beams, scores, log_z, attn, t, alpha, coverage)
-            if (t + 1) % check_every and t + 1 < steps:
-                state = state.index_select(beams.parents.reshape(-1))
-                continue
-            done = is_done(beams.finished.scores, beams.alive.log_probs, beams.lp_max)
-            if bool(done.any()):  # reads the device: on a GPU only every check_every steps
-                finished = xp.nonzero(done)
-                done_ids.append(beams.ids[finished])
-                done_pools.append(beams.finished.rows(finished))
-                stay = xp.nonzero(~done)  # (n',) rows still searching
-                if len(stay) == 0:
-                    break
-                beams = compact(beams, stay)
-                row_limit, shortest = xp.repeat(beams.limit, K), int(beams.limit.min())
+            if (t + 1) % check_every == 0 or t + 1 == steps:  # a look reads the device (on a GPU)
+                done = is_done(beams.finished.scores, beams.alive.log_probs, beams.lp_max)
+                if bool(done.any()):
+                    finished = xp.nonzero(done)
+                    done_ids.append(beams.ids[finished])
+                    done_pools.append(beams.finished.rows(finished))
+                    stay = xp.nonzero(~done)  # (n',) rows still searching
+                    if len(stay) == 0:
+                        break
+                    beams = compact(beams, stay)
+                    row_limit, shortest = xp.repeat(beams.limit, K), int(beams.limit.min())
             state = state.index_select(beams.parents.reshape(-1))
         else:  # each sentence's last allowed step admits only EOS, which ends it: never reached
             raise AssertionError("beam search ran out of steps with unfinished sentences")
