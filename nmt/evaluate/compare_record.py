@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from nmt import __version__
 from nmt.evaluate.compare_plan import Plan
+from nmt.evaluate.compare_runs import last_stop
 from nmt.run import events
 from nmt.score.metrics import write_report
 
@@ -74,7 +75,7 @@ def build_record(
     plan: Plan, steps: int, rows: list[dict[str, Any]], run_dirs: list[Path], wall_s: float
 ) -> dict[str, Any]:
     """Every checklist item a comparison answers, from its plan, its runs and its rows."""
-    train_s = [s.elapsed_s for d in run_dirs if (s := _stop(d)) is not None]
+    train_s = training_seconds(run_dirs)
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "config": str(plan.config) if plan.config else None,
@@ -103,17 +104,22 @@ def build_record(
     }
 
 
-def _stop(run_dir: Path) -> Optional[events.Stop]:
-    stops = events.of_kind(events.read(run_dir), events.Stop)
-    return stops[-1] if stops else None
+def training_seconds(run_dirs: list[Path]) -> list[float]:
+    """Each stopped run's training time, as the run measured it."""
+    return [stop.elapsed_s for d in run_dirs if (stop := last_stop(d)) is not None]
+
+
+def hardware_line(hardware: list[dict[str, Any]]) -> str:
+    """The machines of :func:`run_hardware` in one line."""
+    return "; ".join(
+        f"{h.get('device_name', '?')} ({h.get('device', '?')}, {h.get('cpus', '?')} cores, {h.get('threads', '?')} "
+        f"threads, amp {h.get('amp')}, torch {h.get('torch', '?')}): {h['runs']} run start(s)"
+        for h in hardware
+    )
 
 
 def _lines(record: dict[str, Any]) -> list[str]:
-    hardware = "; ".join(
-        f"{h.get('device_name', '?')} ({h.get('device', '?')}, {h.get('cpus', '?')} cores, {h.get('threads', '?')} "
-        f"threads, amp {h.get('amp')}, torch {h.get('torch', '?')}): {h['runs']} run start(s)"
-        for h in record["hardware"]
-    )
+    hardware = hardware_line(record["hardware"])
     soft = ", ".join(f"{k} {v}" for k, v in record["software"].items())
     options = "; ".join(
         f"{label}: {' '.join(opts) or '(the config as it is)'}" for label, opts in record["arm_options"].items()
@@ -145,7 +151,7 @@ def write_record(out: Path, record: dict[str, Any]) -> tuple[Path, Path]:
 def write_runs_record(out: Path, run_dirs: list[Path], signatures: list[str]) -> tuple[Path, Path]:
     """The record of ``nmt report``'s table: its runs, their hardware and training time, the
     software reading them, and the sacreBLEU signatures of its scores."""
-    train_s = [s.elapsed_s for d in run_dirs if (s := _stop(d)) is not None]
+    train_s = training_seconds(run_dirs)
     hardware, versions = run_hardware(run_dirs), software()
     record: dict[str, Any] = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -155,11 +161,7 @@ def write_runs_record(out: Path, run_dirs: list[Path], signatures: list[str]) ->
         "signatures": signatures,
         "train_s_total": round(sum(train_s), 1),
     }
-    machines = "; ".join(
-        f"{h.get('device_name', '?')} ({h.get('device', '?')}, {h.get('threads', '?')} threads, amp {h.get('amp')}, "
-        f"torch {h.get('torch', '?')}): {h['runs']} run start(s)"
-        for h in hardware
-    )
+    machines = hardware_line(hardware)
     lines = [
         "# Reproducibility record",
         "",
