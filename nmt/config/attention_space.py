@@ -79,11 +79,13 @@ def attention_problem(
     sides: tuple[str, str] = ("query", "key"),
     note: str = "",
     residual: bool = False,
+    size_fix: str = "",
 ) -> Optional[str]:
     """What is wrong with one point of the attention space, or None; ``opt`` renders option names.
 
     Shared by the config checks (full YAML paths) and the model's leaf modules (bare names).
     ``residual``: a self-attention block adds the context to its input, so sizes must agree.
+    ``size_fix``: a fix the caller knows for unequal query and key sizes, named first.
     """
     e, qm, km, vm, heads = (axes[k] for k in ("energy", "query_map", "key_map", "value_map", "heads"))
     if e == "uniform" and "linear" in (qm, km):
@@ -101,7 +103,8 @@ def attention_problem(
         fix = "key_map=linear" if km == "identity" else f"{opt('dim')}=null"
         return (
             f"{opt('energy')}={e} with {opt('query_map')}={qm} and key_map={km} needs equal query and key "
-            f"sizes: {sides[0]} {a_q} vs {sides[1]} {a_k}{note}; use {fix} or energy=bilinear"
+            f"sizes: {sides[0]} {a_q} vs {sides[1]} {a_k}{note}; use {size_fix + ', ' if size_fix else ''}{fix} "
+            "or energy=bilinear"
         )
     split = [("query/key", a_q)] if e not in ("uniform", "location") else []
     for what, size in split + [("value", a_v)]:

@@ -355,10 +355,11 @@ class ModelConfig(Section):
         note = f" (model.bidirectional={str(self.bidirectional).lower()}"
         note += f", model.enc_hidden_size={self.enc_hidden_size}" if self.enc_hidden_size else ""
         note += f", model.attention.dim={att.dim})" if att.dim else ")"
-        problem = attention_problem(axes, H, K, att.dim, _model_option("attention"), ("decoder", "encoder"), note)
-        if problem and self.bidirectional and not self.enc_hidden_size and K == 2 * H and "; use " in problem:
-            # the fix the named variants use (nmt variants): an encoder of half the size per direction
-            problem = problem.replace("; use ", "; use model.enc_hidden_size=half (as the variants do), ", 1)
+        # the fix the named variants use (nmt variants): a bidirectional encoder of half the size
+        half = self.bidirectional and not self.enc_hidden_size and K == 2 * H
+        size_fix = "model.enc_hidden_size=half (as the variants do)" if half else ""
+        sides = ("decoder", "encoder")
+        problem = attention_problem(axes, H, K, att.dim, _model_option("attention"), sides, note, size_fix=size_fix)
         if problem:
             raise ValueError(origin + problem)
         if axes["energy"] == "uniform" and att.style == "luong":
