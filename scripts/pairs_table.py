@@ -105,16 +105,23 @@ def by_pair(records: list[dict[str, Any]]) -> dict[str, dict[str, dict[int, dict
 
 def pair_rows(variants: dict[str, dict[int, dict[str, Any]]]) -> list[dict[str, Any]]:
     """Each variant of one pair: mean ± interval, Δ to the baseline ± interval, p over seeds, rank."""
-    baseline = next(iter(variants.values()))[next(iter(next(iter(variants.values()))))]["baseline"]
+    baseline = next(r["baseline"] for runs in variants.values() for r in runs.values())
     base = variants[baseline]
     rows = []
     for variant, runs in variants.items():
         seeds = sorted(runs)
-        bleu = mean_interval([runs[s]["bleu"] for s in seeds])
-        test = paired_t_test([runs[s]["bleu"] for s in seeds], [base[s]["bleu"] for s in seeds if s in base])
-        rows.append({"variant": variant, "seeds": seeds, "bleu": bleu, "test": test, "baseline": variant == baseline})
-        rows[-1]["params"] = runs[seeds[0]]["params"]
-        rows[-1]["mflops"] = runs[seeds[0]].get("flops_per_token", float("nan")) / 1e6
+        first = runs[seeds[0]]
+        rows.append(
+            {
+                "variant": variant,
+                "seeds": seeds,
+                "bleu": mean_interval([runs[s]["bleu"] for s in seeds]),
+                "test": paired_t_test([runs[s]["bleu"] for s in seeds], [base[s]["bleu"] for s in seeds if s in base]),
+                "baseline": variant == baseline,
+                "params": first["params"],
+                "mflops": first.get("flops_per_token", float("nan")) / 1e6,
+            }
+        )
     ranked = sorted(rows, key=lambda r: -r["bleu"].mean)
     for rank, row in enumerate(ranked, 1):
         row["rank"] = rank
@@ -131,8 +138,7 @@ def pair_table(pair: str, rows: list[dict[str, Any]], any_record: dict[str, Any]
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
-        delta = "baseline" if r["baseline"] else r["test"].difference.cell()
-        delta = delta if r["baseline"] else ("+" + delta if r["test"].difference.mean >= 0 else delta)
+        delta = "baseline" if r["baseline"] else r["test"].difference.cell(sign=True)
         p = "" if r["baseline"] or r["test"].p is None else f"{r['test'].p:.3f}"
         lines.append(
             f"| {r['variant']} | {r['params']:,} | {r['mflops']:.2f} | {r['bleu'].cell()} | {delta} | {p} | {r['rank']} |"
@@ -170,14 +176,16 @@ def summary(tables: dict[str, list[dict[str, Any]]]) -> list[str]:
 def tau_table(pairs: list[str], variants: list[str], cells: dict[str, dict[str, Any]], what: str) -> list[str]:
     """Kendall's tau-b of the mean-BLEU rankings of ``variants`` between every two pairs, and their mean."""
 
-    def tau(a: str, b: str) -> float:
+    tau = {}
+    for a, b in itertools.combinations(pairs, 2):  # tau-b is symmetric: once per two pairs
         shared = [v for v in variants if v in cells[a] and v in cells[b]]
-        return kendall_tau([cells[a][v]["bleu"].mean for v in shared], [cells[b][v]["bleu"].mean for v in shared])
-
+        tau[a, b] = tau[b, a] = kendall_tau(
+            [cells[a][v]["bleu"].mean for v in shared], [cells[b][v]["bleu"].mean for v in shared]
+        )
     lines = [f"| Kendall's tau-b, {what} | " + " | ".join(pairs) + " |", "| --- |" + " ---: |" * len(pairs)]
     for a in pairs:
-        lines.append(f"| {a} | " + " | ".join("" if a == b else f"{tau(a, b):+.2f}" for b in pairs) + " |")
-    taus = [tau(a, b) for a, b in itertools.combinations(pairs, 2)]
+        lines.append(f"| {a} | " + " | ".join("" if a == b else f"{tau[a, b]:+.2f}" for b in pairs) + " |")
+    taus = [tau[a, b] for a, b in itertools.combinations(pairs, 2)]
     if taus:
         lines += [
             "",

@@ -14,7 +14,7 @@ from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import last_stop
 from nmt.run.paths import SCORED, RunPaths
 from nmt.score.metrics import bleu_by_length, compare_systems, score
-from nmt.score.seed_stats import mean_interval, paired_t_test
+from nmt.score.seed_stats import mean_interval, paired_t_test, with_half
 from nmt.util.fileio import atomic_write_bytes
 
 
@@ -149,12 +149,6 @@ def p_cell(p_values: Optional[list[float]]) -> str:
     return "baseline" if p_values is None else ", ".join(f"{v:.3f}" for v in p_values)
 
 
-def _with_half(value: float, half: Optional[float], sign: bool = False) -> str:
-    """``35.24 ± 1.12``, or the value alone where there is no interval (one seed)."""
-    text = f"{value:+.2f}" if sign else f"{value:.2f}"
-    return text if half is None else f"{text} ± {half:.2f}"
-
-
 def swept_values(plan: Plan, arm: Arm) -> dict[str, str]:
     """The value each ``--sweep`` option takes in ``arm`` (a column of its own in the table)."""
     given = dict(o.split("=", 1) for o in (*arm.train, *arm.decode))
@@ -176,9 +170,9 @@ def table_rows(rows: list[dict[str, Any]], plan: Optional[Plan] = None) -> list[
                 "MFLOPs/token": "-" if r.get("mflops_per_token") is None else f"{r['mflops_per_token']:.2f}",
                 "updates": r["updates"],
                 "train min": r["train_min"],
-                "BLEU": _with_half(r["bleu"], r.get("bleu_ci95")),
-                "chrF": _with_half(r["chrf"], r.get("chrf_ci95")),
-                "ΔBLEU": "baseline" if baseline else _with_half(r["delta_bleu"], r.get("delta_ci95"), sign=True),
+                "BLEU": with_half(r["bleu"], r.get("bleu_ci95")),
+                "chrF": with_half(r["chrf"], r.get("chrf_ci95")),
+                "ΔBLEU": "baseline" if baseline else with_half(r["delta_bleu"], r.get("delta_ci95"), sign=True),
                 "p seeds": "baseline" if baseline else ("-" if r.get("p_seeds") is None else f"{r['p_seeds']:.3f}"),
                 "p per seed": p_cell(r["p_values"]),
                 **{f"BLEU len {k}": v for k, v in r["bleu_by_length"].items()},

@@ -85,11 +85,15 @@ class Interval:
     half: Optional[float]
     n: int
 
-    def cell(self, digits: int = 2) -> str:
-        """``35.24 ± 1.12`` (no ± for a single seed)."""
-        if self.half is None:
-            return f"{self.mean:.{digits}f}"
-        return f"{self.mean:.{digits}f} ± {self.half:.{digits}f}"
+    def cell(self, digits: int = 2, sign: bool = False) -> str:
+        """``35.24 ± 1.12`` (no ± for a single seed); ``sign``: ``+0.56 ± 1.86`` for a difference."""
+        return with_half(self.mean, self.half, digits, sign)
+
+
+def with_half(value: float, half: Optional[float], digits: int = 2, sign: bool = False) -> str:
+    """A table cell ``value ± half``, or the value alone where there is no interval (one seed)."""
+    text = f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+    return text if half is None else f"{text} ± {half:.{digits}f}"
 
 
 def mean_interval(values: Sequence[float], level: float = LEVEL) -> Interval:
