@@ -51,8 +51,11 @@ def find_runs(folders: Sequence[Path]) -> list[Path]:
             found.append(folder)  # a run, or a path read_run_events reports in one line
             continue
         metrics = RunPaths(folder).metrics.name
-        below = sorted(p.parent for p in folder.rglob(metrics) if not any(part.startswith(".") for part in p.parts))
-        below = [run for run in below if not any(other in run.parents for other in below)]
+        below = sorted(
+            p.parent for p in folder.rglob(metrics) if not any(x.startswith(".") for x in p.relative_to(folder).parts)
+        )  # hidden folders below ``folder`` left out, not a hidden folder it lies in
+        runs = set(below)
+        below = [run for run in below if not any(parent in runs for parent in run.parents)]  # not a run's subfolders
         if not below:
             raise UserError(f"{folder}: no run folder (one holding metrics.jsonl) in it or below it")
         found += below
