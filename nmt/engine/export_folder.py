@@ -116,8 +116,10 @@ def new_folder(out: Path, force: bool) -> Iterator[Path]:
         staging.mkdir()
         try:
             yield staging
+            stopped.check()
             _check_staged(staging)
             _sync_tree(staging)
+            stopped.check()
             check_new_folder(out, force)  # again: another process may have written there meanwhile
             old = out.with_name(f".{out.name}.{tag}.old")
             with _signals_blocked():  # the two renames happen both or neither: never an export aside and none in place
@@ -198,6 +200,12 @@ class _Handlers:
     def __init__(self) -> None:
         self.previous: dict[int, Any] = {}
         self.signum: Optional[int] = None
+
+    def check(self) -> None:
+        """Raise :class:`_Stopped` if a signal arrived whose exception was lost: a handler that raises while
+        Python runs a callback that ignores exceptions (a weakref callback, ``__del__``) only prints it."""
+        if self.signum is not None:
+            raise _Stopped(self.signum)
 
     def end_as_signalled(self) -> None:
         """After cleaning up, end as the signal would have ended the process (exit status 128 + signal)
