@@ -165,6 +165,14 @@ def _sweeps(sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None])
     return list(sweep)
 
 
+def default_runs_dir(config: Optional[Path], overrides: Sequence[str]) -> Path:
+    """Where a comparison's runs go without ``runs_dir``: ``compare_<config name>`` in the config's
+    own ``runs_dir`` (``runs`` by default), so a config that keeps its runs elsewhere keeps these too."""
+    from nmt.config import load
+
+    return Path(load(config, overrides).runs_dir) / f"compare_{config.stem if config else 'defaults'}"
+
+
 def comparison_plan(
     config: Optional[PathLike] = None,
     *,
@@ -197,9 +205,7 @@ def comparison_plan(
         split=split,
         beam=beam,
         overrides=override_list(overrides),
-        runs_dir=Path(runs_dir)
-        if runs_dir is not None
-        else Path("runs") / f"compare_{config_path.stem if config_path else 'defaults'}",
+        runs_dir=Path(runs_dir) if runs_dir is not None else default_runs_dir(config_path, override_list(overrides)),
         force=force,
         match_params=match_params,
     )
@@ -245,7 +251,7 @@ def compare(
         sweep: ``"train.teacher_forcing=1.0,0.5"``, a list of such, or ``{"train.teacher_forcing": [1.0, 0.5]}``.
         seeds: training seeds; every arm trains once per seed.
         steps: updates per run (default the config's ``train.max_steps``).
-        runs_dir: the runs' folder (default ``runs/compare_<config name>``).
+        runs_dir: the runs' folder (default ``compare_<config name>`` in the config's ``runs_dir``).
         match_params: an arm whose parameter count every other RNN arm is resized to (within 2%).
 
     Raises:

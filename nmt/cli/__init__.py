@@ -21,7 +21,8 @@ from nmt.cli import decoding as cli_decoding
 from nmt.cli import evaluate as cli_evaluate
 from nmt.cli import export as cli_export
 from nmt.cli import labs as cli_labs
-from nmt.cli.options import ConfigOpt, SetOpt
+from nmt.cli.help_format import hide_flag_types, reflow_commands
+from nmt.cli.options import ConfigOpt, ProgressOpt, SetOpt, progress_shown
 from nmt.util import logs, torchrun
 from nmt.util.errors import UserError
 from nmt.util.out_paths import os_error_line
@@ -122,11 +123,11 @@ def data_prepare(
     config: Optional[Path] = ConfigOpt,
     set_: Optional[list[str]] = SetOpt,
     force: bool = typer.Option(False, help="Rebuild even if the prepared files are up to date."),
-    progress: bool = typer.Option(True, help="Show progress bars on a terminal (--no-progress for logs)."),
+    progress: Optional[bool] = ProgressOpt,
 ) -> None:
     """Fetch a corpus, clean the training split, write the splits and train SentencePiece.
 
-    Example: nmt data prepare multi30k --pair de-en --mirror ../shared/data/multi30k
+    Example: nmt data prepare multi30k --pair de-en (add --mirror DIR to read local copies of the files)
     """
     from nmt.data.pipeline import prepare_corpus
 
@@ -139,7 +140,7 @@ def data_prepare(
     if mirror:
         overrides.append(f"data.mirror={mirror}")
     cfg = _load_config(config, overrides)
-    manifest = prepare_corpus(cfg.data, force=force, progress=progress)
+    manifest = prepare_corpus(cfg.data, force=force, progress=progress_shown(progress))
     sizes = ", ".join(f"{name} {info['pairs']}" for name, info in manifest["splits"].items())
     removed = manifest["cleaning"]["removed"]
     typer.echo(
@@ -161,7 +162,7 @@ def train_cmd(
     overwrite: bool = typer.Option(
         False, help="Replace an existing run of the same name (only a folder that nmt train wrote)."
     ),
-    progress: bool = typer.Option(True, help="Show a progress bar (--no-progress for logs)."),
+    progress: Optional[bool] = ProgressOpt,
     nproc: Optional[int] = typer.Option(
         None,
         "--nproc",
@@ -180,6 +181,7 @@ def train_cmd(
     """
     from nmt.train import distributed
 
+    shown = progress_shown(progress)
     if nproc is not None and nproc > 1:
         from nmt.train.run_start import check_run
 
@@ -189,14 +191,12 @@ def train_cmd(
         args += ["--config", str(config)] if config else []
         args += [arg for assignment in set_ or [] for arg in ("--set", assignment)]
         args += ["--resume", str(resume)] if resume else []
-        args += (["--overwrite"] if overwrite else []) + ([] if progress else ["--no-progress"])
+        args += (["--overwrite"] if overwrite else []) + (["--progress"] if shown else ["--no-progress"])
         distributed.relaunch(nproc, args)
     from nmt.train.entry import run_training
 
     try:
-        outcome = run_training(
-            config=config, overrides=set_ or [], resume=resume, overwrite=overwrite, progress=progress
-        )
+        outcome = run_training(config=config, overrides=set_ or [], resume=resume, overwrite=overwrite, progress=shown)
     except distributed.RankZeroFailed:
         raise typer.Exit(2) from None  # rank 0 reports the error; one message is enough
     if distributed.is_main_process():
@@ -209,6 +209,8 @@ cli_decoding.register(app)  # translate, serve: after train
 cli_evaluate.register(app)  # eval, average, compare, variants, report: listed after serve
 cli_export.register(app)  # export: after the commands that make and score models
 cli_labs.register(app)  # lab: last
+reflow_commands(app)  # each docstring paragraph wrapped once to the terminal (nmt.cli.help_format)
+hide_flag_types()
 
 
 def main(argv: Optional[list[str]] = None) -> None:

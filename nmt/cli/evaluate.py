@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from nmt.cli.options import ComputeTypeOpt, ConfigOpt, EngineOpt, ModelDirOpt, SetOpt
+from nmt.cli.options import ComputeTypeOpt, ConfigOpt, EngineOpt, ModelDirOpt, ProgressOpt, SetOpt, progress_shown
 from nmt.cli.stopping import saved_on_stop
 
 
@@ -148,11 +148,11 @@ def compare_cmd(
         None,
         help="Folder for the runs, one per arm and seed: <variant>_s<seed>, <variant>_<KEY-V>_s<seed>, "
         "<KEY-V>_s<seed> without --variants, or base_s<seed> for a decode.* sweep alone "
-        "(default: runs/compare_<config name>).",
+        "(default: compare_<config name> in the config's runs_dir, runs unless it says otherwise).",
     ),
     out: Optional[Path] = typer.Option(None, help="Folder for report.json and report.md (default: RUNS_DIR/report)."),
     set_: Optional[list[str]] = SetOpt,
-    progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
+    progress: Optional[bool] = ProgressOpt,
     jobs: int = typer.Option(
         1,
         min=1,
@@ -217,7 +217,7 @@ def compare_cmd(
         typer.echo("\n".join(planned_runs(plan)))
         return
     with saved_on_stop(ctx):  # one line and 128 + the signal, the runs saved
-        typer.echo(run_plan(plan, out=out, progress=progress, jobs=jobs).text)
+        typer.echo(run_plan(plan, out=out, progress=progress_shown(progress), jobs=jobs).text)
 
 
 def variants_cmd() -> None:

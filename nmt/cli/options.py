@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Optional
+
 import typer
 
 ConfigOpt = typer.Option(None, "--config", "-c", help="Experiment YAML file (defaults apply when omitted).")
@@ -18,3 +21,18 @@ ModelDirOpt = typer.Option(
 ComputeTypeOpt = typer.Option(
     "float32", "--compute-type", help="--engine ctranslate2: float32, or int8 (quantized weights, faster on CPU)."
 )
+ProgressOpt = typer.Option(
+    None,
+    "--progress/--no-progress",
+    help="Progress bars: shown on a terminal, left out of logs and pipes (where they would fill the file "
+    "with redrawn lines); --progress shows them anyway, --no-progress never.",
+    show_default=False,
+)
+
+
+def progress_shown(flag: Optional[bool]) -> bool:
+    """Whether to draw progress bars: as asked, else only when standard error is a terminal."""
+    if flag is not None:
+        return flag
+    stream = sys.stderr
+    return stream is not None and hasattr(stream, "isatty") and stream.isatty()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import os
 import stat
 import sys
@@ -25,6 +26,8 @@ from nmt.decode.engines import Engine
 from nmt.decode.request import resolve_search, translate_lines
 from nmt.util.errors import DataError, UserError
 from nmt.util.fileio import atomic_write, decode_lines
+
+log = logging.getLogger(__name__)
 
 CHUNK_LINES = 2048
 
@@ -104,11 +107,12 @@ def translate_stream(
             attention_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UserError(f"--attention {attention_dir}: cannot create the folder ({exc.strerror})") from None
-    count = 0
+    count = nothing = 0
     for chunk in read_chunks(source, name, size=1 if flush else CHUNK_LINES):
         ids, results = translate_lines(
             engine, search, chunk, name=name, first_line=count + 1, attention=attention_dir is not None
         )
+        nothing += sum(1 for text, result in zip(chunk, results) if text.strip() and not result.ids[0])
         for line in format_lines(results, engine.tgt_tok.decode, search.n_best, count):
             sink.write(line + "\n")
         if attention_dir is not None:
@@ -120,6 +124,14 @@ def translate_stream(
         count += len(chunk)
         if flush:
             sink.flush()
+    if nothing:
+        log.warning(
+            "%d of %d lines translated to nothing (an empty line): a model that has not learned to translate "
+            "yet ends its output at once; train it longer (configs/multi30k_de_en_class.yaml translates "
+            "after 10 minutes on 2 CPU cores)",
+            nothing,
+            count,
+        )
     return count
 
 

@@ -46,3 +46,11 @@ def test_a_typed_sentence_gets_a_heat_map_with_a_row_per_output_and_a_column_per
         assert all(len(row.find_elements(By.CSS_SELECTOR, "td")) == len(columns) for row in rows)
         hypotheses = result.find_elements(By.CSS_SELECTOR, "table.hyps tbody tr")
         assert len(hypotheses) == len(expected["hypotheses"]) == 5
+        # what the page explains: the axes and the colour scale of the map, the two score columns
+        assert "target" in heat.find_element(By.CSS_SELECTOR, "caption").text
+        assert "source" in heat.find_element(By.CSS_SELECTOR, "caption").text
+        assert result.find_element(By.CSS_SELECTOR, ".scale").text.startswith("weight 0")
+        assert "log P" in result.text and "length penalty" in result.text
+        # the placeholder names the model's source language instead of a German example
+        placeholder = driver.find_element(By.ID, "source").get_attribute("placeholder")
+        assert "Ein Mann" not in placeholder and placeholder.startswith("A sentence in")

@@ -42,6 +42,8 @@ return {
       const r = m.getBoundingClientRect(); return [m.textContent, r.width, r.height]; }),
   images: [...document.images].map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0]),
   ordered: [...article.querySelectorAll(':scope > ol')].map(o => o.children.length),
+  broken: [...article.querySelectorAll('table code')].filter(c => c.getClientRects().length > 1)
+      .map(c => c.textContent),
   swallowed: steps,
 };
 """
@@ -63,6 +65,7 @@ def problems(seen: dict[str, Any], lab_page: bool, numbered: bool = True) -> lis
         f"an equation drawn with no size: {text!r}" for text, width, height in seen["maths"] if not width * height
     ]
     found += [f"image {src} did not load" for src, loaded in seen["images"] if not loaded]
+    found += [f"code broken across lines in a table: {text!r}" for text in seen["broken"]]
     if lab_page:
         found += [f"a numbered step outside an ordered list: {text[:60]!r}" for text in seen["swallowed"]]
         if numbered and not any(items >= 2 for items in seen["ordered"]):
@@ -106,6 +109,7 @@ def test_every_page_shows_its_equations_and_images_and_each_lab_its_steps(site: 
 
 BAD_LAB_PAGE = """<html><body><article>
 <h1>A lab</h1>
+<table style="width: 8em"><tr><td><code style="word-break: break-all">data.synthetic_sizes_and_more</code></td></tr></table>
 <p>1. Trains a model. The step that follows was swallowed into this paragraph.
 2. Takes the best checkpoint.</p>
 <p>The width is \\(\\sigma\\), left as LaTeX: no renderer ran.</p>
@@ -122,3 +126,4 @@ def test_the_checks_fail_on_raw_latex_swallowed_steps_and_a_missing_image(tmp_pa
     assert "image missing.png did not load" in found
     assert any(p.startswith("a numbered step outside an ordered list: '1. Trains") for p in found), found
     assert "no ordered list of steps" in found
+    assert "code broken across lines in a table: 'data.synthetic_sizes_and_more'" in found

@@ -244,3 +244,23 @@ def test_each_line_is_answered_before_input_ends(stdin_kind, ckpt):
         if not writer.closed:
             writer.close()
         proc.stdout.close()
+
+
+def test_lines_translated_to_nothing_are_counted_in_one_warning(ckpt, src, tmp_path, capsys, monkeypatch, caplog):
+    """An undertrained model ends at once (the tour's tiny one does): the empty lines are said to be so."""
+    from nmt.decode import translate as module
+
+    real = module.translate_lines
+
+    def first_line_empty(*args, **kwargs):
+        ids, results = real(*args, **kwargs)
+        results[0].ids[0] = []  # as a model that predicts EOS first
+        return ids, results
+
+    monkeypatch.setattr(module, "translate_lines", first_line_empty)
+    blank = tmp_path / "with_blank.txt"
+    blank.write_text("ant bee\n\nfox gnu hen\n", encoding="utf-8")  # a blank input's empty output is no news
+    code, out, _ = run(["translate", "--checkpoint", ckpt, "-i", str(blank)], capsys)
+    assert code == 0 and out.split("\n")[:2] == ["", ""] and out.split("\n")[2]
+    warnings = [r.getMessage() for r in caplog.records if "translated to nothing" in r.getMessage()]
+    assert warnings == [warnings[0]] and warnings[0].startswith("1 of 3 lines translated to nothing"), warnings

@@ -22,11 +22,23 @@ function shade(weight) {
   return `hsl(215, 75%, ${Math.round(100 - 62 * w)}%)`;
 }
 
+// The colour scale beside a map: weight 0 to 1, in the map's shades.
+function colourScale() {
+  const scale = el("div", { class: "scale", "aria-label": "colour scale: attention weight 0 to 1" });
+  scale.appendChild(el("span", {}, "weight 0"));
+  const bar = scale.appendChild(el("span", { class: "bar" }));
+  bar.style.background = `linear-gradient(to right, ${shade(0)}, ${shade(0.5)}, ${shade(1)})`;
+  scale.appendChild(el("span", {}, "1"));
+  return scale;
+}
+
 // One row per output token (EOS included), one column per source token.
 function heatmap(sourceTokens, targetTokens, weights) {
   const table = el("table", { class: "heatmap" });
+  table.appendChild(el("caption", {}, "Rows: the output (target) tokens; columns: the source tokens. " +
+    "Each row is one decoder step's attention over the source and sums to 1; hover a cell for its weight."));
   const head = el("tr");
-  head.appendChild(el("th"));
+  head.appendChild(el("th", { class: "corner" }, "target ↓  source →"));
   for (const token of sourceTokens) head.appendChild(el("th", { scope: "col" }, token));
   table.appendChild(el("thead")).appendChild(head);
   const body = table.appendChild(el("tbody"));
@@ -46,7 +58,7 @@ function attentionView(attention) {
   const box = el("div", { class: "attention" });
   const draw = (weights) => {
     box.querySelector("table.heatmap")?.remove();
-    box.appendChild(heatmap(attention.source_tokens, attention.target_tokens, weights));
+    box.insertBefore(heatmap(attention.source_tokens, attention.target_tokens, weights), box.querySelector(".scale"));
   };
   if (attention.layers) {
     const pick = el("select", { class: "view", "aria-label": "attention map" });
@@ -62,6 +74,7 @@ function attentionView(attention) {
   }
   // what this engine cannot show (every layer and head of a Transformer needs --engine torch), above the map
   if (attention.note) box.appendChild(el("p", { class: "muted note" }, attention.note));
+  box.appendChild(colourScale());
   draw(attention.weights);
   return box;
 }
@@ -69,7 +82,13 @@ function attentionView(attention) {
 function hypothesesTable(hypotheses) {
   const table = el("table", { class: "hyps" });
   const head = table.appendChild(el("thead")).appendChild(el("tr"));
-  for (const name of ["#", "score", "log P", "hypothesis"]) head.appendChild(el("th", {}, name));
+  const columns = {
+    "#": "rank in the beam, best first",
+    "score": "what beam search ranks by: log P divided by the length penalty (and with the coverage penalty, if set)",
+    "log P": "the model's log-probability of the hypothesis: the sum of its tokens' log-probabilities (0 is certain)",
+    "hypothesis": "the finished translation",
+  };
+  for (const [name, about] of Object.entries(columns)) head.appendChild(el("th", { title: about }, name));
   const body = table.appendChild(el("tbody"));
   hypotheses.forEach((hyp, i) => {
     const row = body.appendChild(el("tr"));
@@ -88,6 +107,10 @@ function showResult(info, answer) {
   section.appendChild(el("p", { class: "translation" }, item.translation));
   section.appendChild(el("p", { class: "muted" }, `beam ${answer.beam}: ${item.hypotheses.length} finished hypotheses shown`));
   section.appendChild(hypothesesTable(item.hypotheses));
+  section.appendChild(el("p", { class: "muted note" }, "log P: the model's log-probability of the " +
+    "hypothesis (the sum over its tokens; closer to 0 is more probable). score: what the beam ranks by, " +
+    "log P after the length penalty (GNMT α) and any coverage penalty, so longer hypotheses are not " +
+    "punished for their length alone."));
   if (item.attention) section.appendChild(attentionView(item.attention));
   else section.appendChild(el("p", { class: "muted note" }, info.attention_note || "This model has no attention to show."));
   return section;
@@ -111,6 +134,8 @@ async function loadModels() {
   $("beam").max = data.limits.max_beam;
   const first = MODELS.find((m) => m.name === data.default) || MODELS[0];
   $("beam").value = Math.min(first.default_beam, data.limits.max_beam);
+  const languages = first.vocabulary && first.vocabulary.languages;  // [source, target] where recorded
+  if (languages && languages.length) $("source").placeholder = `A sentence in ${languages[0]} (the source language of ${first.name})`;
   const box = $("models");
   box.querySelector(".muted")?.remove();
   for (const info of MODELS) {
