@@ -96,6 +96,13 @@ package: $(STAMP)
 	    assert (lab.PACKAGED_CONFIGS / 'demo.yaml').is_file(), 'the labs configs are missing'; \
 	    print('import nmt from', nmt.__file__)"
 	@ls dist
+	# As Colab installs it: pip from the repository's git URL (here the checkout's committed HEAD), with a
+	# current pip (pip 23.2 refused the `name @ git+file://` form; 26.3 installs it).
+	rm -rf $(PKGTEST)
+	$(PYTHON) -m venv $(PKGTEST)
+	$(PKGTEST)/bin/python -m pip install --quiet --upgrade pip
+	$(PKGTEST)/bin/python -m pip install --quiet -c constraints.txt "nmt-attention @ git+file://$(CURDIR)"
+	cd /tmp && $(CURDIR)/$(PKGTEST)/bin/nmt --version && $(CURDIR)/$(PKGTEST)/bin/python -c "import nmt; nmt.load"
 
 clean-venv:
 	rm -rf $(VENV)
