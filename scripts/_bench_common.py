@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import platform
 import resource
 import sys
 import time
+from pathlib import Path
 from typing import Any, NoReturn, Optional
 
 import torch
@@ -19,6 +22,18 @@ import torch
 from nmt.util import runtime
 
 log = logging.getLogger("bench")
+
+
+def machine() -> str:
+    """The CPU, its cores, the GPU where torch sees one, and the versions that shape the numbers."""
+    cpu = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if "model name" in line]
+        cpu = names[0] if names else cpu
+    gpu = f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ", no GPU"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{cpu}, {cores} cores{gpu}; Python {platform.python_version()}, torch {torch.__version__}"
 
 
 def add_common_options(parser: argparse.ArgumentParser, quick_help: str) -> None:

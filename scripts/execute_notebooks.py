@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -29,6 +28,8 @@ from typing import Any
 
 import nbformat
 from nbclient import NotebookClient
+
+from _bench_common import machine
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = "execute_notebooks.py"
@@ -41,20 +42,6 @@ SETTINGS = {
 }
 CELL_TIMEOUT = 1800
 """Seconds before a cell counts as hung (a class-setting training cell takes minutes)."""
-
-
-def machine() -> str:
-    """The CPU, its cores, the GPU where torch sees one, and the versions that shape the numbers."""
-    import torch
-
-    cpu = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if "model name" in line]
-        cpu = names[0] if names else cpu
-    gpu = f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ", no GPU"
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return f"{cpu}, {cores} cores{gpu}; Python {platform.python_version()}, torch {torch.__version__}"
 
 
 def commit() -> str:

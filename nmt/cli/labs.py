@@ -2,38 +2,55 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
+from nmt.cli.options import ProgressOpt, progress_shown
 from nmt.cli.stopping import saved_on_stop
+
+if TYPE_CHECKING:
+    from nmt.labs.base import Size
+
+
+class LabSize(str, Enum):
+    """The sizes of ``nmt lab`` (:data:`nmt.labs.base.SIZES`)."""
+
+    tiny = "tiny"
+    class_ = "class"
+    full = "full"
 
 
 def lab_cmd(
     command: typer.Context,
     name: Optional[str] = typer.Argument(None, help="The lab to run (nmt lab --list names them).", show_default=False),
-    list_: bool = typer.Option(False, "--list", help="List the labs with their expected CPU time, and exit."),
-    tiny: bool = typer.Option(
-        False, help="Run on a few hundred synthetic pairs with a tiny model: the code path in seconds, not the result."
+    list_: bool = typer.Option(False, "--list", help="List the labs with their measured CPU minutes, and exit."),
+    size: LabSize = typer.Option(
+        LabSize.full,
+        help="full: the lecture's experiment on Multi30k de-en (40 to 360 CPU minutes, nmt lab --list); "
+        "class: the same on the class-size model with fewer updates and arms, at most 10 minutes on 2 cores; "
+        "tiny: a few hundred synthetic pairs and a tiny model, the code path in seconds, not the result.",
     ),
+    tiny: bool = typer.Option(False, "--tiny", help="Short for --size tiny."),
     mirror: Optional[Path] = typer.Option(
-        None, help="Folder with the raw Multi30k files (full size); without it they are downloaded."
+        None, help="Folder with the raw Multi30k files (class and full size); without it they are downloaded."
     ),
     out: Optional[Path] = typer.Option(
         None,
-        help="Folder for NAME.md, NAME.png and NAME.json (default: runs/labs/NAME, with --tiny "
-        "runs/labs-tiny/NAME; docs/labs/NAME holds the committed ones).",
+        help="Folder for NAME.md, NAME.png and NAME.json (default: runs/labs/NAME, at the other sizes "
+        "runs/labs-SIZE/NAME; docs/labs/NAME and docs/labs/NAME/class hold the committed ones).",
     ),
     runs_dir: Optional[Path] = typer.Option(
         None,
         help="Folder for the lab's training runs (default: runs/labs/NAME/runs, shared by labs that "
-        "train the same runs; with --tiny under runs/labs-tiny/); finished runs are reused.",
+        "train the same runs; at the other sizes under runs/labs-SIZE/); finished runs are reused.",
     ),
     force: bool = typer.Option(
         False, "--force", help="Replace finished runs of another config (as nmt compare --force)."
     ),
-    progress: bool = typer.Option(True, help="Show progress bars (--no-progress for logs)."),
+    progress: Optional[bool] = ProgressOpt,
     jobs: int = typer.Option(
         1,
         min=1,
@@ -49,8 +66,9 @@ def lab_cmd(
 ) -> None:
     """Run one lecture lab: train (or reuse) its runs, then write its table, figure and numbers.
 
-    Examples: nmt lab --list; nmt lab teacher_forcing --mirror ../shared/data/multi30k --out docs/labs/teacher_forcing;
-    nmt lab beam --tiny; nmt lab length --mirror ../shared/data/multi30k --dry-run
+    Examples: nmt lab --list; nmt lab teacher_forcing --out docs/labs/teacher_forcing;
+    nmt lab beam --size class --mirror DIR (local copies of the Multi30k files, else they are downloaded);
+    nmt lab beam --tiny; nmt lab length --dry-run
     """
     from nmt.labs import LAB_MODULES
     from nmt.labs.base import LabContext, load_lab, planned_lab_runs, run_lab
@@ -61,18 +79,24 @@ def lab_cmd(
             raise UserError("--list lists every lab: give it without a name")
         labs = [load_lab(lab_name) for lab_name in LAB_MODULES]
         width = max(len(lab.name) for lab in labs)
+        typer.echo(
+            f"{'lab':<{width}}  {'full':>8}  {'class':>8}  title (minutes on 2 CPU cores; full: as last run or estimated, class: measured)"
+        )
         for lab in labs:
-            typer.echo(f"{lab.name:<{width}}  ~{lab.cpu_minutes:>4} CPU min  {lab.title}")
+            typer.echo(f"{lab.name:<{width}}  {lab.cpu_minutes:>8}  {lab.class_minutes:>8.1f}  {lab.title}")
         return
     if name is None:
         raise UserError("name a lab (nmt lab --list names them)")
+    if tiny and size not in (LabSize.full, LabSize.tiny):
+        raise UserError(f"--tiny is --size tiny: give one of --tiny and --size {size.value}")
+    chosen: Size = "tiny" if tiny else size.value
     lab = load_lab(name)
     ctx = LabContext(
-        out=out or lab.default_out(tiny),
-        runs_dir=runs_dir or lab.default_runs_dir(tiny),
-        tiny=tiny,
+        out=out or lab.default_out(chosen),
+        runs_dir=runs_dir or lab.default_runs_dir(chosen),
+        size=chosen,
         mirror=mirror,
-        progress=progress,
+        progress=progress_shown(progress),
         force=force,
         jobs=jobs,
     )

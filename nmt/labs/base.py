@@ -1,13 +1,20 @@
-"""What a lab is, where it writes, and the two sizes it runs at.
+"""What a lab is, where it writes, and the three sizes it runs at.
 
 A lab trains (or reuses) the runs it needs under ``runs_dir``, then writes into ``out`` one
 Markdown table (``<name>.md``), one figure (``<name>.png``) and the numbers behind both
-(``<name>.json``).  At full size it reads Multi30k de-en from ``mirror`` (or downloads it) and
-takes the CPU time its ``cpu_minutes`` says on the reference machine (2 cores); with ``tiny`` it
-runs the same code on a few hundred synthetic pairs with a tiny model in seconds, so the tests
-can run every lab.  Runs are fixed numbers of updates (as ``nmt compare`` trains them), so a lab
-trains the same runs on a fast or a slow machine; its numbers match bit for bit where the runs
-had the same number of CPU threads (docs/training.md, validation and stopping).
+(``<name>.json``).  Three sizes (:data:`SIZES`):
+
+- ``full`` reads Multi30k de-en from ``mirror`` (or downloads it) with the lectures' Bahdanau
+  config and takes the CPU time its ``cpu_minutes`` says on the reference machine (2 cores);
+- ``class`` reads the same corpus with the class-size config (configs/multi30k_de_en_class.yaml)
+  and fewer updates, arms or decodings, so that it runs within a class hour (``class_minutes``,
+  measured, at most 10 on 2 cores) and still shows the lecture's point on real data;
+- ``tiny`` runs the same code on a few hundred synthetic pairs with a tiny model in seconds, so
+  the tests can run every lab.
+
+Runs are fixed numbers of updates (as ``nmt compare`` trains them), so a lab trains the same runs
+on a fast or a slow machine; its numbers match bit for bit where the runs had the same number of
+CPU threads (docs/training.md, validation and stopping).
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional, TypeVar
 
 from nmt.labs import LAB_MODULES
 from nmt.util.errors import UserError
@@ -41,8 +48,17 @@ def lab_config(name: str) -> Path:
     return local if local.is_file() else PACKAGED_CONFIGS / name
 
 
+Size = Literal["tiny", "class", "full"]
+SIZES: tuple[Size, ...] = ("tiny", "class", "full")
+"""The sizes a lab runs at, smallest first (module docstring)."""
+
+T = TypeVar("T")
+
 FULL_CONFIG_NAME = "multi30k_de_en_bahdanau.yaml"
 """The base experiment of the full-size labs: Multi30k de-en, GRU 256, Bahdanau attention."""
+
+CLASS_CONFIG_NAME = "multi30k_de_en_class.yaml"
+"""The base experiment of the class-size labs: the class-size model, which learns more per update."""
 
 TINY_CONFIG_NAME = "demo.yaml"
 """The base experiment of the tiny labs, shrunk by :data:`TINY_OVERRIDES`."""
@@ -69,11 +85,24 @@ class LabContext:
 
     out: Path  # <name>.md, <name>.png and <name>.json go here
     runs_dir: Path  # the lab's training runs (reused when finished with the same config)
-    tiny: bool = False  # the synthetic corpus at a tiny size (tests), else Multi30k de-en
-    mirror: Optional[Path] = None  # raw Multi30k files (full size); None downloads them
+    size: Size = "full"  # tiny: the synthetic corpus (tests); class and full: Multi30k de-en
+    mirror: Optional[Path] = None  # raw Multi30k files (class and full size); None downloads them
     progress: bool = True  # progress bars
     force: bool = False  # replace finished runs of another config (as nmt compare --force)
     jobs: int = 1  # runs trained at once, each in an nmt train process (as nmt compare --jobs)
+
+    def __post_init__(self) -> None:
+        if self.size not in SIZES:
+            raise UserError(f"unknown lab size {self.size!r}; choose from {', '.join(SIZES)}")
+
+    @property
+    def tiny(self) -> bool:
+        """Whether the lab runs on the synthetic corpus (its test split is ``test``, not ``test2016``)."""
+        return self.size == "tiny"
+
+    def pick(self, full: T, class_: T, tiny: T) -> T:
+        """The value for this size."""
+        return {"full": full, "class": class_, "tiny": tiny}[self.size]
 
     def base(self) -> tuple[Path, list[str]]:
         """The lab's base config and the overrides every run starts from."""
@@ -85,11 +114,12 @@ class LabContext:
                 f"runs_dir={self.runs_dir}",
             ]
         mirror = [f"data.mirror={self.mirror}"] if self.mirror is not None else []
-        return lab_config(FULL_CONFIG_NAME), [*mirror, f"runs_dir={self.runs_dir}"]
+        config = CLASS_CONFIG_NAME if self.size == "class" else FULL_CONFIG_NAME
+        return lab_config(config), [*mirror, f"runs_dir={self.runs_dir}"]
 
-    def steps(self, full: int, tiny: int = 12) -> int:
+    def steps(self, full: int, class_: int, tiny: int = 12) -> int:
         """Updates per run at this size."""
-        return tiny if self.tiny else full
+        return self.pick(full, class_, tiny)
 
     def compare(self, plan: Plan, out: Optional[Path] = None) -> None:
         """Train (or reuse) the plan's runs and score them, as ``nmt compare`` does, with this
@@ -116,19 +146,24 @@ class Lab:
 
     name: str
     title: str
-    cpu_minutes: int
+    cpu_minutes: int  # at full size, measured on the reference machine (2 cores)
+    class_minutes: float  # at class size, measured there too: at most 10
     run: Callable[[LabContext], LabResult]
     plans: Callable[[LabContext], list[Plan]]
     runs_group: str = ""  # labs that train the same runs share runs/labs/<group>/runs (default: the name)
 
-    def default_out(self, tiny: bool) -> Path:
-        """Where ``nmt lab`` writes without ``--out``: runs/labs/NAME, or runs/labs-tiny/NAME."""
-        return Path("runs") / ("labs-tiny" if tiny else "labs") / self.name
+    def default_out(self, size: Size) -> Path:
+        """Where ``nmt lab`` writes without ``--out``: runs/labs/NAME, or runs/labs-SIZE/NAME."""
+        return _size_folder(size) / self.name
 
-    def default_runs_dir(self, tiny: bool) -> Path:
-        """The lab's runs without ``--runs-dir``: shared by its group, and apart at the tiny size, so
-        a tiny run never meets (or, with --force, replaces) a full-size one."""
-        return Path("runs") / ("labs-tiny" if tiny else "labs") / (self.runs_group or self.name) / "runs"
+    def default_runs_dir(self, size: Size) -> Path:
+        """The lab's runs without ``--runs-dir``: shared by its group, and apart for each size, so a
+        run of one size never meets (or, with --force, replaces) one of another."""
+        return _size_folder(size) / (self.runs_group or self.name) / "runs"
+
+
+def _size_folder(size: Size) -> Path:
+    return Path("runs") / ("labs" if size == "full" else f"labs-{size}")
 
 
 def load_lab(name: str) -> Lab:
@@ -201,7 +236,7 @@ def run_lab(name: str, ctx: LabContext) -> LabResult:
     check_outputs_are_ours(lab, ctx.out)
     claim(ctx.out, lab_outputs(lab))  # made with its folder; the lab may replace these from now on
     result = lab.run(ctx)
-    numbers = {"lab": name, "title": lab.title, "tiny": ctx.tiny, **result.numbers}
+    numbers = {"lab": name, "title": lab.title, "size": ctx.size, "tiny": ctx.tiny, **result.numbers}
     atomic_write_bytes(ctx.out / f"{name}.json", json.dumps(numbers, indent=1).encode("utf-8"))
     atomic_write_bytes(ctx.out / f"{name}.md", f"# {lab.title}\n\n{result.table.rstrip()}\n".encode())
     return result

@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 
 BEAMS = (1, 2, 3, 5, 10, 20)
 ALPHAS = (0.0, 0.5, 1.0, 1.5, 2.0)
+CLASS_BEAMS = (1, 3, 5, 10)
+CLASS_ALPHAS = (0.0, 1.0, 2.0)
+CLASS_STEPS = 500  # the class-size config's model at update 500 scored 31 validation BLEU (greedy)
 TINY_BEAMS = (1, 2)
 TINY_ALPHAS = (0.0, 1.0)
 VARIANT, SEED = "bahdanau", 1
@@ -47,7 +50,7 @@ def plans(ctx: LabContext) -> list[Plan]:
             config=config,
             variants=[VARIANT],
             seeds=[SEED],
-            steps=ctx.steps(1500),
+            steps=ctx.steps(1500, CLASS_STEPS),
             split="test" if ctx.tiny else "test2016",
             runs_dir=ctx.runs_dir,
             overrides=overrides,
@@ -191,7 +194,7 @@ def _trend(rows: list[dict[str, Any]], beams: tuple[int, ...], alphas: tuple[flo
 
 def run(ctx: LabContext) -> LabResult:
     """Train or reuse the model, decode the grid, write the figure; the tables and numbers."""
-    beams, alphas = (TINY_BEAMS, TINY_ALPHAS) if ctx.tiny else (BEAMS, ALPHAS)
+    beams, alphas = ctx.pick((BEAMS, ALPHAS), (CLASS_BEAMS, CLASS_ALPHAS), (TINY_BEAMS, TINY_ALPHAS))
     run_dir, test_row, test_split = _train(ctx)
     rows, info = _decode_grid(run_dir, beams, alphas)
     figure = _plot(rows, beams, alphas, ctx.out / "beam.png")
@@ -257,6 +260,9 @@ LAB = Lab(
     name="beam",
     title="Beam size and length penalty",
     cpu_minutes=40,
+    # class_minutes: wall time of `python scripts/time_labs.py --size class` on 2026-11-27 (2 cores, the
+    # lab from scratch in a runs folder of its own; docs/measurements/labs_class_2026-11-27_cpu.jsonl)
+    class_minutes=5.5,
     run=run,
     plans=plans,
     runs_group="beam",

@@ -26,8 +26,11 @@ from nmt.run.paths import REPORT, RunPaths, report_json
 from nmt.util.fileio import atomic_write
 
 HEADS = (1, 2, 4, 8)
+CLASS_HEADS = (1, 4, 8)
 TINY_HEADS = (1, 4)
 SEEDS = [1, 2]
+CLASS_STEPS = 250
+"""Updates per run at class size: three head counts on one seed in the class hour."""
 VARIANT = "qkv"
 KEY = "model.attention.heads"
 
@@ -124,14 +127,14 @@ def _parameters_note(rows: list[dict[str, Any]]) -> str:
 def plans(ctx: LabContext) -> list[Plan]:
     """One comparison: qkv with each number of heads, over the lab's seeds."""
     config, overrides = ctx.base()
-    heads = TINY_HEADS if ctx.tiny else HEADS
+    heads = ctx.pick(HEADS, CLASS_HEADS, TINY_HEADS)
     return [
         Plan(
             config=config,
             variants=[VARIANT],
             sweeps=[parse_sweep(f"{KEY}={','.join(str(h) for h in heads)}")],
             seeds=lab_seeds(ctx, SEEDS),
-            steps=ctx.steps(600),
+            steps=ctx.steps(600, CLASS_STEPS),
             split=score_split(ctx),
             runs_dir=ctx.runs_dir,
             overrides=overrides,
@@ -142,7 +145,7 @@ def plans(ctx: LabContext) -> list[Plan]:
 
 def run(ctx: LabContext) -> LabResult:
     """Train or reuse the runs, then the table, the figure and the numbers."""
-    heads = TINY_HEADS if ctx.tiny else HEADS
+    heads = ctx.pick(HEADS, CLASS_HEADS, TINY_HEADS)
     (plan,) = plans(ctx)
     split = plan.split
     ctx.compare(plan)
@@ -197,6 +200,9 @@ LAB = Lab(
     name="heads",
     title="Number of heads: qkv with 1, 2, 4 and 8 heads",
     cpu_minutes=100,
+    # class_minutes: wall time of `python scripts/time_labs.py --size class` on 2026-11-27 (2 cores, the
+    # lab from scratch in a runs folder of its own; docs/measurements/labs_class_2026-11-27_cpu.jsonl)
+    class_minutes=6.5,
     run=run,
     plans=plans,
     runs_group="heads",

@@ -368,6 +368,9 @@ LAB = Lab(
     name="kernel",
     title="The kernel view: Nadaraya-Watson regression and the gaussian variant",
     cpu_minutes=13,
+    # class_minutes: wall time of `python scripts/time_labs.py --size class` on 2026-11-27 (2 cores, the
+    # lab from scratch in a runs folder of its own; docs/measurements/labs_class_2026-11-27_cpu.jsonl)
+    class_minutes=2.1,
     run=run,
     plans=plans,
     runs_group="variants",

@@ -24,6 +24,13 @@ from nmt.util.plots import bucket_start
 VARIANT_STEPS = 600
 """Updates per run at full size: the same for every variant, so the comparison is at equal training."""
 
+CLASS_VARIANT_STEPS = 250
+"""Updates per run at class size, shared by the labs "length", "matrices" and "kernel" (the class-size
+config learns more per update: 31 validation BLEU at update 500, docs/measurements/class_2026-11-27_cpu.jsonl)."""
+
+CLASS_VARIANTS = ["none", "bahdanau"]
+"""The variants of this lab at class size: the figure's two curves, without and with attention."""
+
 VARIANT_SEEDS = [1]
 """One seed per variant at full size.  The eleven runs took 66 minutes on the reference machine
 (2 cores) with ``--jobs 2`` (2026-11-27), so the lab fits one sitting; a second seed would double
@@ -44,8 +51,9 @@ def score_split(ctx: LabContext) -> str:
 
 def lab_seeds(ctx: LabContext, full: list[int]) -> list[int]:
     """The seeds at this size: ``full``, or its first seed alone at the tiny size, where a run tests
-    the code path (a second seed would double the tests' time and show nothing new)."""
-    return list(full[:1]) if ctx.tiny else list(full)
+    the code path (a second seed would double the tests' time and show nothing new), and at class
+    size, where a second seed would not fit in the class hour."""
+    return list(full) if ctx.size == "full" else list(full[:1])
 
 
 def variant_plan(ctx: LabContext, variants: Optional[list[str]] = None, seeds: Optional[list[int]] = None) -> Plan:
@@ -54,7 +62,7 @@ def variant_plan(ctx: LabContext, variants: Optional[list[str]] = None, seeds: O
     "matrices" and "kernel" share.
 
     Every run is the lab's base config with the variant's overrides, trained for
-    ``ctx.steps(VARIANT_STEPS)`` updates into ``ctx.runs_dir``; the folder of a run depends only
+    ``ctx.steps(VARIANT_STEPS, CLASS_VARIANT_STEPS)`` updates into ``ctx.runs_dir``; the folder of a run depends only
     on the variant and the seed, so any subset of variants or seeds reuses the same folders.  The
     test split is scored at the config's beam (5 at full size: Bahdanau et al. also translated
     with a beam search); the baseline of the paired tests is ``none`` when it is compared, else
@@ -66,7 +74,7 @@ def variant_plan(ctx: LabContext, variants: Optional[list[str]] = None, seeds: O
         config=config,
         variants=chosen,
         seeds=list(seeds) if seeds is not None else lab_seeds(ctx, VARIANT_SEEDS),
-        steps=ctx.steps(VARIANT_STEPS),
+        steps=ctx.steps(VARIANT_STEPS, CLASS_VARIANT_STEPS),
         baseline=BASELINE if BASELINE in chosen else None,
         split=score_split(ctx),
         beam=None,
@@ -146,8 +154,8 @@ def plot(rows: list[dict[str, Any]], buckets: list[str], seeds: list[int], path:
 
 
 def plans(ctx: LabContext) -> list[Plan]:
-    """Every variant, at the seeds of :data:`VARIANT_SEEDS`."""
-    return [variant_plan(ctx)]
+    """Every variant (:data:`CLASS_VARIANTS` at class size), at the seeds of :data:`VARIANT_SEEDS`."""
+    return [variant_plan(ctx, variants=CLASS_VARIANTS if ctx.size == "class" else None)]
 
 
 def run(ctx: LabContext) -> LabResult:
@@ -181,6 +189,9 @@ LAB = Lab(
     # with 2 threads trains about as fast (bench_train: 605-660 ms per update alone with 2 threads,
     # 1,062-1,069 with 1; two runs of 1 thread side by side took ~1.2 s per update each).
     cpu_minutes=70,
+    # class_minutes: wall time of `python scripts/time_labs.py --size class` on 2026-11-27 (2 cores, the
+    # lab from scratch in a runs folder of its own; docs/measurements/labs_class_2026-11-27_cpu.jsonl)
+    class_minutes=6.6,
     run=run,
     plans=plans,
     runs_group="variants",

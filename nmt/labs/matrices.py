@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 SEED = 1
 """The seed whose runs the lab reads (the lab "length" trains it for every variant)."""
 
+CLASS_VARIANTS = ["bahdanau", "luong_general", "scaled_dot"]
+"""The variants drawn at class size: one of each energy family (additive, bilinear, scaled dot),
+three runs that fit the class hour; full size draws every attention variant."""
+
 SHOWN = 3
 """Test sentences in the figure."""
 
@@ -253,8 +257,9 @@ def markdown(
 
 
 def plans(ctx: LabContext) -> list[Plan]:
-    """Seed 1 of every attention variant, as the lab "length" trains them."""
-    return [variant_plan(ctx, variants=attention_variants(), seeds=[SEED])]
+    """Seed 1 of every attention variant (:data:`CLASS_VARIANTS` at class size), as the lab "length" trains them."""
+    variants = CLASS_VARIANTS if ctx.size == "class" else attention_variants()
+    return [variant_plan(ctx, variants=variants, seeds=[SEED])]
 
 
 def run(ctx: LabContext) -> LabResult:
@@ -302,6 +307,9 @@ LAB = Lab(
     name="matrices",
     title="Attention matrices of every variant, side by side",
     cpu_minutes=60,
+    # class_minutes: wall time of `python scripts/time_labs.py --size class` on 2026-11-27 (2 cores, the
+    # lab from scratch in a runs folder of its own; docs/measurements/labs_class_2026-11-27_cpu.jsonl)
+    class_minutes=6.0,
     run=run,
     plans=plans,
     runs_group="variants",

@@ -30,6 +30,7 @@ from nmt.labs.length import MIN_BUCKET, bucket_sizes, drawn_buckets, lab_seeds, 
 from nmt.run import events
 from nmt.run.paths import report_json
 from nmt.score.metrics import compare_systems
+from nmt.score.seed_stats import with_half
 
 STEPS = 1500
 """Updates per run at full size, the same for every setting: the issue's fixed budget."""
@@ -39,6 +40,13 @@ SEEDS = [1, 2]
 
 CONSTANT_P = ("1.0", "0.75", "0.5", "0.25")
 """The constant settings, 1.0 (plain teacher forcing) first: the reference of the paired tests."""
+
+CLASS_STEPS = 250
+"""Updates per run at class size: three settings on one seed in the class hour (7.9 minutes with their
+scoring on 2026-11-27)."""
+
+CLASS_CONSTANT_P = ("1.0", "0.5")
+"""The constant settings at class size, with the linear schedule (:func:`schedules`)."""
 
 FLOOR = 0.25
 """Where both schedules end, at the last update: the lowest constant p, so the schedules sweep
@@ -80,14 +88,24 @@ def inverse_sigmoid_k(steps: int, floor: float) -> float:
     return round((low + high) / 2, 1)
 
 
+def constant_ps(ctx: LabContext) -> tuple[str, ...]:
+    """The constant settings at this size, 1.0 first."""
+    return CONSTANT_P if ctx.size != "class" else CLASS_CONSTANT_P
+
+
+def schedules(ctx: LabContext) -> tuple[str, ...]:
+    """The schedules at this size: linear and inverse sigmoid, the linear one alone at class size."""
+    return ("linear",) if ctx.size == "class" else ("linear", "inverse_sigmoid")
+
+
 def _plan(ctx: LabContext, sweep: str, extra: list[str]) -> Plan:
     config, base = ctx.base()
-    steps = ctx.steps(STEPS)
+    steps = ctx.steps(STEPS, CLASS_STEPS)
     fixed = [
         # validations at the same updates in every run, so the curves average over seeds
-        f"train.valid_every={ctx.steps(150, 6)}",
+        f"train.valid_every={ctx.steps(150, 50, 6)}",
         # training lines close together: seconds per update measured between validations
-        f"train.log_every={ctx.steps(10, 1)}",
+        f"train.log_every={ctx.steps(10, 10, 1)}",
         "train.patience=null",  # a fixed budget: no early stopping
     ]
     return Plan(
@@ -104,30 +122,30 @@ def _plan(ctx: LabContext, sweep: str, extra: list[str]) -> Plan:
 
 
 def plans(ctx: LabContext) -> list[Plan]:
-    """The constant settings' comparison, then the two schedules' (the same runs folder).
+    """The constant settings' comparison, then the schedules' (the same runs folder; one at class size).
 
     Both schedules start at p = 1 and end at :data:`FLOOR` on the last update, as Bengio et al.
     decayed p over the whole of training: the linear one over all the updates
     (``tf_decay_steps``), the inverse sigmoid with the k that puts it there.
     """
-    steps = ctx.steps(STEPS)
+    steps = ctx.steps(STEPS, CLASS_STEPS)
     schedule = [
         "train.teacher_forcing=1.0",
         f"train.tf_min={FLOOR}",
         f"train.tf_decay_steps={steps}",
         f"train.tf_k={inverse_sigmoid_k(steps, FLOOR)}",
     ]
-    return [
-        _plan(ctx, f"train.teacher_forcing={','.join(CONSTANT_P)}", []),
-        _plan(ctx, "train.tf_schedule=linear,inverse_sigmoid", schedule),
-    ]
+    constant = _plan(ctx, f"train.teacher_forcing={','.join(constant_ps(ctx))}", [])
+    if not schedules(ctx):
+        return [constant]
+    return [constant, _plan(ctx, f"train.tf_schedule={','.join(schedules(ctx))}", schedule)]
 
 
 def settings(ctx: LabContext) -> list[Setting]:
-    """The table's rows: each constant p of the first plan, then the two schedules of the second."""
-    steps = ctx.steps(STEPS)
+    """The table's rows: each constant p of the first plan, then the schedules of the second."""
+    steps = ctx.steps(STEPS, CLASS_STEPS)
     k = inverse_sigmoid_k(steps, FLOOR)
-    constant, schedules = plans(ctx)
+    constant, *scheduled = plans(ctx)
 
     from nmt.train.optim import teacher_forcing_p  # torch: imported when the rows are built, not at import
 
@@ -135,19 +153,16 @@ def settings(ctx: LabContext) -> list[Setting]:
         return teacher_forcing_p(TrainConfig(tf_schedule=kind, tf_min=FLOOR, tf_decay_steps=steps, tf_k=k), step)
 
     last = steps - 1
+    described = {
+        "linear": f"{p_at('linear', 0):.2f} → {p_at('linear', last):.2f}, linear over {steps} updates",
+        "inverse_sigmoid": f"k/(k+exp(i/k)), k = {k}: "
+        f"{p_at('inverse_sigmoid', 0):.2f} → {p_at('inverse_sigmoid', last):.2f}",
+    }
     return [
-        *(Setting(f"p = {p}", f"constant {p}", constant, f"train.teacher_forcing={p}") for p in CONSTANT_P),
-        Setting(
-            "linear",
-            f"{p_at('linear', 0):.2f} → {p_at('linear', last):.2f}, linear over {steps} updates",
-            schedules,
-            "train.tf_schedule=linear",
-        ),
-        Setting(
-            "inverse sigmoid",
-            f"k/(k+exp(i/k)), k = {k}: {p_at('inverse_sigmoid', 0):.2f} → {p_at('inverse_sigmoid', last):.2f}",
-            schedules,
-            "train.tf_schedule=inverse_sigmoid",
+        *(Setting(f"p = {p}", f"constant {p}", constant, f"train.teacher_forcing={p}") for p in constant_ps(ctx)),
+        *(
+            Setting(kind.replace("_", " "), described[kind], scheduled[0], f"train.tf_schedule={kind}")
+            for kind in schedules(ctx)
         ),
     ]
 
@@ -246,6 +261,11 @@ def table(numbers: list[dict[str, Any]], sizes: dict[str, int]) -> str:
     """The Markdown table: one row per setting, the one chosen on validation in bold; the long
     sentences are the longest bucket of the test split that a figure draws (:func:`drawn_buckets`)."""
     longest, chosen = drawn_buckets(sizes)[-1], chosen_on_validation(numbers)
+    seeds = len(numbers[0]["valid"]["per_seed"])
+
+    def spread(score: dict[str, Any]) -> str:  # mean ± sd over seeds; the score alone for one seed
+        return with_half(score["bleu"], score["sd"] if seeds > 1 else None)
+
     lines = [
         f"| setting | p | valid BLEU greedy | test BLEU greedy | test BLEU beam 5 | beam − greedy | s / update | "
         f"beam 5 BLEU, source length {longest} ({sizes[longest]} sent.) | beam 5 vs p = 1.0, per seed: ΔBLEU (p) |",
@@ -256,14 +276,14 @@ def table(numbers: list[dict[str, Any]], sizes: dict[str, int]) -> str:
         last = n["bleu_by_length_beam5"].get(longest)
         name = f"**{n['setting']}**" if n["setting"] == chosen else n["setting"]
         lines.append(
-            f"| {name} | {n['p']} | {n['valid']['bleu']:.2f} ± {n['valid']['sd']:.2f} | "
-            f"{n['greedy']['bleu']:.2f} ± {n['greedy']['sd']:.2f} | "
-            f"{n['beam5']['bleu']:.2f} ± {n['beam5']['sd']:.2f} | {n['beam_minus_greedy']:+.2f} | {speed} | "
+            f"| {name} | {n['p']} | {spread(n['valid'])} | {spread(n['greedy'])} | "
+            f"{spread(n['beam5'])} | {n['beam_minus_greedy']:+.2f} | {speed} | "
             f"{'n/a' if last is None else f'{last:.2f}'} | "
             f"{_against_reference(n, numbers[0])} |"
         )
+    over = "Mean ± standard deviation over seeds" if seeds > 1 else "One seed"
     return "\n".join(lines) + (
-        "\n\nMean ± standard deviation over seeds; the best checkpoint of each run by greedy validation BLEU "
+        f"\n\n{over}; the best checkpoint of each run by greedy validation BLEU "
         "(valid BLEU: that checkpoint's score). In bold, the setting chosen on validation: the highest mean "
         f"validation BLEU ({chosen}); the rule was fixed before any test score was read. "
         "Seconds per update: training time over updates, validation left out. The last column: each seed "
@@ -296,7 +316,8 @@ def plot(numbers: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
             label=label,
         )
     bars.set_xticks(list(xs), labels=[n["setting"] for n in numbers], rotation=30, ha="right")
-    bars.set(ylabel="test BLEU", title="Test BLEU, mean ± sd over seeds")
+    one_seed = len(numbers[0]["valid"]["per_seed"]) == 1
+    bars.set(ylabel="test BLEU", title="Test BLEU, one seed" if one_seed else "Test BLEU, mean ± sd over seeds")
     for n in numbers:
         by_length = n["bleu_by_length_beam5"]
         shown = [(i, by_length[b]) for i, b in enumerate(buckets) if b in by_length]
@@ -332,7 +353,7 @@ def run(ctx: LabContext) -> LabResult:
         table=table(numbers, sizes),
         figure=figure,
         numbers={
-            "steps": ctx.steps(STEPS),
+            "steps": ctx.steps(STEPS, CLASS_STEPS),
             "seeds": lab_seeds(ctx, SEEDS),
             "split": score_split(ctx),
             "floor": FLOOR,
@@ -350,6 +371,9 @@ LAB = Lab(
     # the lab "beam": 1,500 Bahdanau updates in 29.5 min on 2026-11-26) = 354 min, plus one greedy and one
     # beam-5 test2016 scoring per run (~20 s together): about 360 min.
     cpu_minutes=360,
+    # class_minutes: wall time of `python scripts/time_labs.py --size class` on 2026-11-27 (2 cores, the
+    # lab from scratch in a runs folder of its own; docs/measurements/labs_class_2026-11-27_cpu.jsonl)
+    class_minutes=7.9,
     run=run,
     plans=plans,
     runs_group="teacher_forcing",

@@ -18,7 +18,7 @@ from nmt.labs.length import variant_plan
 
 def _tiny_steps(tmp_path: Path) -> int:
     """Updates per run of the shared variant runs at the tiny size (the lab "length" sets them)."""
-    return int(variant_plan(LabContext(out=tmp_path, runs_dir=tmp_path / "runs", tiny=True)).steps or 0)
+    return int(variant_plan(LabContext(out=tmp_path, runs_dir=tmp_path / "runs", size="tiny")).steps or 0)
 
 
 def test_kernel_weights_are_a_softmax_over_keys_and_leave_one_out_skips_the_own_point():

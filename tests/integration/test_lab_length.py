@@ -14,7 +14,7 @@ from nmt.labs.length import variant_plan
 
 
 def test_variant_plan_names_every_variant_and_fixes_the_shared_run_folders(tmp_path):
-    ctx = LabContext(out=tmp_path, runs_dir=tmp_path / "runs", tiny=True)
+    ctx = LabContext(out=tmp_path, runs_dir=tmp_path / "runs", size="tiny")
     plan = variant_plan(ctx)
     assert plan.variants == list(VARIANTS) and plan.reference == "none" and plan.seeds == [1]
     assert plan.split == "test" and plan.runs_dir == ctx.runs_dir and plan.beam is None
@@ -56,6 +56,6 @@ def test_bleu_by_length_for_every_variant_at_the_tiny_size(tmp_path, capsys):
     assert [(f / "metrics.jsonl").stat().st_mtime_ns for f in folders] == stamps
     assert all(stop_count(f) == 1 for f in folders)  # nothing retrained
 
-    ctx = LabContext(out=tmp_path, runs_dir=runs, tiny=True)
+    ctx = LabContext(out=tmp_path, runs_dir=runs, size="tiny")
     shared = planned_runs(variant_plan(ctx, variants=["gaussian", "none"], seeds=[1]))
     assert len(shared) == 2 and all(line.startswith("reuse") for line in shared), shared

@@ -19,7 +19,7 @@ from nmt.labs.matrices import attention_variants, diagonal_share, entropy_bits, 
 
 def _tiny_steps(tmp_path: Path) -> int:
     """Updates per run of the shared variant runs at the tiny size (the lab "length" sets them)."""
-    return int(variant_plan(LabContext(out=tmp_path, runs_dir=tmp_path / "runs", tiny=True)).steps or 0)
+    return int(variant_plan(LabContext(out=tmp_path, runs_dir=tmp_path / "runs", size="tiny")).steps or 0)
 
 
 def test_pick_sentences_takes_the_first_of_the_length_and_tops_up_in_file_order():

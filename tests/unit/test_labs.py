@@ -1,8 +1,10 @@
-"""The lab registry and where labs write: every listed lab loads, and tiny runs live apart."""
+"""The lab registry, where labs write and their sizes: every listed lab loads, runs of each size live
+apart, and the class size fits a class hour in what it plans."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from conftest import REPO, run_cli
 from nmt.config.arms import parse_sweep
 from nmt.labs import LAB_MODULES
-from nmt.labs.base import LabContext, check_outputs_are_ours, load_lab, planned_lab_runs
+from nmt.labs.base import SIZES, LabContext, check_outputs_are_ours, load_lab, planned_lab_runs
 from nmt.labs.length import MIN_BUCKET, drawn_buckets, table
 from nmt.util.errors import UserError
 from nmt.util.owned import MANIFEST, claim
@@ -20,14 +22,46 @@ def test_every_listed_lab_loads_under_its_name():
     for name in LAB_MODULES:
         lab = load_lab(name)
         assert lab.name == name and lab.title and lab.cpu_minutes > 0
+        assert 0 < lab.class_minutes <= 10  # measured (scripts/time_labs.py): a class hour holds it
 
 
-def test_tiny_runs_and_tables_never_share_a_folder_with_full_size_ones():
+def test_runs_and_tables_of_each_size_never_share_a_folder():
     for name in LAB_MODULES:
         lab = load_lab(name)
-        assert lab.default_runs_dir(tiny=True) != lab.default_runs_dir(tiny=False)
-        assert lab.default_out(tiny=True) != lab.default_out(tiny=False)
-    assert load_lab("kernel").default_runs_dir(False) == load_lab("length").default_runs_dir(False)  # shared runs
+        assert len({lab.default_runs_dir(size) for size in SIZES}) == len(SIZES)
+        assert len({lab.default_out(size) for size in SIZES}) == len(SIZES)
+    for size in SIZES:  # shared runs
+        assert load_lab("kernel").default_runs_dir(size) == load_lab("length").default_runs_dir(size)
+
+
+def _planned_updates(name: str, ctx: LabContext) -> int:
+    """Updates the lab's plans would train, each run folder once."""
+    steps = {}
+    for plan in load_lab(name).plans(ctx):
+        for arm in plan.arms:
+            for seed in plan.seeds:
+                steps[plan.runs_dir / f"{arm.run_stem}_s{seed}"] = plan.steps or 0
+    return sum(steps.values())
+
+
+@pytest.mark.parametrize("name", list(LAB_MODULES))
+def test_the_class_size_trains_the_class_config_on_real_data_and_less_than_full_size(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    sized = {size: LabContext(out=tmp_path, runs_dir=tmp_path / "runs", size=size) for size in SIZES}
+    config, overrides = sized["class"].base()
+    assert config == Path("configs/multi30k_de_en_class.yaml") and not any("synthetic" in o for o in overrides)
+    for plan in load_lab(name).plans(sized["class"]):
+        assert plan.split == "test2016" and plan.seeds == [1]
+    updates = {size: _planned_updates(name, ctx) for size, ctx in sized.items()}
+    assert updates["tiny"] < updates["class"] < updates["full"], updates
+    assert updates["class"] <= 1000, updates  # about 0.5 s an update on 2 cores: within the class hour
+
+
+def test_an_unknown_size_is_one_line(tmp_path, capsys):
+    with pytest.raises(UserError, match="unknown lab size 'huge'; choose from tiny, class, full"):
+        LabContext(out=tmp_path, runs_dir=tmp_path, size="huge")  # type: ignore[arg-type]
+    code, _out, err = run_cli(["lab", "beam", "--tiny", "--size", "class", "--dry-run"], capsys)
+    assert code == 2 and "--tiny is --size tiny" in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_a_dry_run_lists_every_run_of_every_lab_and_trains_nothing(tmp_path, capsys, monkeypatch):
@@ -68,7 +102,7 @@ def test_a_dry_run_lists_a_shared_run_once_and_says_what_would_stop_the_lab(tmp_
 
     twice = dataclasses.replace(beam, plans=two_comparisons)
     monkeypatch.setattr("nmt.labs.base.load_lab", lambda name: twice)
-    ctx = LabContext(out=tmp_path / "out", runs_dir=tmp_path / "runs", tiny=True)
+    ctx = LabContext(out=tmp_path / "out", runs_dir=tmp_path / "runs", size="tiny")
     first, total = planned_lab_runs("beam", ctx)
     assert first.startswith("train    bahdanau seed 1: ") and total == "1 run: 1 train"
 
@@ -110,11 +144,14 @@ def test_a_lab_refuses_the_hand_written_page_that_shares_its_title(tmp_path, nam
         check_outputs_are_ours(lab, tmp_path)
 
 
+@pytest.mark.parametrize("size", ["full", "class"])
 @pytest.mark.parametrize("name", LAB_MODULES)
-def test_the_committed_lab_folders_can_be_made_again_by_their_lab(tmp_path, name):
-    committed = REPO / "docs" / "labs" / name
+def test_the_committed_lab_folders_can_be_made_again_by_their_lab(tmp_path, name, size):
+    committed = REPO / "docs" / "labs" / name / ("" if size == "full" else size)
+    assert json.loads((committed / f"{name}.json").read_text(encoding="utf-8")).get("size", "full") == size
     for path in committed.iterdir():
-        (tmp_path / path.name).write_bytes(path.read_bytes())
+        if path.is_file():  # the class size's folder (class/) is a lab folder of its own
+            (tmp_path / path.name).write_bytes(path.read_bytes())
     check_outputs_are_ours(load_lab(name), tmp_path)  # listed in the folder's manifest
     (tmp_path / MANIFEST).unlink()
     check_outputs_are_ours(load_lab(name), tmp_path)  # or the lab's numbers beside them (before manifests)

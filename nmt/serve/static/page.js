@@ -107,7 +107,7 @@ function showResult(info, answer) {
   section.appendChild(el("p", { class: "translation" }, item.translation));
   section.appendChild(el("p", { class: "muted" }, `beam ${answer.beam}: ${item.hypotheses.length} finished hypotheses shown`));
   section.appendChild(hypothesesTable(item.hypotheses));
-  section.appendChild(el("p", { class: "muted note" }, "log P: the model's log-probability of the " +
+  section.appendChild(el("p", { class: "muted legend" }, "log P: the model's log-probability of the " +
     "hypothesis (the sum over its tokens; closer to 0 is more probable). score: what the beam ranks by, " +
     "log P after the length penalty (GNMT α) and any coverage penalty, so longer hypotheses are not " +
     "punished for their length alone."));
