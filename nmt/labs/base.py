@@ -146,7 +146,7 @@ class Lab:
 
     name: str
     title: str
-    cpu_minutes: int  # at full size, measured on the reference machine (2 cores)
+    cpu_minutes: int  # at full size on the reference machine (2 cores): as last run, or estimated
     class_minutes: float  # at class size, measured there too: at most 10
     run: Callable[[LabContext], LabResult]
     plans: Callable[[LabContext], list[Plan]]
