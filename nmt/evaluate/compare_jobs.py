@@ -174,9 +174,19 @@ def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
     prepare_corpora(plan, actions)
     pending = [act for act in actions if act.action != "reuse"]
     running: list[_Job] = []
-    previous = {sig: signal.signal(sig, _as_interrupt) for sig in STOP_SIGNALS}
+    received: list[int] = []  # the stop signals, kept in case the raise is lost (see as_interrupt)
+
+    def as_interrupt(signum: int, _frame: object) -> None:
+        """SIGTERM or SIGHUP to ``nmt compare`` (a kill, a closed terminal) stops the runs as Ctrl-C does:
+        they run in sessions of their own, so nothing else would reach them.  The signal is also kept,
+        since an exception raised while Python runs a callback that ignores exceptions (a weakref
+        callback, ``__del__``) is only printed: the loop then finds it at its next poll."""
+        received.append(signum)
+        raise Interrupted(signum, signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, as_interrupt) for sig in STOP_SIGNALS}
     try:
-        _run_jobs(plan, pending, running, jobs)
+        _run_jobs(plan, pending, running, jobs, received)
     except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, or a run stopped by one from elsewhere
         signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
         stopped = [job.act.run_dir for job in running]
@@ -190,10 +200,12 @@ def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
             signal.signal(sig, handler)
 
 
-def _run_jobs(plan: Plan, pending: list[RunAction], running: list[_Job], jobs: int) -> None:
+def _run_jobs(plan: Plan, pending: list[RunAction], running: list[_Job], jobs: int, received: list[int]) -> None:
     """Start the pending runs, ``jobs`` at a time, until every one has finished; ``running`` is kept
-    up to date, for the caller to stop them."""
+    up to date, for the caller to stop them.  A stop signal in ``received`` ends the loop."""
     while pending or running:
+        if received:
+            raise Interrupted(received[0], signal.Signals(received[0]).name)
         while pending and len(running) < jobs:
             running.append(_start(plan, pending.pop(0)))
         time.sleep(POLL_S)
@@ -212,9 +224,3 @@ def _run_jobs(plan: Plan, pending: list[RunAction], running: list[_Job], jobs: i
                 f"training {job.act.run_dir} failed ({how}): {_last_line(job.log_path)}; "
                 f"its output is in {job.log_path}"
             )
-
-
-def _as_interrupt(signum: int, _frame: object) -> None:
-    """SIGTERM or SIGHUP to ``nmt compare`` (a kill, a closed terminal) stops the runs as Ctrl-C does:
-    they run in sessions of their own, so nothing else would reach them."""
-    raise Interrupted(signum, signal.Signals(signum).name)
