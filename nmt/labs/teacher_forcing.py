@@ -90,12 +90,13 @@ def inverse_sigmoid_k(steps: int, floor: float) -> float:
 
 def constant_ps(ctx: LabContext) -> tuple[str, ...]:
     """The constant settings at this size, 1.0 first."""
-    return CONSTANT_P if ctx.size != "class" else CLASS_CONSTANT_P
+    return ctx.pick(CONSTANT_P, CLASS_CONSTANT_P, CONSTANT_P)
 
 
 def schedules(ctx: LabContext) -> tuple[str, ...]:
     """The schedules at this size: linear and inverse sigmoid, the linear one alone at class size."""
-    return ("linear",) if ctx.size == "class" else ("linear", "inverse_sigmoid")
+    both = ("linear", "inverse_sigmoid")
+    return ctx.pick(both, ("linear",), both)
 
 
 def _plan(ctx: LabContext, sweep: str, extra: list[str]) -> Plan:
@@ -135,17 +136,17 @@ def plans(ctx: LabContext) -> list[Plan]:
         f"train.tf_decay_steps={steps}",
         f"train.tf_k={inverse_sigmoid_k(steps, FLOOR)}",
     ]
-    constant = _plan(ctx, f"train.teacher_forcing={','.join(constant_ps(ctx))}", [])
-    if not schedules(ctx):
-        return [constant]
-    return [constant, _plan(ctx, f"train.tf_schedule={','.join(schedules(ctx))}", schedule)]
+    return [
+        _plan(ctx, f"train.teacher_forcing={','.join(constant_ps(ctx))}", []),
+        _plan(ctx, f"train.tf_schedule={','.join(schedules(ctx))}", schedule),
+    ]
 
 
 def settings(ctx: LabContext) -> list[Setting]:
     """The table's rows: each constant p of the first plan, then the schedules of the second."""
     steps = ctx.steps(STEPS, CLASS_STEPS)
     k = inverse_sigmoid_k(steps, FLOOR)
-    constant, *scheduled = plans(ctx)
+    constant, scheduled = plans(ctx)
 
     from nmt.train.optim import teacher_forcing_p  # torch: imported when the rows are built, not at import
 
@@ -161,7 +162,7 @@ def settings(ctx: LabContext) -> list[Setting]:
     return [
         *(Setting(f"p = {p}", f"constant {p}", constant, f"train.teacher_forcing={p}") for p in constant_ps(ctx)),
         *(
-            Setting(kind.replace("_", " "), described[kind], scheduled[0], f"train.tf_schedule={kind}")
+            Setting(kind.replace("_", " "), described[kind], scheduled, f"train.tf_schedule={kind}")
             for kind in schedules(ctx)
         ),
     ]
