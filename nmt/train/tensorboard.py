@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +39,27 @@ if TYPE_CHECKING:  # imported when the option is on only, see require()
     from torch.utils.tensorboard import SummaryWriter
 
 log = logging.getLogger(__name__)
+
+EVENT_FILE = re.compile(r"events\.out\.tfevents\.(\d{10})\.")
+LONGEST_WAIT_S = 2.0  # a clock set back by more than this is not worth waiting for
+
+
+def wait_for_a_later_file_name(folder: Path) -> None:
+    """Wait, if needed, until a new event file's name sorts after every one already in ``folder``.
+
+    TensorBoard reads a folder's event files in the order of their names, which start with the
+    whole second the file was opened, then the host, the process id and a per-process counter.
+    A run resumed within the same second as the last one (the tests do; so may a script) would
+    sort by pid or by a counter compared as text ("10" < "9"), so the resumed stream could be
+    read before the one it purges.  Opening the file in a later second keeps the write order.
+    """
+    seconds = [int(m.group(1)) for f in folder.glob("events.out.tfevents.*") if (m := EVENT_FILE.match(f.name))]
+    if not seconds:
+        return
+    wait = max(seconds) + 1 - time.time()
+    if 0 < wait <= LONGEST_WAIT_S:
+        time.sleep(wait)
+
 
 ExceptHook = Callable[[threading.ExceptHookArgs], object]
 """What ``threading.excepthook`` holds."""
@@ -168,6 +191,7 @@ class Board:
         from torch.utils.tensorboard import SummaryWriter  # here, not at the top: see require()
 
         self.close()
+        wait_for_a_later_file_name(RunPaths(self.run_dir).tensorboard)
         self._catch_thread_errors()  # before the writer's thread starts: its first write may fail
         # purge_step: drop what a crashed process logged after the checkpoint this run resumes from
         self.writer = SummaryWriter(str(RunPaths(self.run_dir).tensorboard), purge_step=step + 1 if step else None)

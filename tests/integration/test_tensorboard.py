@@ -2,13 +2,15 @@
 
 import shutil
 import sys
+import time
 
 import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.summary.writer import event_file_writer
 
 from conftest import run_cli, toy_overrides
 from nmt.train.entry import run_training
-from nmt.train.tensorboard import Board
+from nmt.train.tensorboard import Board, wait_for_a_later_file_name
 from nmt.util.errors import UserError
 
 SCALARS = {
@@ -91,9 +93,12 @@ def test_uniform_attention_logs_no_heat_map(tmp_path, toy_files):
     assert "valid/attention" not in acc.Tags()["images"]
 
 
-def test_resume_continues_the_stream_without_duplicated_steps(tmp_path, toy_files):
+@pytest.mark.parametrize("first_file_number", [0, 8])
+def test_resume_continues_the_stream_without_duplicated_steps(tmp_path, toy_files, monkeypatch, first_file_number):
     """A resume from an older checkpoint than the last logged step (as after a crash) purges the
-    orphaned steps, so every tag still has each step once."""
+    orphaned steps, so every tag still has each step once.  Numbered from 8, the event files of the
+    two resumes (often opened in one second) would sort "10" before "9": CI met this under xdist."""
+    monkeypatch.setattr(event_file_writer, "_global_uid", event_file_writer.AtomicCounter(first_file_number))
     _, files = toy_files
     run_dir = tmp_path / "runs" / "toy"
     run_training(None, toy_overrides(tmp_path, files, train__max_steps=4, train__valid_every=2), progress=False)
@@ -101,6 +106,25 @@ def test_resume_continues_the_stream_without_duplicated_steps(tmp_path, toy_file
     run_training(None, ["train.max_steps=8"], resume=run_dir, progress=False)
     shutil.copy(tmp_path / "step4.pt", run_dir / "checkpoints" / "last.pt")  # as if steps 5-8 were lost
     run_training(None, ["train.max_steps=8"], resume=run_dir, progress=False)
+    numbers = [int(f.name.rsplit(".", 1)[1]) for f in sorted((run_dir / "tb").glob("events.out.tfevents.*"))]
+    assert numbers == [first_file_number, first_file_number + 1, first_file_number + 2]  # read in write order
     acc = board(run_dir)
     assert steps(acc, "train/loss") == list(range(1, 9))
     assert steps(acc, "valid/bleu") == [2, 4, 6, 8]
+
+
+def test_a_new_event_file_waits_for_a_later_second(tmp_path):
+    """The name of a file opened now sorts after one stamped with the current second."""
+    now = int(time.time())
+    (tmp_path / f"events.out.tfevents.{now:010d}.host.99.9").touch()
+    (tmp_path / "events.out.tfevents.notanumber").touch()  # ignored, as TensorBoard would read it
+    wait_for_a_later_file_name(tmp_path)
+    assert int(time.time()) > now
+
+
+def test_a_clock_set_far_back_is_not_waited_for(tmp_path):
+    ahead = int(time.time()) + 3600
+    (tmp_path / f"events.out.tfevents.{ahead:010d}.host.1.0").touch()
+    started = time.monotonic()
+    wait_for_a_later_file_name(tmp_path)
+    assert time.monotonic() - started < 0.5
