@@ -2,7 +2,7 @@
 
 They call the package (data, model, Trainer, decoding) and the other benchmark scripts'
 functions, so the report measures the code that ``nmt train`` and ``nmt translate`` run:
-one update is :func:`bench_train.train_step`, one decoding setting
+one update is :func:`nmt.train.timing.train_update` (what bench_train times), one decoding setting
 :func:`bench_decode.bench_setting`, the time to a BLEU level :func:`bench_time_to_quality.records`.
 Which measurements run, in what order and for how long is gpu_report.py's business.
 """
@@ -42,6 +42,7 @@ from nmt.train.loop import Trainer
 from nmt.train.optim import build_optimizer, teacher_forcing_p
 from nmt.train.run_start import open_run_dir
 from nmt.train.setup import make_sampler
+from nmt.train.timing import train_update
 from nmt.util import runtime, threads
 from nmt.util.fileio import read_lines
 
@@ -147,14 +148,14 @@ def measure_throughput(spec: Throughput, overrides: list[str], steps: int, devic
     if t.compile != "off" and isinstance(model, Seq2Seq):  # the config allows it for the RNN only
         model.decoder.compile_step(t.compile)
     optimizer, scaler = build_optimizer(t, model), runtime.grad_scaler(device, amp)
-    step_args = (cfg, variant, amp, device)
+    step_args = (t, amp, device, variant.fast)
     with common.Stopwatch(device) as untimed:
         for batch, n in zip(batches, n_tokens):
-            bench_train.train_step(model, optimizer, scaler, batch, n, *step_args)
+            train_update(model, optimizer, scaler, [batch], n, *step_args)
     with common.Stopwatch(device) as clock:
         for batch, n in zip(batches, n_tokens):
             threads.tick()
-            bench_train.train_step(model, optimizer, scaler, batch, n, *step_args)
+            train_update(model, optimizer, scaler, [batch], n, *step_args)
     return {
         "event": "throughput",
         "measurement": spec.label,

@@ -5,7 +5,8 @@ For each variant the model is built from the config with that attention, and
 optimizer step) are timed after ``--warmup`` untimed ones, on the first batches of
 epoch 0's shuffled order: the same batches for every variant (collated and moved to
 the device before the clock starts; one batch per update, ``train.accumulate`` is
-ignored).  Each variant runs in a fresh subprocess (``--one VARIANT``) so that its
+ignored).  The timing is :func:`nmt.train.timing.time_updates`, which ``nmt compare
+--time-updates`` uses too.  Each variant runs in a fresh subprocess (``--one VARIANT``) so that its
 ``peak_rss_mb`` is its own.  One JSON line per variant on stdout, logs on stderr.
 
 Variants are an attention type (``none bahdanau luong_dot luong_general luong_concat
@@ -36,18 +37,13 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
-import torch
-
 import _bench_common as common
 from nmt import config as config_mod
 from nmt.config import Config
 from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_ENERGIES
 from nmt.config.model_sections import RNN_ONLY
-from nmt.data.batching import Batch, BatchSampler, collate
 from nmt.data.pipeline import load_corpus
-from nmt.model.build import build_model, count_parameters
-from nmt.train.loss import batch_loss
-from nmt.train.optim import apply_gradients, build_optimizer, teacher_forcing_p
+from nmt.train.timing import time_updates
 from nmt.util import runtime, threads
 from nmt.util.errors import UserError
 
@@ -109,84 +105,19 @@ def load_config(args: argparse.Namespace, variant: Optional[Variant] = None) -> 
     return config_mod.from_dict(raw)
 
 
-def train_step(
-    model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer,
-    scaler: torch.amp.GradScaler,
-    batch: Batch,
-    n_tokens: int,
-    cfg: Config,
-    variant: Variant,
-    amp: Optional[torch.dtype],
-    device: torch.device,
-) -> torch.Tensor:
-    """One update with the trainer's loss and gradient step; returns the summed loss (not synchronized)."""
-    t = cfg.train
-    loss = batch_loss(
-        model,
-        batch,
-        label_smoothing=t.label_smoothing,
-        teacher_forcing=teacher_forcing_p(t, 0),
-        device=device,
-        amp=amp,
-        fast=variant.fast,
-    )
-    scaler.scale(loss / n_tokens).backward()
-    apply_gradients(model, optimizer, scaler, t.clip_grad_norm)
-    return loss.detach()
-
-
 def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool) -> dict[str, Any]:
-    """Build, warm up and time one variant; returns its JSON record."""
+    """Build, warm up and time one variant (:func:`nmt.train.timing.time_updates`); returns its JSON record."""
     cfg = load_config(args, variant)
     threads.configure(args.threads or cfg.train.threads)
     device = runtime.select_device(args.device)
     amp = runtime.amp_dtype(device, args.amp)
     corpus = load_corpus(cfg.data, splits=("train",), progress=True)
-    split, t = corpus.splits["train"], cfg.train
-    sampler = BatchSampler(
-        split.src_lengths,
-        split.tgt_lengths,
-        max_tokens=t.max_tokens,
-        batch_size=t.batch_size,
-        shuffle=True,
-        seed=t.seed,
-        max_len=t.max_len,
+    timing = time_updates(
+        cfg, corpus, updates=args.steps, warmup=args.warmup, device=device, amp=amp, fast=variant.fast
     )
-    order, wanted = sampler.batches(0), args.warmup + args.steps
-    if len(order) < wanted:
-        log.warning("the corpus has %d batches per epoch; reusing them to make %d", len(order), wanted)
-    groups = [order[i % len(order)] for i in range(wanted)]
-    batches = [collate(split, idx, t.max_len) for idx in groups]
-    n_tokens = [b.n_tgt_tokens for b in batches]  # counted on the CPU, no sync in the loop
-    batches = [b.to(device) for b in batches]
+    log.info("%s: loss per token %.3f -> %.3f", variant.name, timing.loss_first, timing.loss_last)
 
-    runtime.seed_everything(t.seed)  # the same initial weights for every run of a variant
-    model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device).train()
-    if t.compile != "off":  # --set train.compile=reduce-overhead: the CUDA-graph step path (RNN only)
-        model.decoder.compile_step(t.compile)
-    optimizer = build_optimizer(t, model)
-    scaler = runtime.grad_scaler(device, amp)
-    step_args = (cfg, variant, amp, device)
-    losses = [
-        train_step(model, optimizer, scaler, b, n, *step_args)
-        for b, n in zip(batches[: args.warmup], n_tokens[: args.warmup])
-    ]
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    with common.Stopwatch(device) as clock:
-        for b, n in zip(batches[args.warmup :], n_tokens[args.warmup :]):
-            threads.tick()
-            losses.append(train_step(model, optimizer, scaler, b, n, *step_args))
-    log.info(
-        "%s: loss per token %.3f -> %.3f",
-        variant.name,
-        losses[0].item() / n_tokens[0],
-        losses[-1].item() / n_tokens[-1],
-    )
-
-    tokens = sum(n_tokens[args.warmup :])
-    m, rnn = cfg.model, cfg.model.arch == "rnn"
+    m, t, rnn = cfg.model, cfg.train, cfg.model.arch == "rnn"
     record = {
         "bench": "train",
         "variant": variant.name,
@@ -194,17 +125,16 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
         "attention": m.attention.type if rnn else "multi-head scaled dot",
         "style": m.attention.resolved_style if rnn else None,
         "input_feeding": m.attention.input_feeding and rnn,
-        "fast_path": not rnn
-        or (teacher_forcing_p(t, 0) >= 1.0 and model.decoder.can_run_fast and variant.fast is not False),
+        "fast_path": timing.fast_path,
         "cell": m.cell if rnn else None,
         "bidirectional": m.bidirectional and rnn,
         "overrides": list(variant.overrides),
-        "params": count_parameters(model),
-        "target_tokens_per_s": round(tokens / clock.seconds, 1),
-        "ms_per_update": round(1000 * clock.seconds / args.steps, 2),
+        "params": timing.params,
+        "target_tokens_per_s": round(timing.tokens_per_second, 1),
+        "ms_per_update": round(1000 * timing.seconds_per_update, 2),
         "updates": args.steps,
         "warmup": args.warmup,
-        "tokens": tokens,
+        "tokens": timing.tokens,
         "config": args.config,
         "set": list(args.set),
         "max_tokens": t.max_tokens,
@@ -213,8 +143,8 @@ def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool)
         "peak_rss_mb": common.peak_rss_mb(),
         "isolated": args.one is not None,
     }
-    if device.type == "cuda":
-        record["peak_gpu_mb"] = round(torch.cuda.max_memory_allocated(device) / 2**20, 1)
+    if timing.peak_gpu_mb is not None:
+        record["peak_gpu_mb"] = timing.peak_gpu_mb
     return {**record, **common.environment(device, keep_memory)}
 
 

@@ -139,7 +139,8 @@ class Comparison:
     @property
     def records(self) -> Records:
         """One record per arm (variant or sweep point): seeds, BLEU and chrF means with 95% intervals,
-        p-values against the baseline, updates, training minutes, parameters."""
+        p-values against the baseline, updates, training minutes, parameters, FLOPs per token and,
+        where the comparison timed them, seconds per update alone (``s_per_update_alone``)."""
         return Records(self.report["variants"])
 
     def to_pandas(self) -> Any:
@@ -187,6 +188,7 @@ def comparison_plan(
     overrides: Overrides = None,
     force: bool = False,
     match_params: Optional[str] = None,
+    time_updates: int = 0,
 ) -> Plan:
     """The comparison :func:`compare` runs (``nmt compare --dry-run`` lists its runs); checked as the
     command checks its options."""
@@ -208,6 +210,7 @@ def comparison_plan(
         runs_dir=Path(runs_dir) if runs_dir is not None else default_runs_dir(config_path, override_list(overrides)),
         force=force,
         match_params=match_params,
+        time_updates=time_updates,
     )
 
 
@@ -240,6 +243,7 @@ def compare(
     jobs: int = 1,
     force: bool = False,
     match_params: Optional[str] = None,
+    time_updates: int = 0,
 ) -> Comparison:
     """Train variants or option sweeps for the same number of updates over several seeds and compare
     their scores, as ``nmt compare`` does (finished runs are reused; report.json, report.md and the
@@ -253,6 +257,8 @@ def compare(
         steps: updates per run (default the config's ``train.max_steps``).
         runs_dir: the runs' folder (default ``compare_<config name>`` in the config's ``runs_dir``).
         match_params: an arm whose parameter count every other RNN arm is resized to (within 2%).
+        time_updates: after the runs, time this many training updates of each arm alone, one arm
+            after another in this process, for the ``s_per_update_alone`` record (0: no timing).
 
     Raises:
         nmt.util.errors.UserError: a bad option or plan, before anything trains; one line.
@@ -270,5 +276,6 @@ def compare(
         overrides=overrides,
         force=force,
         match_params=match_params,
+        time_updates=time_updates,
     )
     return run_plan(plan, out=out, progress=progress, jobs=jobs)

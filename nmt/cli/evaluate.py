@@ -175,6 +175,14 @@ def compare_cmd(
         "and trains into <stem>_match-<ARM>_s<seed>.",
         show_default=False,
     ),
+    time_updates: int = typer.Option(
+        0,
+        "--time-updates",
+        help="After the runs (trained now or before), time N training updates of each arm alone, one arm "
+        "after another in this process, after 3 warm-up updates, with the arm's train.threads, and add the "
+        "column 's/update (alone)' (0 = no timing; nothing is timed with --dry-run).",
+        metavar="N",
+    ),
     force: bool = typer.Option(
         False,
         "--force",
@@ -188,7 +196,8 @@ def compare_cmd(
 
     Reports the mean of BLEU and chrF over seeds with 95% intervals, a paired t-test against the
     baseline over seeds and a paired bootstrap per seed, BLEU by source length, updates, wall
-    time, parameters and FLOPs per token, and writes a reproducibility record. Finished
+    time, parameters and FLOPs per token (with --time-updates, seconds per update measured alone),
+    and writes a reproducibility record. Finished
     runs are reused, so an interrupted comparison continues where it stopped; a finished run of
     another config is replaced only with --force.
 
@@ -212,6 +221,7 @@ def compare_cmd(
         overrides=set_ or [],
         force=force,
         match_params=match_params,
+        time_updates=time_updates,
     )
     if dry_run:
         typer.echo("\n".join(planned_runs(plan)))

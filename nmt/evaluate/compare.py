@@ -8,7 +8,8 @@ arm's ``decode.*`` values; arms that differ only there share their runs), and th
 per arm: the mean over seeds of BLEU and chrF with a 95% Student's t interval, the paired t-test
 against the baseline over seeds (:mod:`nmt.score.seed_stats`), a paired bootstrap test against the
 baseline for each seed (sacreBLEU's, on that seed's translations), BLEU by source length (mean
-over seeds), updates, training wall time and parameters; its title names the split, beam, seeds
+over seeds), updates, training wall time, parameters, FLOPs per target token and, with
+``--time-updates``, seconds per update measured alone; its title names the split, beam, seeds
 and updates.  Beside it, record.json / record.md hold the reproducibility record
 (:mod:`nmt.evaluate.compare_record`).  A run that already finished the same plan is
 not retrained, and its saved score is reused while its best checkpoint is unchanged; a run of
@@ -32,6 +33,7 @@ from nmt.evaluate.compare_plan import Plan, check_plan
 from nmt.evaluate.compare_record import RECORD_FILES, build_record, write_record
 from nmt.evaluate.compare_runs import RunAction, check_finished_work, planned_actions, train_run
 from nmt.evaluate.compare_scores import header, score_run, summarize, table_rows
+from nmt.evaluate.compare_timing import add_to_rows, summary, time_arms
 from nmt.evaluate.report_files import REPORT_FILES, check_report_outputs
 from nmt.evaluate.run_report import check_out_folder
 from nmt.run.paths import REPORT, report_stem
@@ -62,7 +64,8 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     """Train (or reuse) every run of the plan, score them, write report.json/.md; returns the table.
 
     ``jobs`` > 1 trains up to that many runs at once, each in a process of its own
-    (:mod:`nmt.evaluate.compare_jobs`), before they are scored.
+    (:mod:`nmt.evaluate.compare_jobs`), before they are scored.  With ``plan.time_updates``, each
+    arm is then timed alone (:mod:`nmt.evaluate.compare_timing`) for the ``s/update (alone)`` column.
     """
     started = time.monotonic()
     check_jobs(jobs)
@@ -74,7 +77,7 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     actions = planned_actions(plan, steps)
     check_finished_work(list(actions.values()))
     if jobs > 1:
-        train_side_by_side(plan, list(actions.values()), jobs)
+        train_side_by_side(plan, list(actions.values()), jobs, progress)
         actions = planned_actions(plan, steps)  # every run is now a finished one: reused below
         unfinished = [str(a.run_dir) for a in actions.values() if a.action != "reuse"]
         if unfinished:
@@ -88,6 +91,11 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
                 run_dirs[key] = train_run(plan, actions[key], arm.label, seed, steps, progress)
             scored.setdefault(arm.label, {})[seed] = score_run(run_dirs[key], plan, arm)
     rows = summarize(plan, scored)
+    timing = None
+    if plan.time_updates:  # every run has trained: each arm is timed alone
+        timings = time_arms(plan, steps)
+        add_to_rows(rows, timings)
+        timing = summary(timings)
     out.mkdir(parents=True, exist_ok=True)
     payload = {
         "plan": {
@@ -103,10 +111,12 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
         },
         "variants": rows,
         "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in (plan.variants or [])},
+        **({"update_timing": timing} if timing else {}),
     }
     claim(out, [*REPORT_FILES, *RECORD_FILES])
     title, intro = header(plan, rows, steps)
+    intro = f"{intro} {timing['method']}" if timing else intro
     json_path, md_path = write_report(report_stem(out), payload, table_rows(rows, plan), title=title, intro=intro)
-    record = build_record(plan, steps, rows, sorted(set(run_dirs.values())), time.monotonic() - started)
+    record = build_record(plan, steps, rows, sorted(set(run_dirs.values())), time.monotonic() - started, timing)
     record_json, _ = write_record(out, record)
     return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}; the reproducibility record {record_json}"

@@ -31,6 +31,7 @@ class Plan:
     overrides: list[str] = field(default_factory=list)
     force: bool = False  # replace finished runs of another config (else the comparison is refused)
     match_params: Optional[str] = None  # an arm whose parameter count every other arm is resized to
+    time_updates: int = 0  # updates timed per arm alone after its runs (:mod:`nmt.evaluate.compare_timing`); 0: none
 
     @functools.cached_property
     def arms(self) -> list[Arm]:  # expanded once per plan: every loop over arms and the reference read it
@@ -89,6 +90,8 @@ def check_plan(plan: Plan) -> int:
         raise UserError(f"--baseline {plan.reference!r} is not among the compared arms ({shown})")
     if not plan.seeds:
         raise UserError("--seeds: give at least one seed")
+    if plan.time_updates < 0:
+        raise UserError(f"--time-updates {plan.time_updates}: give 0 (no timing) or the updates to time per arm")
     base = config_mod.load(plan.config, plan.overrides)
     folder, src = base.data.prepared_dir, base.data.src
     if folder.is_dir() and not (folder / f"{plan.split}.{src}").is_file():  # unprepared: training prepares it

@@ -72,10 +72,17 @@ def run_hardware(run_dirs: list[Path]) -> list[dict[str, Any]]:
 
 
 def build_record(
-    plan: Plan, steps: int, rows: list[dict[str, Any]], run_dirs: list[Path], wall_s: float
+    plan: Plan,
+    steps: int,
+    rows: list[dict[str, Any]],
+    run_dirs: list[Path],
+    wall_s: float,
+    update_timing: Optional[dict[str, Any]] = None,
 ) -> dict[str, Any]:
-    """Every checklist item a comparison answers, from its plan, its runs and its rows."""
+    """Every checklist item a comparison answers, from its plan, its runs and its rows; with
+    ``update_timing`` (:func:`nmt.evaluate.compare_timing.summary`), how each arm was timed alone."""
     train_s = training_seconds(run_dirs)
+    timing = {"update_timing": update_timing} if update_timing else {}
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "config": str(plan.config) if plan.config else None,
@@ -101,6 +108,7 @@ def build_record(
         "train_s_total": round(sum(train_s), 1),
         "train_s_per_run": round(sum(train_s) / len(train_s), 1) if train_s else None,
         "wall_s": round(wall_s, 1),
+        **timing,
     }
 
 
@@ -139,7 +147,16 @@ def _lines(record: dict[str, Any]) -> list[str]:
         f"- compute: {record['train_s_total']} s of training in all ({record['train_s_per_run']} s per run, "
         f"as each run measured it, so shared when runs trained side by side); this command's wall time "
         f"{record['wall_s']} s",
+        *_timing_lines(record.get("update_timing")),
     ]
+
+
+def _timing_lines(timing: Optional[dict[str, Any]]) -> list[str]:
+    """The record's line on ``s/update (alone)``, where the arms were timed."""
+    if not timing:
+        return []
+    values = "; ".join(f"{label} {arm['s_per_update']} s" for label, arm in timing["arms"].items())
+    return [f"- seconds per update alone: {values}. {timing['method']}"]
 
 
 def write_record(out: Path, record: dict[str, Any]) -> tuple[Path, Path]:

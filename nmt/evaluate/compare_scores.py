@@ -12,6 +12,7 @@ from typing import Any, Optional
 from nmt.config.arms import Arm
 from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import last_stop
+from nmt.evaluate.compare_timing import COLUMN
 from nmt.run.paths import SCORED, RunPaths
 from nmt.score.metrics import bleu_by_length, compare_systems, score
 from nmt.score.seed_stats import mean_interval, paired_t_test, with_half
@@ -168,6 +169,7 @@ def table_rows(rows: list[dict[str, Any]], plan: Optional[Plan] = None) -> list[
                 **(swept_values(plan, arm) if plan is not None and arm is not None else {}),
                 "params": f"{r['params']:,}",
                 "MFLOPs/token": "-" if r.get("mflops_per_token") is None else f"{r['mflops_per_token']:.2f}",
+                **({COLUMN: f"{r['s_per_update_alone']:.4g}"} if "s_per_update_alone" in r else {}),
                 "updates": r["updates"],
                 "train min": r["train_min"],
                 "BLEU": with_half(r["bleu"], r.get("bleu_ci95")),
