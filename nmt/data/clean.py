@@ -88,7 +88,7 @@ def clean_pairs(
     more than ``max_ratio`` times the words of the shorter one (``ratio``). A pair is counted
     under the first filter, in that order, that rejects it, so the counts add up to the
     number of removed pairs. The kept pairs stay in their original order. ``progress``
-    shows a bar on a terminal.
+    shows a bar (the caller decides, as ``--progress`` does; see :mod:`nmt.data`).
 
     Returns:
         kept source lines, kept target lines, and ``{filter name: pairs removed}`` with the
@@ -102,9 +102,7 @@ def clean_pairs(
     removed = dict.fromkeys(FILTERS, 0)
     kept_src: list[str] = []
     kept_tgt: list[str] = []
-    for s, t in tqdm(
-        zip(src, tgt), total=len(src), desc="cleaning", unit=" pairs", disable=None if progress else True, leave=False
-    ):
+    for s, t in tqdm(zip(src, tgt), total=len(src), desc="cleaning", unit=" pairs", disable=not progress, leave=False):
         s, t = normalize(s, normalization), normalize(t, normalization)
         reason = _rejection(len(s.split()), len(t.split()), min_len, max_len, max_ratio)
         if reason is None:

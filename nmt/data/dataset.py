@@ -113,7 +113,7 @@ def _encode_stream(text_path: Path, tok: Tokenizer, progress: bool) -> tuple[np.
         desc=f"encoding {text_path.name}",
         unit="B",
         unit_scale=True,
-        disable=None if progress else True,
+        disable=not progress,
         leave=False,
     ) as bar:
         for lines, n_bytes in line_chunks(text_path, ENCODE_CHUNK):
@@ -168,7 +168,7 @@ def load_split(
 
     The first call encodes both files and writes the arrays to ``cache_dir`` (default
     ``data_dir/cache``); later calls with unchanged text and tokenizers only map the files. ``progress``
-    shows a bar (on a terminal) while encoding.
+    shows a bar while encoding (the caller decides; see :mod:`nmt.data`).
     """
     data_dir = Path(data_dir)
     cache_dir = data_dir / "cache" if cache_dir is None else Path(cache_dir)

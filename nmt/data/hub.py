@@ -12,7 +12,6 @@ import contextlib
 import logging
 import os
 import socket
-import sys
 import urllib.parse
 from collections.abc import Iterator, Mapping
 
@@ -45,17 +44,18 @@ def _offline_mode_from_env() -> Iterator[None]:
 @contextlib.contextmanager
 def quiet_datasets(progress: bool) -> Iterator[None]:
     """Hide the progress bars and log messages of ``datasets`` and the hub client unless
-    ``progress`` is on and stderr is a terminal; the previous settings are restored afterwards.
+    ``progress`` is on; the previous settings are restored afterwards.
 
     Their "Generating train split" bars otherwise go to stderr even with ``--no-progress``
-    and fill log files; our own bars follow the same rule (tqdm's ``disable=None``). Even
+    and fill log files. ``progress`` is the caller's resolved choice, as for our own bars
+    (see :mod:`nmt.data`), so a forced ``--progress`` shows them in a log too. Even
     their errors are muted: every failure inside reaches the caller as an exception, which
     we turn into one line, and the library's own log of it would only repeat it.
     """
     import datasets
     import huggingface_hub.utils as hub_utils
 
-    if progress and sys.stderr.isatty():
+    if progress:
         yield
         return
     bars_were_off = (datasets.are_progress_bars_disabled(), hub_utils.are_progress_bars_disabled())
@@ -131,7 +131,7 @@ def load_hub(
     ``splits`` maps our split names to the hub's (``{"valid": "validation", ...}``). Network,
     unknown-dataset and offline failures become one-line DataErrors; a dataset already in
     the local ``datasets`` cache also loads with ``HF_HUB_OFFLINE=1``. ``progress`` shows the
-    download and generation bars (on a terminal).
+    download and generation bars.
     """
     import datasets
 

@@ -61,7 +61,7 @@ def source_info(cfg: DataConfig) -> dict[str, Any]:
 
 
 def load_raw(cfg: DataConfig, progress: bool = False) -> sources.Raw:
-    """Raw parallel text of every split; ``progress`` lets ``datasets`` show its bars (on a terminal)."""
+    """Raw parallel text of every split; ``progress`` lets ``datasets`` show its bars."""
     if cfg.corpus == "synthetic":
         return sources.load_synthetic(
             cfg.src, cfg.tgt, cfg.synthetic_sizes, cfg.synthetic_seed, cfg.synthetic_min_words, cfg.synthetic_max_words
@@ -82,7 +82,7 @@ def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False)
     """Write ``data/<corpus>/<src>-<tgt>/`` (reused when inputs and settings are unchanged).
 
     Returns the manifest (split sizes, filter counts, file hashes); ``progress`` shows bars
-    on a terminal.
+    (as decided by the caller; see :mod:`nmt.data`).
     """
     return prepare(
         cfg.corpus,

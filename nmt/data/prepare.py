@@ -156,7 +156,7 @@ def prepare(
         source_info: where the text came from (URL, mirror, hub name...); recorded, and part
             of the reuse check.
         force: rebuild even when the folder already matches.
-        progress: show a progress bar (on a terminal) while cleaning.
+        progress: show a progress bar while cleaning (the caller decides; see :mod:`nmt.data`).
     """
     out_dir = Path(out_dir)
     filters = _with_defaults(filters, FILTER_DEFAULTS, "filter")

@@ -157,7 +157,7 @@ def _load_tsv(path: Path, progress: bool = False) -> tuple[list[str], list[str]]
     and turn a line without a tab into a pair with an empty target, silently. Exactly one tab
     per line is required, so an empty pair is written as a lone tab. Read a chunk of lines at
     a time, so a file of millions of pairs is held once (as its pairs), not three times over;
-    ``progress`` shows a bar over the file's bytes (on a terminal).
+    ``progress`` shows a bar over the file's bytes.
     """
     src: list[str] = []
     tgt: list[str] = []
@@ -168,7 +168,7 @@ def _load_tsv(path: Path, progress: bool = False) -> tuple[list[str], list[str]]
         desc=f"reading {path.name}",
         unit="B",
         unit_scale=True,
-        disable=None if progress else True,
+        disable=not progress,
         leave=False,
     ) as bar:
         for lines, n_bytes in line_chunks(path):
@@ -234,7 +234,7 @@ def load_local(
     ``files[split]`` is ``(source_file, target_file)`` (plain UTF-8, ``.gz`` allowed) or one
     ``.tsv`` / ``.jsonl`` file holding both sides. Every file must be UTF-8 and hold at least
     one line; a bad line is named by file and number. ``hf_cache_dir`` overrides where
-    ``datasets`` caches parsed JSONL tables; ``progress`` shows its bars (on a terminal).
+    ``datasets`` caches parsed JSONL tables; ``progress`` shows its bars.
     """
     raw: Raw = {}
     for split, spec in files.items():

@@ -23,12 +23,11 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
-from typing import Any, Optional
 
 from nmt.engine.manifest import MANIFEST, ExportError, parse_manifest
 from nmt.util.errors import short_repr
 from nmt.util.fileio import DiskFullError, is_disk_full
+from nmt.util.signal_trap import SignalTrap
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 """Signals that end an export after its hidden folder is removed (Ctrl-C does so as KeyboardInterrupt)."""
@@ -112,7 +111,7 @@ def new_folder(out: Path, force: bool) -> Iterator[Path]:
     remove_stale_folders(out)
     tag = f"{os.getpid()}.{secrets.token_hex(4)}"
     staging = out.with_name(f".{out.name}.{tag}.tmp")
-    with _stop_signals_raise() as stopped:
+    with SignalTrap(STOP_SIGNALS, raises=_Stopped) as stopped:  # the hidden folder is removed, as on Ctrl-C
         staging.mkdir()
         try:
             yield staging
@@ -138,7 +137,7 @@ def new_folder(out: Path, force: bool) -> Iterator[Path]:
                     f"disk full: no space left on device while writing {out} (nothing was replaced)"
                 ) from None
             if isinstance(exc, _Stopped):
-                stopped.end_as_signalled()
+                stopped.resignal()  # exit status 128 + signal, under the handler found on entry
                 raise KeyboardInterrupt from None  # an earlier Python handler returned: stop as Ctrl-C does
             raise
 
@@ -192,52 +191,6 @@ class _Stopped(BaseException):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
-
-
-class _Handlers:
-    """The handlers that were in place before an export replaced them, and the signal that stopped it."""
-
-    def __init__(self) -> None:
-        self.previous: dict[int, Any] = {}
-        self.signum: Optional[int] = None
-
-    def check(self) -> None:
-        """Raise :class:`_Stopped` if a signal arrived whose exception was lost: a handler that raises while
-        Python runs a callback that ignores exceptions (a weakref callback, ``__del__``) only prints it."""
-        if self.signum is not None:
-            raise _Stopped(self.signum)
-
-    def end_as_signalled(self) -> None:
-        """After cleaning up, end as the signal would have ended the process (exit status 128 + signal)
-        under its earlier handler; a Python handler that returns is then left to the caller."""
-        if self.signum is None:
-            return
-        previous = self.previous.pop(self.signum, None)
-        signal.signal(self.signum, signal.SIG_DFL if previous is None else previous)
-        signal.raise_signal(self.signum)
-
-
-@contextmanager
-def _stop_signals_raise() -> Iterator[_Handlers]:
-    """Within the block, SIGTERM and SIGHUP raise :class:`_Stopped` (so the hidden folder is removed, as
-    on Ctrl-C); the earlier handlers are restored after.  Only the main thread can install handlers:
-    elsewhere (a server's worker thread) the block runs without them."""
-    handlers = _Handlers()
-    if threading.current_thread() is not threading.main_thread():
-        yield handlers
-        return
-
-    def stop(signum: int, frame: Optional[FrameType]) -> None:
-        handlers.signum = signum
-        raise _Stopped(signum)
-
-    for sig in STOP_SIGNALS:
-        handlers.previous[sig] = signal.signal(sig, stop)
-    try:
-        yield handlers
-    finally:
-        for number, handler in handlers.previous.items():
-            signal.signal(number, signal.SIG_DFL if handler is None else handler)
 
 
 @contextmanager

@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -33,6 +34,7 @@ from nmt.data.pipeline import load_corpus
 from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import RunAction
 from nmt.util.errors import Interrupted, UserError
+from nmt.util.signal_trap import SignalTrap
 
 log = logging.getLogger(__name__)
 POLL_S = 0.5  # how often the running processes are looked at
@@ -138,7 +140,7 @@ def _stopped(signum: int, runs: list[Path], runs_dir: Path) -> Interrupted:
     return Interrupted(signum, f"stopped by {name}: {what}; the same command resumes the comparison")
 
 
-def prepare_corpora(plan: Plan, actions: list[RunAction]) -> None:
+def prepare_corpora(plan: Plan, actions: list[RunAction], progress: bool = False) -> None:
     """Prepare and encode, once each, the corpora the runs to train read: the runs would each do it
     when they find none, and two processes writing one prepared folder at once would race.
 
@@ -161,51 +163,48 @@ def prepare_corpora(plan: Plan, actions: list[RunAction]) -> None:
             )
         needs.setdefault(folder, (data, act.run_dir))
     for data, _run in needs.values():
-        load_corpus(data, splits=("train", "valid"))
+        load_corpus(data, splits=("train", "valid"), progress=progress)
 
 
-def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int) -> None:
+def train_side_by_side(plan: Plan, actions: list[RunAction], jobs: int, progress: bool = False) -> None:
     """Train (or resume) every run of ``actions`` that is not reused, ``jobs`` processes at a time.
 
     Raises KeyboardInterrupt when interrupted (every run saved, as a sequential comparison
     leaves them), and a UserError naming the run and its log when one fails; whatever ends the
-    loop early interrupts the runs still going the same way, so nothing is lost.
+    loop early interrupts the runs still going the same way, so nothing is lost.  ``progress``
+    shows the bars of preparing the corpora (the runs themselves train with ``--no-progress``).
     """
-    prepare_corpora(plan, actions)
+    prepare_corpora(plan, actions, progress)
     pending = [act for act in actions if act.action != "reuse"]
     running: list[_Job] = []
-    received: list[int] = []  # the stop signals, kept in case the raise is lost (see as_interrupt)
-
-    def as_interrupt(signum: int, _frame: object) -> None:
-        """SIGTERM or SIGHUP to ``nmt compare`` (a kill, a closed terminal) stops the runs as Ctrl-C does:
-        they run in sessions of their own, so nothing else would reach them.  The signal is also kept,
-        since an exception raised while Python runs a callback that ignores exceptions (a weakref
-        callback, ``__del__``) is only printed: the loop then finds it at its next poll."""
-        received.append(signum)
-        raise Interrupted(signum, signal.Signals(signum).name)
-
-    previous = {sig: signal.signal(sig, as_interrupt) for sig in STOP_SIGNALS}
-    try:
-        _run_jobs(plan, pending, running, jobs, received)
-    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, or a run stopped by one from elsewhere
-        signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
-        stopped = [job.act.run_dir for job in running]
-        _interrupt(running, signum)
-        raise _stopped(signum, stopped, plan.runs_dir) from None
-    except BaseException:  # a failed run, a process that would not start
-        _interrupt(running)
-        raise
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    # SIGTERM or SIGHUP to ``nmt compare`` (a kill, a closed terminal) stops the runs as Ctrl-C does: they
+    # run in sessions of their own, so nothing else would reach them.  The trap also keeps the signal,
+    # since its raise can be lost (see nmt.util.signal_trap): the loop then finds it at its next poll.
+    # It stays in place while the runs are stopped, so a second signal is passed on too.
+    with SignalTrap(STOP_SIGNALS, raises=_as_interrupt) as trap:
+        try:
+            _run_jobs(plan, pending, running, jobs, trap.received)
+        except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM, or a run stopped by one from elsewhere
+            signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
+            stopped = [job.act.run_dir for job in running]
+            _interrupt(running, signum)
+            raise _stopped(signum, stopped, plan.runs_dir) from None
+        except BaseException:  # a failed run, a process that would not start
+            _interrupt(running)
+            raise
 
 
-def _run_jobs(plan: Plan, pending: list[RunAction], running: list[_Job], jobs: int, received: list[int]) -> None:
+def _as_interrupt(signum: int) -> Interrupted:
+    """What a stop signal to ``nmt compare`` raises: an Interrupted, as Ctrl-C's KeyboardInterrupt."""
+    return Interrupted(signum, signal.Signals(signum).name)
+
+
+def _run_jobs(plan: Plan, pending: list[RunAction], running: list[_Job], jobs: int, received: Sequence[int]) -> None:
     """Start the pending runs, ``jobs`` at a time, until every one has finished; ``running`` is kept
     up to date, for the caller to stop them.  A stop signal in ``received`` ends the loop."""
     while pending or running:
-        if received:
-            raise Interrupted(received[0], signal.Signals(received[0]).name)
+        if received:  # a signal whose raise was lost
+            raise _as_interrupt(received[0])
         while pending and len(running) < jobs:
             running.append(_start(plan, pending.pop(0)))
         time.sleep(POLL_S)

@@ -97,8 +97,13 @@ class LabContext:
 
     @property
     def tiny(self) -> bool:
-        """Whether the lab runs on the synthetic corpus (its test split is ``test``, not ``test2016``)."""
+        """Whether the lab runs on the synthetic corpus (whose test split is ``test``: :attr:`score_split`)."""
         return self.size == "tiny"
+
+    @property
+    def score_split(self) -> str:
+        """The test split the lab's runs are scored on: Multi30k's test2016, or the synthetic corpus's test."""
+        return "test" if self.tiny else "test2016"
 
     def pick(self, full: T, class_: T, tiny: T) -> T:
         """The value for this size."""

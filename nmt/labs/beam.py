@@ -51,7 +51,7 @@ def plans(ctx: LabContext) -> list[Plan]:
             variants=[VARIANT],
             seeds=[SEED],
             steps=ctx.steps(1500, CLASS_STEPS),
-            split="test" if ctx.tiny else "test2016",
+            split=ctx.score_split,
             runs_dir=ctx.runs_dir,
             overrides=overrides,
             force=ctx.force,

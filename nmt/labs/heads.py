@@ -20,7 +20,7 @@ from nmt.config.arms import parse_sweep
 from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_scores import p_cell
 from nmt.labs.base import Lab, LabContext, LabResult
-from nmt.labs.length import lab_seeds, score_split
+from nmt.labs.length import lab_seeds
 from nmt.run import events
 from nmt.run.paths import REPORT, RunPaths, report_json
 from nmt.util.fileio import atomic_write
@@ -135,7 +135,7 @@ def plans(ctx: LabContext) -> list[Plan]:
             sweeps=[parse_sweep(f"{KEY}={','.join(str(h) for h in heads)}")],
             seeds=lab_seeds(ctx, SEEDS),
             steps=ctx.steps(600, CLASS_STEPS),
-            split=score_split(ctx),
+            split=ctx.score_split,
             runs_dir=ctx.runs_dir,
             overrides=overrides,
             force=ctx.force,

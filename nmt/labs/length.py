@@ -44,11 +44,6 @@ BASELINE = "none"
 """The encoder-decoder without attention: the reference of the paired tests and the emphasized line."""
 
 
-def score_split(ctx: LabContext) -> str:
-    """The test split of the lab's corpus: Multi30k's test2016, or the synthetic corpus's test."""
-    return "test" if ctx.tiny else "test2016"
-
-
 def lab_seeds(ctx: LabContext, full: list[int]) -> list[int]:
     """The seeds at this size: ``full``, or its first seed alone at the tiny size, where a run tests
     the code path (a second seed would double the tests' time and show nothing new), and at class
@@ -76,7 +71,7 @@ def variant_plan(ctx: LabContext, variants: Optional[list[str]] = None, seeds: O
         seeds=list(seeds) if seeds is not None else lab_seeds(ctx, VARIANT_SEEDS),
         steps=ctx.steps(VARIANT_STEPS, CLASS_VARIANT_STEPS),
         baseline=BASELINE if BASELINE in chosen else None,
-        split=score_split(ctx),
+        split=ctx.score_split,
         beam=None,
         runs_dir=ctx.runs_dir,
         overrides=overrides,

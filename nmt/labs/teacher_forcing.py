@@ -26,7 +26,7 @@ from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import last_stop
 from nmt.evaluate.compare_scores import score_run
 from nmt.labs.base import Lab, LabContext, LabResult
-from nmt.labs.length import MIN_BUCKET, bucket_sizes, drawn_buckets, lab_seeds, score_split
+from nmt.labs.length import MIN_BUCKET, bucket_sizes, drawn_buckets, lab_seeds
 from nmt.run import events
 from nmt.run.paths import report_json
 from nmt.score.metrics import compare_systems
@@ -115,7 +115,7 @@ def _plan(ctx: LabContext, sweep: str, extra: list[str]) -> Plan:
         seeds=lab_seeds(ctx, SEEDS),
         steps=steps,
         sweeps=[parse_sweep(sweep), parse_sweep(f"decode.beam={','.join(BEAMS)}")],
-        split=score_split(ctx),
+        split=ctx.score_split,
         runs_dir=ctx.runs_dir,
         overrides=[*base, *fixed, *extra],
         force=ctx.force,
@@ -356,7 +356,7 @@ def run(ctx: LabContext) -> LabResult:
         numbers={
             "steps": ctx.steps(STEPS, CLASS_STEPS),
             "seeds": lab_seeds(ctx, SEEDS),
-            "split": score_split(ctx),
+            "split": ctx.score_split,
             "floor": FLOOR,
             "bucket_sizes": sizes,
             "chosen_on_validation": chosen_on_validation(numbers),

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import logging
 import signal
-import threading
-from types import FrameType
-from typing import Any, Optional
+
+from nmt.util.signal_trap import SignalTrap
 
 log = logging.getLogger(__name__)
 
@@ -31,31 +30,32 @@ class StopSignals:
 
     ``who`` prefixes the log line (e.g. ``"rank 1: "`` under torchrun); ``interactive``: a second
     SIGINT raises KeyboardInterrupt rather than ending the process.  Signal handlers can only be
-    set from the main thread; entered on another, it sets none.
+    set from the main thread; entered on another, it sets none (:class:`~nmt.util.signal_trap.SignalTrap`).
     """
 
     def __init__(self, who: str = "", interactive: bool = False) -> None:
         self.who = who
         self.interactive = interactive
-        self.received = 0
-        self._previous: dict[int, Any] = {}
+        self._trap = SignalTrap(STOP_SIGNALS, then=self._handle)
 
-    def _handle(self, signum: int, _frame: Optional[FrameType]) -> None:
+    @property
+    def received(self) -> int:
+        """The stop signal received (the latest, should a second kind follow the first), else 0."""
+        return self._trap.signum or 0
+
+    def _handle(self, signum: int) -> None:
+        """Log the signal (the trap has recorded it) and make the next one of its kind abort."""
         log.warning(
             "%s%s received: saving a checkpoint after this update (again to abort)",
             self.who,
             signal.Signals(signum).name,
         )
-        self.received = signum
         again = signal.default_int_handler if self.interactive and signum == signal.SIGINT else signal.SIG_DFL
         signal.signal(signum, again)
 
     def __enter__(self) -> StopSignals:
-        if threading.current_thread() is threading.main_thread():
-            self._previous = {int(s): signal.signal(s, self._handle) for s in STOP_SIGNALS}
+        self._trap.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-        self._previous = {}
+        self._trap.__exit__(*exc)

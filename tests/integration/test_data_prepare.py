@@ -197,3 +197,18 @@ def test_two_local_corpora_of_one_pair_prepare_into_folders_of_their_own(tmp_pat
     cfg = C.load(None, ["data.corpus=local", f"data.local_files={files}"])
     with pytest.raises(DataError, match=r"relative paths are read from the current folder .* not from the config"):
         prepare_corpus(cfg.data)
+
+
+@pytest.mark.parametrize(("flag", "drawn"), [("--progress", True), ("--no-progress", False), (None, False)])
+def test_prepare_bars_follow_the_progress_flag_off_a_terminal(
+    flag: str | None, drawn: bool, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """`nmt data prepare` with stderr captured (not a terminal): a forced --progress draws the cleaning
+    bar as it draws the training bars, --no-progress and the default (no terminal) draw none."""
+    from conftest import run_cli
+
+    argv = ["data", "prepare", "synthetic", "--set", f"data.root={tmp_path}"]
+    argv += ["--set", "data.synthetic_sizes={train: 200, valid: 10, test: 10}", "--set", "data.vocab_size=100"]
+    code, _out, err = run_cli([*argv, *([flag] if flag else [])], capsys)
+    assert code == 0, err
+    assert ("cleaning" in err) is drawn, err

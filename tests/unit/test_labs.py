@@ -57,6 +57,16 @@ def test_the_class_size_trains_the_class_config_on_real_data_and_less_than_full_
     assert updates["class"] <= 1000, updates  # about 0.5 s an update on 2 cores: within the class hour
 
 
+@pytest.mark.parametrize("size", SIZES)
+def test_every_lab_scores_on_the_one_test_split_of_its_size(size, tmp_path, monkeypatch):
+    """One rule names the test split (LabContext.score_split), and every lab's every plan follows it."""
+    monkeypatch.chdir(REPO)
+    ctx = LabContext(out=tmp_path, runs_dir=tmp_path / "runs", size=size)
+    assert ctx.score_split == ("test" if size == "tiny" else "test2016")
+    for name in LAB_MODULES:
+        assert {plan.split for plan in load_lab(name).plans(ctx)} == {ctx.score_split}, name
+
+
 def test_an_unknown_size_is_one_line(tmp_path, capsys):
     with pytest.raises(UserError, match="unknown lab size 'huge'; choose from tiny, class, full"):
         LabContext(out=tmp_path, runs_dir=tmp_path, size="huge")  # type: ignore[arg-type]
