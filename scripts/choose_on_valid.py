@@ -48,7 +48,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--last", type=int, default=5, help="Checkpoints to average (default: 5).")
     parser.add_argument("--beam", type=int, default=5, help="Beam size for every evaluation (default: 5).")
     parser.add_argument("--valid", default="valid", help="Split the choice is made on (default: valid).")
-    parser.add_argument("--test", default="test2016", help="Split read once with the chosen model (default: test2016).")
+    parser.add_argument(
+        "--test",
+        default="test2016",
+        help="Split read once with the chosen model (default: test2016); 'none' reads no test split, to compare "
+        "configurations on validation before any of them is read on test.",
+    )
     args = parser.parse_args(argv)
     paths = RunPaths(args.run)
     if not paths.best.is_file():
@@ -62,6 +67,8 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps({"event": "valid", "model": name, **scores[name]}), flush=True)
     chosen = avg_name if scores[avg_name]["bleu"] > scores["best"]["bleu"] else "best"
     print(json.dumps({"event": "chosen", "model": chosen, "rule": f"higher {args.valid} BLEU"}), flush=True)
+    if args.test == "none":
+        return
     test = evaluate(args.run, Path(scores[chosen]["checkpoint"]), chosen, args.test, args.beam)
     print(json.dumps({"event": "test", "model": chosen, **test}), flush=True)
 
