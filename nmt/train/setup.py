@@ -70,8 +70,9 @@ class TrainingData:
         return self._memo[1], self._memo[2]
 
 
-def make_sampler(split: EncodedSplit, t: TrainConfig) -> BatchSampler:
-    """Shuffled, length-bucketed training batches of ``split`` as ``t`` sets them."""
+def make_sampler(split: EncodedSplit, t: TrainConfig, curriculum: bool = True) -> BatchSampler:
+    """Shuffled, length-bucketed training batches of ``split`` as ``t`` sets them (without the
+    curriculum's short first epochs when ``curriculum`` is false, as the update timing wants)."""
     return BatchSampler(
         split.src_lengths,
         split.tgt_lengths,
@@ -80,7 +81,7 @@ def make_sampler(split: EncodedSplit, t: TrainConfig) -> BatchSampler:
         shuffle=True,
         seed=t.seed,
         max_len=t.max_len,
-        curriculum_epochs=t.curriculum_epochs,
+        curriculum_epochs=t.curriculum_epochs if curriculum else 0,
     )
 
 

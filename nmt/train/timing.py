@@ -24,12 +24,13 @@ import torch
 from torch import nn
 
 from nmt.config import Config, TrainConfig
-from nmt.data.batching import Batch, BatchSampler, collate
+from nmt.data.batching import Batch, collate
 from nmt.data.pipeline import Corpus
 from nmt.model.build import build_model, count_parameters
 from nmt.model.seq2seq import Seq2Seq
 from nmt.train.loss import batch_loss
 from nmt.train.optim import apply_gradients, build_optimizer, teacher_forcing_p
+from nmt.train.setup import make_sampler
 from nmt.util import runtime, threads
 
 log = logging.getLogger(__name__)
@@ -106,16 +107,7 @@ def _update_batches(
     """The batches of ``n_updates`` updates of ``per_update`` batches each, on ``device``, with
     their target tokens: the first of epoch 0's order, cycled where the corpus has fewer."""
     split = corpus.splits["train"]
-    sampler = BatchSampler(
-        split.src_lengths,
-        split.tgt_lengths,
-        max_tokens=t.max_tokens,
-        batch_size=t.batch_size,
-        shuffle=True,
-        seed=t.seed,
-        max_len=t.max_len,
-    )
-    order, wanted = sampler.batches(0), n_updates * per_update
+    order, wanted = make_sampler(split, t, curriculum=False).batches(0), n_updates * per_update
     if len(order) < wanted:
         log.warning("the corpus has %d batches per epoch; reusing them to make %d", len(order), wanted)
     batches = [collate(split, order[i % len(order)], t.max_len) for i in range(wanted)]
