@@ -13,9 +13,8 @@ import os
 import platform
 import resource
 import sys
-import time
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, NoReturn
 
 import torch
 
@@ -90,30 +89,6 @@ def parse_list(text: str, kind: type = str) -> list[Any]:
 def environment(device: torch.device, keep_memory: bool) -> dict[str, Any]:
     """The settings a figure depends on besides the benchmark's own parameters."""
     return {"keep_memory": keep_memory, **runtime.hardware(device)}
-
-
-def synchronize(device: torch.device) -> None:
-    """Wait for queued GPU work, so the clock measures it (no-op on CPU)."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-class Stopwatch:
-    """``with Stopwatch(device) as sw: ...`` then ``sw.seconds``; synchronizes CUDA at both ends."""
-
-    def __init__(self, device: torch.device) -> None:
-        self.device = device
-        self.seconds = 0.0
-        self._start: Optional[float] = None
-
-    def __enter__(self) -> Stopwatch:
-        synchronize(self.device)
-        self._start = time.perf_counter()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        synchronize(self.device)
-        self.seconds = time.perf_counter() - (self._start or 0.0)
 
 
 def peak_rss_mb() -> float:

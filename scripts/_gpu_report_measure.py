@@ -149,10 +149,10 @@ def measure_throughput(spec: Throughput, overrides: list[str], steps: int, devic
         model.decoder.compile_step(t.compile)
     optimizer, scaler = build_optimizer(t, model), runtime.grad_scaler(device, amp)
     step_args = (t, amp, device, variant.fast)
-    with common.Stopwatch(device) as untimed:
+    with runtime.Stopwatch(device) as untimed:
         for batch, n in zip(batches, n_tokens):
             train_update(model, optimizer, scaler, [batch], n, *step_args)
-    with common.Stopwatch(device) as clock:
+    with runtime.Stopwatch(device) as clock:
         for batch, n in zip(batches, n_tokens):
             threads.tick()
             train_update(model, optimizer, scaler, [batch], n, *step_args)
@@ -242,7 +242,7 @@ def test_bleu(checkpoint: Path, beam: int, device: torch.device) -> dict[str, An
     src, ref = test_split(loaded)
     sentences = bench_decode.encode(loaded, read_lines(src))
     fresh_memory(device)
-    with common.Stopwatch(device) as clock:
+    with runtime.Stopwatch(device) as clock:
         results = translate_ids(loaded.model, sentences, loaded.config.decode, device, beam=beam)
     result = score([loaded.tgt_tok.decode(r.ids[0]) for r in results], read_lines(ref))
     return {

@@ -127,7 +127,7 @@ def bench_setting(
     engine.translate(sentences[:batch_size], decode, beam=beam, n_best=1, attention=False)  # warm-up
     passes, seconds = 0, 0.0
     while passes == 0 or seconds < min_seconds:
-        with common.Stopwatch(device) as clock:
+        with runtime.Stopwatch(device) as clock:
             results = engine.translate(sentences, decode, beam=beam, n_best=1, attention=False)
         passes, seconds = passes + 1, seconds + clock.seconds
     out_tokens = sum(len(r.ids[0]) for r in results)

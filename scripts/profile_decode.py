@@ -64,7 +64,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     with profile(activities=activities) as prof:
         start = time.perf_counter()
         results = engine.translate(sentences, decode, beam=args.beam, n_best=1, attention=False)
-        common.synchronize(device)
+        runtime.synchronize(device)
         seconds = time.perf_counter() - start
     events = prof.key_averages()
     count = {e.key: e.count for e in events}

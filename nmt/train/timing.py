@@ -16,7 +16,6 @@ batches; a corpus with fewer batches is cycled.  The thread count is the caller'
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -59,12 +58,6 @@ class UpdateTiming:
     @property
     def tokens_per_second(self) -> float:
         return self.tokens / self.seconds
-
-
-def _synchronize(device: torch.device) -> None:
-    """Wait for queued GPU work, so the clock measures it (no-op elsewhere)."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def train_update(
@@ -148,18 +141,15 @@ def time_updates(
     losses = [train_update(model, optimizer, scaler, batches, n, *step) for batches, n in work[:warmup]]
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    _synchronize(device)
-    start = time.perf_counter()
-    for batches, n in work[warmup:]:
-        threads.tick()
-        losses.append(train_update(model, optimizer, scaler, batches, n, *step))
-    _synchronize(device)
-    seconds = time.perf_counter() - start
+    with runtime.Stopwatch(device) as clock:
+        for batches, n in work[warmup:]:
+            threads.tick()
+            losses.append(train_update(model, optimizer, scaler, batches, n, *step))
     fast_path = not isinstance(model, Seq2Seq) or (
         teacher_forcing_p(t, 0) >= 1.0 and model.decoder.can_run_fast and fast is not False
     )
     return UpdateTiming(
-        seconds=seconds,
+        seconds=clock.seconds,
         updates=updates,
         warmup=warmup,
         batches_per_update=batches_per_update,

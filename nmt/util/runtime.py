@@ -1,4 +1,5 @@
-"""Where the run happens: device, mixed precision, seeds and RNG state (the allocator: nmt.util.allocator).
+"""Where the run happens: device, mixed precision, seeds and RNG state, and a clock that waits for the device
+(the allocator: nmt.util.allocator).
 
 Nothing else in the package decides a device or an autocast dtype.
 """
@@ -10,8 +11,9 @@ import logging
 import os
 import platform
 import random
+import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import torch
@@ -39,6 +41,30 @@ def hardware(device: torch.device) -> dict[str, Any]:
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
     }
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued GPU work, so a clock measures it (no-op on CPU)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+class Stopwatch:
+    """``with Stopwatch(device) as sw: ...`` then ``sw.seconds``; synchronizes CUDA at both ends."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.seconds = 0.0
+        self._start: Optional[float] = None
+
+    def __enter__(self) -> Stopwatch:
+        synchronize(self.device)
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        synchronize(self.device)
+        self.seconds = time.perf_counter() - (self._start or 0.0)
 
 
 def mps_available() -> bool:
