@@ -14,11 +14,14 @@ model is timed once.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nmt import config as config_mod
 from nmt.config.arms import Arm
 from nmt.evaluate.compare_plan import Plan, run_overrides
+
+if TYPE_CHECKING:  # torch and the data stack load only when an arm is timed
+    from nmt.data.pipeline import Corpus
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +45,9 @@ def machine(h: dict[str, Any]) -> str:
     )
 
 
-def time_arm(plan: Plan, arm: Arm, steps: int) -> dict[str, Any]:
-    """Seconds per update of ``arm``'s model (its first seed's config), alone in this process."""
+def time_arm(plan: Plan, arm: Arm, steps: int, corpora: dict[str, Corpus]) -> dict[str, Any]:
+    """Seconds per update of ``arm``'s model (its first seed's config), alone in this process;
+    ``corpora`` keeps the training data loaded for earlier arms, so arms of one corpus load it once."""
     from nmt.data.pipeline import load_corpus
     from nmt.train.timing import time_updates
     from nmt.util import runtime, threads
@@ -53,7 +57,10 @@ def time_arm(plan: Plan, arm: Arm, steps: int) -> dict[str, Any]:
     threads.configure(t.threads)
     device = runtime.select_device(t.device)
     amp = runtime.amp_dtype(device, t.amp)
-    corpus = load_corpus(cfg.data, splits=("train",))
+    data = cfg.data.model_dump_json()  # the data section as text: its values may be unhashable (local_files)
+    if data not in corpora:
+        corpora[data] = load_corpus(cfg.data, splits=("train",))
+    corpus = corpora[data]
     with runtime.preserved_rng():  # the timing seeds its model: nothing after it draws differently
         timing = time_updates(
             cfg,
@@ -81,9 +88,10 @@ def time_arm(plan: Plan, arm: Arm, steps: int) -> dict[str, Any]:
 def time_arms(plan: Plan, steps: int) -> dict[str, dict[str, Any]]:
     """:func:`time_arm` for every arm of the plan, keyed by its label; arms of one model share one timing."""
     by_model: dict[str, dict[str, Any]] = {}
+    corpora: dict[str, Corpus] = {}
     for arm in plan.arms:
         if arm.run_stem not in by_model:
-            by_model[arm.run_stem] = time_arm(plan, arm, steps)
+            by_model[arm.run_stem] = time_arm(plan, arm, steps, corpora)
     return {arm.label: by_model[arm.run_stem] for arm in plan.arms}
 
 
