@@ -76,15 +76,25 @@ def _what(info: Mapping[str, Any]) -> tuple[str, list[str]]:
 
 
 def scores_section(payload: Mapping[str, Any]) -> list[str]:
-    """One row per system: BLEU, chrF, TER."""
+    """One row per system: BLEU, chrF, TER, the length ratio BLEU's brevity penalty reads, segments."""
     rows = [
-        [name] + [f"{result[m]:.2f}" for m in METRICS] + [result["n"]] for name, result in payload["systems"].items()
+        [name] + [f"{result[m]:.2f}" for m in METRICS] + [_ratio(result.get("length_ratio")), result["n"]]
+        for name, result in payload["systems"].items()
     ]
     return (
         ["## Scores", ""]
-        + _table(["system", "BLEU ↑", "chrF ↑", "TER ↓", "segments"], rows)
-        + ["", "BLEU and chrF: higher is better. TER is an edit rate: lower is better."]
+        + _table(["system", "BLEU ↑", "chrF ↑", "TER ↓", "length ratio", "segments"], rows)
+        + [
+            "",
+            "BLEU and chrF: higher is better. TER is an edit rate: lower is better. Length ratio: translation / "
+            "reference length in BLEU's tokens; below 1, BLEU's brevity penalty lowers the score.",
+        ]
     )
+
+
+def _ratio(value: Optional[float]) -> str:
+    """A length ratio to 3 decimals; "-" for a report written before reports kept it."""
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _verdict(ps: Mapping[str, Optional[float]]) -> str:

@@ -44,6 +44,8 @@ class Score:
     """BLEU, chrF and TER of one system on one reference set, with their signatures.
 
     TER is an edit rate in percent: lower is better, 0 for a copy of the reference.
+    ``length_ratio`` is hypothesis / reference length in BLEU's tokens: below 1 BLEU's brevity
+    penalty exp(1 - 1/ratio) scales the score down (Papineni et al. 2002).
     """
 
     bleu: float
@@ -53,6 +55,7 @@ class Score:
     chrf_signature: str
     ter_signature: str
     n: int  # number of scored segments
+    length_ratio: float = 1.0  # hypothesis / reference tokens as BLEU counts them
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON reports."""
@@ -91,16 +94,18 @@ def score(hyps: list[str], refs: list[str]) -> Score:
     """Corpus BLEU, chrF and TER of detokenized `hyps` against one reference each."""
     _check_parallel(hyps, refs)
     bleu, chrf, ter = _bleu(), _chrf(), _ter()
-    scores = [float(metric.corpus_score(hyps, [refs]).score) for metric in (bleu, chrf, ter)]
+    bleu_result = bleu.corpus_score(hyps, [refs])
+    scores = [float(metric.corpus_score(hyps, [refs]).score) for metric in (chrf, ter)]
     # a signature is read after scoring: sacreBLEU fills some of its fields (the number of references) then
     return Score(
-        bleu=scores[0],
-        chrf=scores[1],
-        ter=scores[2],
+        bleu=float(bleu_result.score),
+        chrf=scores[0],
+        ter=scores[1],
         bleu_signature=str(bleu.get_signature()),
         chrf_signature=str(chrf.get_signature()),
         ter_signature=str(ter.get_signature()),
         n=len(refs),
+        length_ratio=float(bleu_result.ratio),
     )
 
 

@@ -84,8 +84,8 @@ def test_compare_hyp_files_by_both_tests(files: dict[str, Path], tmp_path: Path,
     # report.md: what was scored, every metric, every p-value, every signature, the plot.
     md = (out / "report.md").read_text(encoding="utf-8")
     assert md.startswith("# nmt eval: 3 hypothesis files against `ref.txt`")
-    assert "| system | BLEU ↑ | chrF ↑ | TER ↓ | segments |" in md
-    assert "| perfect.txt | 100.00 | 100.00 | 0.00 | 24 |" in md
+    assert "| system | BLEU ↑ | chrF ↑ | TER ↓ | length ratio | segments |" in md
+    assert "| perfect.txt | 100.00 | 100.00 | 0.00 | 1.000 | 24 |" in md
     assert "bootstrap 95% CI | p (bootstrap) | p (AR) | significant (p < 0.05) |" in md
     assert "| copy.txt | BLEU | " in md and "| 1.0000 | 1.0000 | no |" in md
     signatures = {row[key] for row in report["comparison"] for key in row if key.endswith("signature")}

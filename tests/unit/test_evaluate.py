@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from itertools import pairwise
 from pathlib import Path
 
@@ -69,7 +70,21 @@ def test_score_matches_sacrebleu() -> None:
     assert "case:mixed" in result.bleu_signature
     assert result.chrf_signature.startswith("nrefs:1")
     assert result.ter_signature.startswith("nrefs:1") and "tok:tercom" in result.ter_signature
+    assert result.length_ratio == pytest.approx(sacrebleu.corpus_bleu(HYPS, [REFS]).ratio)
     assert Score(**result.to_dict()) == result
+
+
+def test_the_length_ratio_is_what_the_brevity_penalty_reads() -> None:
+    """Cut every hypothesis to its first half: the ratio falls below 1, and BLEU is the
+    n-gram precisions' geometric mean times exp(1 - 1/ratio) (Papineni et al. 2002)."""
+    halves = [" ".join(ref.split()[: max(1, len(ref.split()) // 2)]) for ref in REFS]
+    result, copy = score(halves, REFS), score(REFS, REFS)
+    assert copy.length_ratio == pytest.approx(1.0)
+    assert 0.3 < result.length_ratio < 0.7
+    found = sacrebleu.corpus_bleu(halves, [REFS])
+    precisions = [p / 100 for p in found.precisions]
+    geometric = math.exp(sum(math.log(p) for p in precisions) / 4)
+    assert result.bleu == pytest.approx(100 * geometric * math.exp(1 - 1 / result.length_ratio), rel=1e-6)
 
 
 def test_identical_hyps_score_100_and_ter_0() -> None:
