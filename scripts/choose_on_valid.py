@@ -35,11 +35,12 @@ def nmt(*args: str) -> None:
 
 
 def evaluate(run: Path, checkpoint: Path, name: str, split: str, beam: int) -> dict[str, Any]:
-    """BLEU and chrF of one checkpoint on one split, from the report.json that nmt eval writes."""
+    """BLEU, chrF and the length ratio of one checkpoint on one split, from the report.json nmt eval writes."""
     out = run / f"eval-{name}-{split}-b{beam}"
     nmt("eval", "--checkpoint", str(checkpoint), "--split", split, "--beam", str(beam), "--out", str(out))
     (system,) = json.loads(report_json(out).read_text(encoding="utf-8"))["systems"].values()
-    return {"checkpoint": str(checkpoint), "split": split, "beam": beam, "bleu": system["bleu"], "chrf": system["chrf"]}
+    scores = {key: system[key] for key in ("bleu", "chrf", "length_ratio")}
+    return {"checkpoint": str(checkpoint), "split": split, "beam": beam, **scores}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -60,7 +61,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"choose_on_valid.py: {paths.best} not found; train the run first")
     avg_name = f"avg_last{args.last}"
     average = paths.checkpoints / f"{avg_name}.pt"
-    nmt("average", str(args.run), "--last", str(args.last), "-o", str(average))
+    # --force: a second call (--test none first, then --test SPLIT) replaces this script's own average
+    nmt("average", str(args.run), "--last", str(args.last), "-o", str(average), "--force")
     scores = {}
     for name, checkpoint in (("best", paths.best), (avg_name, average)):
         scores[name] = evaluate(args.run, checkpoint, name, args.valid, args.beam)

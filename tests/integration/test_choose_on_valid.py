@@ -33,7 +33,15 @@ def test_the_test_split_is_read_once_with_the_model_valid_chose(tmp_path, toy_fi
     assert [e["event"] for e in lines] == ["valid", "valid", "chosen"]
     assert not list(run.glob("eval-*-test*"))  # nothing read on test
 
+    assert all(e["length_ratio"] > 0 for e in lines if e["event"] == "valid")  # what the brevity penalty read
     valid = {e["model"]: e["bleu"] for e in lines if e["event"] == "valid"}
     chosen = lines[-1]["model"]
     assert valid[chosen] == max(valid.values())
     assert chosen == "best" or valid["avg_last2"] > valid["best"]  # best.pt on a tie
+
+    # then the same command reads the test split, once, with the model validation chose again
+    again = choose(run, "--test", "test")
+    assert [e["event"] for e in again] == ["valid", "valid", "chosen", "test"]
+    assert [e["bleu"] for e in again[:2]] == [e["bleu"] for e in lines[:2]]  # the same choice on the same models
+    assert again[-1]["model"] == chosen and again[-1]["split"] == "test"
+    assert len(list(run.glob("eval-*-test*"))) == 1
