@@ -68,6 +68,8 @@ class Valid:
     chrf: float
     bleu_signature: str = ""
     samples: list[dict[str, str]] = field(default_factory=list)  # src, ref, hyp
+    # greedy translations' length / the references', as BLEU's brevity penalty reads it (None: not logged)
+    length_ratio: Optional[float] = None
 
 
 @dataclass(frozen=True)

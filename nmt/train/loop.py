@@ -258,11 +258,12 @@ class Trainer:
             )
         )
         log.info(
-            "valid step %d: loss %.3f ppl %.2f BLEU %.2f chrF %.2f%s",
+            "valid step %d: loss %.3f ppl %.2f BLEU %.2f (length ratio %.3f) chrF %.2f%s",
             state.step,
             result.loss,
             result.ppl,
             result.bleu,
+            result.length_ratio,
             result.chrf,
             " (best)" if better else "",
         )

@@ -209,6 +209,8 @@ class Board:
     def _valid(self, w: SummaryWriter, e: events.Valid) -> None:
         for name in ("loss", "ppl", "bleu", "chrf"):
             w.add_scalar(f"valid/{name}", getattr(e, name), e.step)
+        if e.length_ratio is not None:
+            w.add_scalar("valid/length_ratio", e.length_ratio, e.step)
         if e.samples:
             sample = e.samples[0]
             w.add_text("valid/sample", f"src: {sample['src']}  \nref: {sample['ref']}  \nhyp: {sample['hyp']}", e.step)

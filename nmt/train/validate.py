@@ -34,6 +34,7 @@ class Validation:
     chrf: float
     bleu_signature: str
     samples: list[dict[str, str]]  # src, ref, hyp of the first sentences
+    length_ratio: float  # translations / references in BLEU's tokens; below 1 the brevity penalty applies
 
     def score(self, metric: str) -> float:
         """The value of ``train.metric`` (loss, bleu or chrf)."""
@@ -109,6 +110,7 @@ def validate(
         chrf=result.chrf,
         bleu_signature=result.bleu_signature,
         samples=[{"src": data.srcs[i], "ref": data.refs[i], "hyp": hyps[i]} for i in range(min(3, n))],
+        length_ratio=result.length_ratio,
     )
     attention = outputs[0].attention if outputs else None  # of the first sentence's best output
     if plot_path is not None and attention is not None:

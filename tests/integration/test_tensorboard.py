@@ -24,6 +24,7 @@ SCALARS = {
     "valid/ppl",
     "valid/bleu",
     "valid/chrf",
+    "valid/length_ratio",
 }
 
 

@@ -42,7 +42,8 @@ def test_run_directory_contents(trained_toy):
         assert (trained_toy / name).is_file(), name
     events = [json.loads(line) for line in (trained_toy / "metrics.jsonl").read_text().splitlines()]
     valid = [e for e in events if e["event"] == "valid"]
-    assert valid and {"loss", "ppl", "bleu", "chrf", "samples"} <= set(valid[-1])
+    assert valid and {"loss", "ppl", "bleu", "chrf", "samples", "length_ratio"} <= set(valid[-1])
+    assert all(0 < e["length_ratio"] < 3 for e in valid)  # greedy output length / reference length
     assert events[-1]["event"] == "stop"
     assert list((trained_toy / "attention").glob("*.png"))
     cfg = C.load(trained_toy / "config.yaml")  # the resolved config rebuilds the experiment

@@ -27,6 +27,7 @@ def _log() -> list[events.Event]:
             chrf=28.0,
             bleu_signature="nrefs:1",
             samples=[{"src": "a", "ref": "b", "hyp": "c"}],
+            length_ratio=0.97,
         ),
         events.Stop(reason="max_steps", step=500, epoch=3, elapsed_s=300.0, best=30.1),
     ]
@@ -65,6 +66,7 @@ def test_lines_of_older_runs_read_with_defaults(tmp_path):
     start, valid = events.read(tmp_path)
     assert start.params is None and start.hardware == {}
     assert valid.samples == [] and valid.bleu == 1.0
+    assert valid.length_ratio is None  # logged since 2026-11-27
 
 
 def test_a_line_cut_short_by_a_crash_is_dropped_and_the_log_goes_on(tmp_path):
