@@ -165,7 +165,7 @@ def records(log: list[events.Event], levels: list[float], config: str, run_dir: 
             "elapsed_s": stop.elapsed_s,
             "stop_reason": stop.reason,
             "validations": len(valid),
-            "levels_reached": sum(r["reached"] for r in rows),
+            "levels_reached": sum(1 for r in rows if r["reached"]),
             "params": start.params,
             **hardware,
         }

@@ -28,6 +28,7 @@ import torch
 
 from nmt.data.dataset import EncodedSplit
 from nmt.data.pipeline import load_corpus
+from nmt.decode.ensemble import Ensemble
 from nmt.decode.inference import load_checkpoint
 from nmt.train.validate import token_loss
 from nmt.util import threads
@@ -39,12 +40,14 @@ def sample(split: EncodedSplit, pairs: int, seed: int) -> EncodedSplit:
     if pairs >= len(split):
         return split
     chosen = np.sort(np.random.default_rng(seed).choice(len(split), size=pairs, replace=False))
-    return EncodedSplit.from_sequences([split.src(i) for i in chosen], [split.tgt(i) for i in chosen])
+    return EncodedSplit.from_sequences([split.src(i).tolist() for i in chosen], [split.tgt(i).tolist() for i in chosen])
 
 
 def fit_gap(checkpoint: Path, train_pairs: int, seed: int, device: torch.device) -> dict:
     """Validation and training-sample cross-entropy of one checkpoint, per target token."""
     loaded = load_checkpoint(checkpoint, device)
+    model = loaded.model
+    assert not isinstance(model, Ensemble)  # one checkpoint is one network
     cfg = loaded.config
     corpus = load_corpus(cfg.data, splits=("train", "valid"))
     record: dict = {
@@ -57,7 +60,7 @@ def fit_gap(checkpoint: Path, train_pairs: int, seed: int, device: torch.device)
             ("train", sample(corpus.splits["train"], train_pairs, seed)),
             ("valid", corpus.splits["valid"]),
         ):
-            total, tokens = token_loss(loaded.model, split, cfg, device, None)
+            total, tokens = token_loss(model, split, cfg, device, None)
             record[f"{name}_loss"] = round(total / tokens, 4)
             record[f"{name}_ppl"] = round(math.exp(total / tokens), 2)
     record["gap"] = round(record["valid_loss"] - record["train_loss"], 4)
