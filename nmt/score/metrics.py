@@ -55,7 +55,7 @@ class Score:
     chrf_signature: str
     ter_signature: str
     n: int  # number of scored segments
-    length_ratio: float = 1.0  # hypothesis / reference tokens as BLEU counts them
+    length_ratio: float  # hypothesis / reference tokens as BLEU counts them
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict for JSON reports."""
