@@ -12,27 +12,33 @@ Command (from the repository root, on a run written by ``nmt train``)::
 
     python scripts/fit_gap.py runs/tf30_s1/checkpoints/best.pt --train-pairs 3000
 
-One JSON line per checkpoint on stdout.
+One JSON line per checkpoint on stdout.  Every argument is checked before the first checkpoint
+is read: a bad one, or a checkpoint that is not there, is one line ``fit_gap.py: error: ...`` and
+exit status 2, as the nmt CLI gives.  ``--threads`` takes what nmt commands take
+(:func:`nmt.util.threads.configure`): 0 for one per core other processes leave free, or a count up
+to 4 per CPU (more only makes the threads wait on each other; 10**6 crashed torch).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from _script_args import Parser, fail, whole_number
 from nmt.data.dataset import EncodedSplit
 from nmt.data.pipeline import load_corpus
 from nmt.decode.ensemble import Ensemble
 from nmt.decode.inference import load_checkpoint
+from nmt.run.checkpoint import check_checkpoint_path
 from nmt.train.validate import token_loss
 from nmt.util import threads
 from nmt.util.errors import UserError
+
+PROG = "fit_gap.py"
 
 
 def sample(split: EncodedSplit, pairs: int, seed: int) -> EncodedSplit:
@@ -68,24 +74,35 @@ def fit_gap(checkpoint: Path, train_pairs: int, seed: int, device: torch.device)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = Parser(prog=PROG, description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "checkpoints", type=Path, nargs="+", help="Checkpoint files written by nmt train or nmt average."
     )
-    parser.add_argument("--train-pairs", type=int, default=3000, help="Training pairs sampled (default: 3000).")
-    parser.add_argument("--seed", type=int, default=0, help="Seed of the training sample (default: 0).")
-    parser.add_argument("--threads", type=int, default=0, help="CPU threads (0 = torch's choice).")
+    parser.add_argument(
+        "--train-pairs", type=whole_number(1), default=3000, help="Training pairs sampled (default: 3000)."
+    )
+    parser.add_argument(
+        "--seed",
+        type=whole_number(0, 2**32, shown="[0, 2^32)"),
+        default=0,
+        help="Seed of the training sample, as train.seed takes it (default: 0).",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="CPU threads (default 0: one per core other processes leave free, as nmt commands use).",
+    )
     args = parser.parse_args(argv)
-    if args.train_pairs < 1:
-        sys.exit("fit_gap.py: --train-pairs must be at least 1")
-    if args.threads:
-        threads.configure(args.threads)
-    device = torch.device("cpu")
-    for checkpoint in args.checkpoints:
-        try:
+    try:
+        threads.configure(args.threads, "--threads")  # refuses a negative count, or more than 4 per CPU
+        for checkpoint in args.checkpoints:  # all of them before the first is measured
+            check_checkpoint_path(checkpoint)
+        device = torch.device("cpu")
+        for checkpoint in args.checkpoints:
             print(json.dumps(fit_gap(checkpoint, args.train_pairs, args.seed, device)), flush=True)
-        except UserError as exc:
-            sys.exit(f"fit_gap.py: {exc}")
+    except UserError as exc:
+        fail(PROG, str(exc))
 
 
 if __name__ == "__main__":

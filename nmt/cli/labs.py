@@ -87,7 +87,9 @@ def lab_cmd(
         return
     if name is None:
         raise UserError("name a lab (nmt lab --list names them)")
-    if tiny and size not in (LabSize.full, LabSize.tiny):
+    source = command.get_parameter_source("size")  # typer's own click: its enum, compared by name
+    size_given = source is not None and source.name != "DEFAULT"  # --size full typed, not the default
+    if tiny and size is not LabSize.tiny and size_given:
         raise UserError(f"--tiny is --size tiny: give one of --tiny and --size {size.value}")
     chosen: Size = "tiny" if tiny else size.value
     lab = load_lab(name)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 from nmt.config.variants import run_name, variant_overrides
-from nmt.util.errors import UserError
+from nmt.util.errors import UserError, short_repr
 
 FIXED_BY_COMPARE = {
     "name": "the run folders are named after the arms",
@@ -77,12 +78,41 @@ def parse_sweep(text: str) -> Sweep:
     values = tuple(v.strip() for v in values_text.split(","))
     if not sep or not key or not any(values):
         raise UserError(f"--sweep {text!r}: expected KEY=V1,V2,... e.g. --sweep train.teacher_forcing=1.0,0.5")
+    return _checked(key, values, repr(text))
+
+
+def sweep_of(key: str, values: Union[str, Sequence[object]]) -> Sweep:
+    """The sweep of ``key`` over ``values`` (each written as ``str`` writes it), as Python gives them:
+    ``nmt.compare(sweep={"train.lr": [0.1, 0.2]})``.  Text (``"0.1,0.2"``) is read as ``--sweep`` reads it.
+
+    A value holding a comma is refused, not split: ``--sweep KEY=V1,V2``, the form the plan is
+    shown and rerun in, could not carry it (``["0.1,0.2"]`` became two arms where one was given).
+    """
+    if isinstance(values, str):
+        return parse_sweep(f"{key}={values}")
+    key = str(key).strip()
+    if not key:
+        raise UserError(f"--sweep {short_repr(key)}: expected KEY=V1,V2,... e.g. --sweep train.teacher_forcing=1.0,0.5")
+    texts = tuple(str(v).strip() for v in values)
+    if not texts:
+        raise UserError(f"--sweep {key}: give at least one value")
+    for text in texts:
+        if "," in text:
+            raise UserError(
+                f"--sweep {key}: the value {short_repr(text)} holds a comma, which separates the values of "
+                "--sweep KEY=V1,V2; give one value per list item"
+            )
+    return _checked(key, texts, key)
+
+
+def _checked(key: str, values: tuple[str, ...], shown: str) -> Sweep:
+    """The checks both forms of a sweep share; ``shown`` names the sweep in a message."""
     if "" in values:  # "0.1,,0.2" or a trailing comma: a value lost to a slip, not meant
-        raise UserError(f"--sweep {text!r}: value {values.index('') + 1} is empty; give each value between commas")
+        raise UserError(f"--sweep {shown}: value {values.index('') + 1} is empty; give each value between commas")
     if key in FIXED_BY_COMPARE:
         raise UserError(f"--sweep {key}: nmt compare sets this option itself ({FIXED_BY_COMPARE[key]})")
     if len(set(values)) < len(values):
-        raise UserError(f"--sweep {text!r}: each value may appear once")
+        raise UserError(f"--sweep {shown}: each value may appear once")
     return Sweep(key, values)
 
 

@@ -35,13 +35,17 @@ class Plan:
 
     @functools.cached_property
     def arms(self) -> list[Arm]:  # expanded once per plan: every loop over arms and the reference read it
-        default = None if self.sweeps else ["bahdanau", "luong_general"]
-        arms = expand_arms(self.variants if self.variants is not None else default, self.sweeps)
         if self.match_params is None:
-            return arms
+            return self.arms_as_given
         from nmt.evaluate.compare_match import match_arms
 
-        return match_arms(self.config, self.overrides, arms, self.match_params)
+        return match_arms(self.config, self.overrides, self.arms_as_given, self.match_params)
+
+    @functools.cached_property
+    def arms_as_given(self) -> list[Arm]:
+        """The arms before ``--match-params`` resized them (the same as :attr:`arms` without it)."""
+        default = None if self.sweeps else ["bahdanau", "luong_general"]
+        return expand_arms(self.variants if self.variants is not None else default, self.sweeps)
 
     @property
     def reference(self) -> str:
@@ -110,8 +114,21 @@ def check_plan(plan: Plan) -> int:
         # cfg: this arm at the last seed, as every arm in seen was (seeds change every arm alike)
         twin = seen.setdefault(fingerprint(cfg, SAME_ARM), arm)
         if twin is not arm:  # e.g. --sweep train.teacher_forcing=1,1.0: one model trained (or scored) twice
-            raise UserError(
-                f"the arms {twin.label!r} and {arm.label!r} are one config (the same model, trained and "
-                "decoded the same way); give each value or variant once"
-            )
+            raise UserError(_one_config(plan, twin, arm))
     return steps
+
+
+def _one_config(plan: Plan, first: Arm, second: Arm) -> str:
+    """Why two arms are one config: given so, or made so by ``--match-params`` (a sweep of the
+    model's size resized back to one size), which "give each value once" would not explain."""
+    same = f"the arms {first.label!r} and {second.label!r} are one config (the same model, trained and decoded the same way)"
+    given = {arm.label: arm for arm in plan.arms_as_given}
+    resized = [arm for arm in (first, second) if arm != given.get(arm.label, arm)]
+    if plan.match_params is None or not resized:
+        return f"{same}; give each value or variant once"
+    sizes = [o.partition("=")[2] for arm in resized for o in arm.train if o.startswith("model.hidden_size=")][-1:]
+    shown = " and ".join(repr(arm.label) for arm in resized) + (f" to hidden size {sizes[0]}" if sizes else "")
+    return (
+        f"--match-params {plan.match_params!r} resized {shown}, so {same}; matching the parameter count "
+        "undoes a sweep of the model's size: leave out --match-params, or sweep another option"
+    )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from nmt.config import with_decode_overrides
+from nmt.data.splits import split_name
 from nmt.evaluate.eval_page import eval_page, summary
 from nmt.evaluate.report_files import LENGTH_PLOT, REPORT_FILES, check_report_outputs, hypotheses_in
 from nmt.evaluate.run_report import check_out_folder
@@ -39,6 +40,7 @@ def translate_split(
     import torch
 
     from nmt.data.pipeline import check_same_text
+    from nmt.data.splits import check_split
     from nmt.decode.inference import check_search, encode_sources, load_models, translate_ids
     from nmt.util import runtime, threads
 
@@ -46,13 +48,9 @@ def translate_split(
     threads.configure(0)  # follow the cores other processes leave free
     loaded = load_models(checkpoints, device)
     cfg = with_decode_overrides(loaded.config, overrides)
+    split = check_split(cfg.data, split)  # the split this corpus lacks: why, and the splits it has
     folder = cfg.data.prepared_dir
     src_path, ref_path = folder / f"{split}.{cfg.data.src}", folder / f"{split}.{cfg.data.tgt}"
-    if not src_path.is_file():
-        found = sorted({p.stem for p in folder.glob(f"*.{cfg.data.src}")}) if folder.is_dir() else []
-        raise UserError(
-            f"{src_path}: no split '{split}' (have: {', '.join(found) or 'none'}); run nmt data prepare first"
-        )
     run = run_of_checkpoint(checkpoints[0])
     check_same_text(cfg.data, str(RunPaths(run).config) if run is not None else "<the run's config.yaml>")
     srcs, refs = read_lines(src_path), read_lines(ref_path)
@@ -191,6 +189,7 @@ def run_eval(
         raise UserError("--hyp needs --ref (the reference translations)")
     out = Path(out) if out is not None else default_out(checkpoints)
     check_out_folder(out)  # before any model loads or file is read
+    split = split_name(split)  # Multi30k's own names (test_2016_flickr) name our splits too
     written = [*REPORT_FILES, *([LENGTH_PLOT] if not hyps or src is not None else [])]  # the plot needs sources
     translated = []  # the hypothesis files a model writes into out
     if checkpoints:

@@ -78,23 +78,29 @@ def _what(info: Mapping[str, Any]) -> tuple[str, list[str]]:
 def scores_section(payload: Mapping[str, Any]) -> list[str]:
     """One row per system: BLEU, chrF, TER, the length ratio BLEU's brevity penalty reads, segments."""
     rows = [
-        [name] + [f"{result[m]:.2f}" for m in METRICS] + [_ratio(result.get("length_ratio")), result["n"]]
+        [name] + [f"{result[m]:.2f}" for m in METRICS] + [_ratio(result), result["n"]]
         for name, result in payload["systems"].items()
     ]
+    undefined = any("length_ratio" in r and r["length_ratio"] is None for r in payload["systems"].values())
     return (
         ["## Scores", ""]
         + _table(["system", "BLEU ↑", "chrF ↑", "TER ↓", "length ratio", "segments"], rows)
         + [
             "",
             "BLEU and chrF: higher is better. TER is an edit rate: lower is better. Length ratio: translation / "
-            "reference length in BLEU's tokens; below 1, BLEU's brevity penalty lowers the score.",
+            "reference length in BLEU's tokens; below 1, BLEU's brevity penalty lowers the score."
+            + (" n/a: the references hold no words, so no ratio is defined." if undefined else ""),
         ]
     )
 
 
-def _ratio(value: Optional[float]) -> str:
-    """A length ratio to 3 decimals; "-" for a report written before reports kept it."""
-    return "-" if value is None else f"{value:.3f}"
+def _ratio(result: Mapping[str, Any]) -> str:
+    """A system's length ratio to 3 decimals; "n/a" where it is undefined (None: no reference words),
+    "-" for a report written before reports kept it."""
+    if "length_ratio" not in result:
+        return "-"
+    value: Optional[float] = result["length_ratio"]
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _verdict(ps: Mapping[str, Optional[float]]) -> str:

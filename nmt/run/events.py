@@ -123,18 +123,26 @@ def append(run_dir: Path, event: Event) -> None:
 def read(run_dir: Path) -> list[Event]:
     """Every event of ``run_dir/metrics.jsonl`` in order; no file: an empty list.
 
-    A last line without its newline (a write cut short by a crash) is left out; any other
-    line that is not an event raises ValueError naming the file and line.
+    A last line without its newline (a write cut short by a crash, perhaps inside a character) is
+    left out; any other line that is not an event, or not UTF-8, raises ValueError naming the file
+    and line.  Lines are split on ``"\\n"`` bytes and decoded one by one, so a few bad bytes are
+    named where they are (decoding the whole file named only a byte offset, and no file).
     """
     path = RunPaths(run_dir).metrics
     if not path.is_file():
         return []
-    text = path.read_text(encoding="utf-8")
-    lines = text.splitlines()
-    if lines and not text.endswith("\n"):
-        lines.pop()
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    lines.pop()  # after the last newline: empty, or a line cut short
     out: list[Event] = []
-    for number, line in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{path}:{number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                "nmt writes this file as JSON lines: restore it, or remove the damaged line"
+            ) from None
         if line.strip():
             try:
                 out.append(from_json(json.loads(line)))

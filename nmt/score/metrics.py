@@ -45,7 +45,10 @@ class Score:
 
     TER is an edit rate in percent: lower is better, 0 for a copy of the reference.
     ``length_ratio`` is hypothesis / reference length in BLEU's tokens: below 1 BLEU's brevity
-    penalty exp(1 - 1/ratio) scales the score down (Papineni et al. 2002).
+    penalty exp(1 - 1/ratio) scales the score down (Papineni et al. 2002).  Against references
+    without a word (``ref_len`` 0) there is no ratio: sacreBLEU's 0.0 is kept here, for the
+    trainer's log, but :meth:`to_dict`, which the reports write, gives None, since 0.000 would read
+    as "the system wrote nothing".
     """
 
     bleu: float
@@ -55,11 +58,15 @@ class Score:
     chrf_signature: str
     ter_signature: str
     n: int  # number of scored segments
-    length_ratio: float  # hypothesis / reference tokens as BLEU counts them
+    length_ratio: float  # hypothesis / reference tokens as BLEU counts them (0.0 where ref_len is 0)
+    ref_len: int  # reference tokens as BLEU counts them
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict for JSON reports."""
-        return asdict(self)
+        """Plain dict for JSON reports; the length ratio None (undefined) without reference words."""
+        found = asdict(self)
+        if not self.ref_len:
+            found["length_ratio"] = None
+        return found
 
 
 def _bleu() -> BLEU:
@@ -106,6 +113,7 @@ def score(hyps: list[str], refs: list[str]) -> Score:
         ter_signature=str(ter.get_signature()),
         n=len(refs),
         length_ratio=float(bleu_result.ratio),
+        ref_len=int(bleu_result.ref_len),
     )
 
 

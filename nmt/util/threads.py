@@ -20,9 +20,30 @@ from typing import Optional
 
 import torch
 
+from nmt.util.errors import UserError
+
 log = logging.getLogger(__name__)
 
 CHECK_EVERY_S = 2.0  # seconds between load checks: long enough to average, short enough to react
+THREADS_PER_CPU = 4
+"""The most threads asked per CPU of the machine: more only oversubscribes, and a count such as
+10**6 made ``torch.set_num_threads`` kill the process with a segmentation fault."""
+
+
+def max_threads() -> int:
+    """The largest thread count :func:`configure` takes on this machine."""
+    return THREADS_PER_CPU * (os.cpu_count() or 1)
+
+
+def check_count(threads: object, name: str = "threads") -> int:
+    """``threads`` if it is a whole number from 0 to :func:`max_threads`; else a UserError naming ``name``."""
+    top = max_threads()
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 0 <= threads <= top:
+        raise UserError(
+            f"{name}={str(threads)[:40]}: give 0 (one per free core) or a count from 1 to {top} "
+            f"({THREADS_PER_CPU} per CPU of this machine)"
+        )
+    return threads
 
 
 @dataclass(frozen=True)
@@ -115,9 +136,15 @@ class ThreadGovernor:
 _governor: Optional[ThreadGovernor] = None  # the process's; set by configure()
 
 
-def configure(threads: int) -> Optional[ThreadGovernor]:
-    """``threads > 0``: use exactly that many.  0: follow the free cores from now on (see :func:`tick`)."""
+def configure(threads: int, name: str = "threads") -> Optional[ThreadGovernor]:
+    """``threads > 0``: use exactly that many.  0: follow the free cores from now on (see :func:`tick`).
+
+    The count is torch's, for the whole process (``torch.set_num_threads``), until changed again.
+    A negative count or one above :func:`max_threads` is refused (:func:`check_count`), the
+    message naming the option ``name``.
+    """
     global _governor
+    check_count(threads, name)
     _governor = None
     if threads > 0:
         torch.set_num_threads(threads)

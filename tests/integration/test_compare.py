@@ -390,3 +390,14 @@ def test_match_params_resizes_every_other_arm_to_the_baseline_within_two_percent
         and "--match-params 'qkv' is not among the compared arms" in err
         and len(err.strip().splitlines()) == 1
     )
+
+
+def test_arms_that_match_params_made_one_config_are_refused_saying_so(tmp_path, toy_files, capsys):
+    """A model.hidden_size sweep resized to one arm's parameters is that arm again: the refusal said
+    "give each value once", although each value was given once."""
+    _, files = toy_files
+    args = compare_args(tmp_path, files, "--sweep", "model.hidden_size=64,96", "--seeds", "1", "--steps", "5")
+    code, out, err = run_cli([*args, "--match-params", "model.hidden_size=64", "--dry-run"], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "--match-params 'model.hidden_size=64' resized 'model.hidden_size=96' to hidden size 64" in err, err
+    assert "give each value" not in err, err

@@ -126,8 +126,8 @@ def test_line_count_mismatch_exits_2_naming_the_file(
     "extra,needle",
     [
         (["--test", "permutation"], "--test must be one of both, bootstrap, ar"),
-        (["--ar-trials", "0"], "--ar-trials must be at least 1"),
-        (["--seed", "0"], "--seed must be at least 1"),
+        (["--ar-trials", "0"], "ar_trials=0: give a whole number of at least 1"),
+        (["--seed", "0"], "seed=0: give a whole number from 1 to 4294967295"),
     ],
 )
 def test_bad_options_exit_2(
@@ -224,3 +224,49 @@ def test_a_users_hypotheses_in_out_are_refused_before_the_model_loads(
     code, _, err = run(["eval", "--checkpoint", str(tmp_path / "model.pt"), "--out", str(out)], capsys)
     assert code == 2 and f"{taken} was not written by nmt" in err and err.strip().count("\n") == 0, err
     assert taken.read_text(encoding="utf-8") == "my own translation\n"
+
+
+@pytest.mark.parametrize("hyp", [["a few words", "more"], ["", ""]], ids=["output", "empty output"])
+def test_a_length_ratio_against_references_without_words_is_reported_as_undefined(
+    tmp_path: Path, capsys: pytest.CaptureFixture, hyp: list[str]
+) -> None:
+    """It was printed and written as 0.000, which reads as "no output"; there is no ratio to no words."""
+    ref, out = _write(tmp_path / "ref.txt", ["", ""]), tmp_path / "out"
+    code, printed, err = run(
+        ["eval", "--hyp", str(_write(tmp_path / "hyp.txt", hyp)), "--ref", str(ref), "--out", str(out)], capsys
+    )
+    assert code == 0, err
+    assert json.loads((out / "report.json").read_text(encoding="utf-8"))["systems"]["hyp.txt"]["length_ratio"] is None
+    page = (out / "report.md").read_text(encoding="utf-8")
+    for text in (printed, page):
+        (row,) = [line for line in text.splitlines() if line.startswith("| hyp.txt")]
+        assert "| n/a |" in row and "0.000" not in row, row
+        assert "n/a: the references hold no words" in text, text
+
+
+def test_a_split_the_corpus_lacks_lists_the_splits_it_has_and_upstream_names_are_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--split test2017 on a corpus without it said "run nmt data prepare first", which cannot add it."""
+    from nmt.labs.base import TINY_OVERRIDES
+    from nmt.train.entry import run_training
+
+    monkeypatch.chdir(tmp_path)
+    run_training(
+        None, [*TINY_OVERRIDES, "data.root=data", "runs_dir=runs", "name=tiny", "train.max_steps=2"], progress=False
+    )
+    checkpoint = str(tmp_path / "runs" / "tiny" / "checkpoints" / "last.pt")
+    code, _out, err = run(
+        ["eval", "--checkpoint", checkpoint, "--split", "test2017", "--out", "missing", *FAST], capsys
+    )
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "--split test2017: the corpus prepared in data/synthetic/" in err, err
+    assert "has no split 'test2017'" in err and err.rstrip().endswith("choose from test, train, valid"), err
+    assert "prepare first" not in err and not (tmp_path / "missing").exists()
+
+    code, _out, err = run(
+        ["eval", "--checkpoint", checkpoint, "--split", "val", "--beam", "1", "--out", "v", *FAST], capsys
+    )
+    assert code == 0, err  # Multi30k's file name for the validation split
+    assert [p.name.split(".")[0] for p in (tmp_path / "v").glob("*.hyp.*")] == ["valid"]
+    assert json.loads((tmp_path / "v" / "report.json").read_text(encoding="utf-8"))["info"]["split"] == "valid"

@@ -66,6 +66,39 @@ def test_the_command_prints_one_line_per_checkpoint_and_refuses_an_empty_sample(
     refused = subprocess.run(
         [sys.executable, script, checkpoints[0], "--train-pairs", "0"], cwd=REPO, capture_output=True, text=True
     )
-    assert refused.returncode != 0 and refused.stderr.strip().splitlines() == [
-        "fit_gap.py: --train-pairs must be at least 1"
+    assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
+        "fit_gap.py: error: argument --train-pairs: must be at least 1, got 0"
     ]
+
+
+BAD_ARGUMENTS = [
+    (["--train-pairs", "10", "--seed", "-1"], "argument --seed: must be in [0, 2^32), got -1"),
+    (["--threads", "-1"], "--threads=-1: give 0 (one per free core) or a count from 1 to "),
+    (["--threads", "1000000"], "--threads=1000000: give 0 (one per free core) or a count from 1 to "),
+    (["--threads", "two"], "argument --threads: invalid int value: 'two'"),
+]
+
+
+@pytest.mark.parametrize("args, words", BAD_ARGUMENTS, ids=lambda a: " ".join(a) if isinstance(a, list) else "")
+def test_a_bad_argument_is_one_line_and_status_2_before_any_checkpoint_loads(trained_toy, args, words):
+    """Run as a user runs it (a thread count reaches torch in the process that reads it)."""
+    checkpoint = str(trained_toy / "checkpoints" / "best.pt")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "fit_gap.py"), checkpoint, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    err = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert len(err) == 1 and err[0].startswith("fit_gap.py: error: ") and words in err[0], err
+
+
+def test_every_checkpoint_is_checked_before_the_first_is_measured(trained_toy, tmp_path, capsys):
+    missing = tmp_path / "none.pt"
+    with pytest.raises(SystemExit) as exit_info:
+        fit_gap.main([str(trained_toy / "checkpoints" / "best.pt"), str(missing), "--threads", "1"])
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 2 and out == "", out  # no line for the first checkpoint either
+    assert err.strip().splitlines() == [f"fit_gap.py: error: {missing}: checkpoint not found"]

@@ -180,6 +180,18 @@ def test_report_refuses_a_folder_without_metrics_in_one_line(two_runs, tmp_path,
     assert not out.exists()  # every run is read before anything is written
 
 
+def test_report_names_the_file_and_line_of_bytes_that_are_not_utf8(two_runs, tmp_path, capsys):
+    run = tmp_path / "damaged"
+    shutil.copytree(two_runs[0], run)
+    metrics = run / events.FILE_NAME
+    lines = metrics.read_bytes().split(b"\n")
+    lines[1] = lines[1][:10] + b"\xcd" + lines[1][10:]
+    metrics.write_bytes(b"\n".join(lines))
+    code, stdout, err = run_cli(["report", str(run), "--out", str(tmp_path / "out")], capsys)
+    assert code == 2 and stdout == "" and err.strip().count("\n") == 0, err
+    assert err.startswith(f"nmt: error: {metrics}:2: not UTF-8 (byte 0xcd at column 11)"), err
+
+
 def test_report_help_has_an_example(capsys):
     code, stdout, _ = run_cli(["report", "--help"], capsys)
     assert code == 0 and "Example" in stdout and "--out" in stdout

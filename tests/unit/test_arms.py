@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nmt.config.arms import MAX_ARMS, expand_arms, parse_sweep
+from nmt.config.arms import MAX_ARMS, Sweep, expand_arms, parse_sweep, sweep_of
 from nmt.util.errors import UserError
 
 
@@ -89,3 +89,28 @@ def test_a_plan_of_more_arms_than_the_ceiling_is_refused_before_any_is_built():
     with pytest.raises(UserError, match=r"2,000 arms \(2 x 1000\)"):
         expand_arms(["bahdanau", "qkv"], [parse_sweep("train.lr=" + ",".join(str(i) for i in range(1000)))])
     assert len(expand_arms(None, [parse_sweep("train.lr=" + ",".join(str(i) for i in range(MAX_ARMS)))])) == MAX_ARMS
+
+
+def test_a_sweep_from_a_list_of_values_is_the_sweep_its_text_gives():
+    """nmt.compare(sweep={KEY: [V1, V2]}) builds its sweeps here, not by joining the values with commas."""
+    assert sweep_of("train.lr", [0.1, 0.2]) == parse_sweep("train.lr=0.1,0.2") == Sweep("train.lr", ("0.1", "0.2"))
+    assert sweep_of("decode.beam", (1, 5)) == Sweep("decode.beam", ("1", "5"))
+    assert sweep_of("train.lr", "0.1,0.2") == parse_sweep("train.lr=0.1,0.2")  # the text form, as given
+
+
+@pytest.mark.parametrize(
+    "key, values, message",
+    [
+        ("train.lr", ["0.1,0.2"], r"^--sweep train.lr: the value '0.1,0.2' holds a comma, "),  # was two arms
+        ("model.dropout", [0.1, "0.3, 0.4"], r"the value '0.3, 0.4' holds a comma"),
+        ("train.lr", [], r"^--sweep train.lr: give at least one value$"),
+        ("train.lr", [0.1, ""], r"value 2 is empty"),
+        ("train.lr", [0.1, 0.1], r"each value may appear once"),
+        ("train.seed", [1, 2], r"use --seeds"),
+        ("", [1, 2], r"expected KEY=V1,V2"),
+    ],
+)
+def test_a_sweep_from_a_list_refuses_what_its_text_form_could_not_carry(key, values, message):
+    with pytest.raises(UserError, match=message) as info:
+        sweep_of(key, values)
+    assert "\n" not in str(info.value)

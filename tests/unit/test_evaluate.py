@@ -87,6 +87,16 @@ def test_the_length_ratio_is_what_the_brevity_penalty_reads() -> None:
     assert result.bleu == pytest.approx(100 * geometric * math.exp(1 - 1 / result.length_ratio), rel=1e-6)
 
 
+def test_the_length_ratio_is_undefined_against_references_without_words() -> None:
+    """sacreBLEU gives 0.0 for a ratio to no reference tokens, which reads as "no output at all";
+    the reports write None (undefined) instead, for output and for empty output alike."""
+    for hyps in (["a few words", "more"], ["", ""]):
+        result = score(hyps, ["", " "])
+        assert result.ref_len == 0 and result.to_dict()["length_ratio"] is None
+    defined = score(["a b"], ["a b c d"])
+    assert defined.ref_len == 4 and defined.to_dict()["length_ratio"] == pytest.approx(0.5)
+
+
 def test_identical_hyps_score_100_and_ter_0() -> None:
     result = score(REFS, REFS)
     assert result.bleu == pytest.approx(100.0)

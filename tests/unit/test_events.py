@@ -87,5 +87,26 @@ def test_a_broken_line_in_the_middle_names_file_and_line(tmp_path):
         events.read(tmp_path)
 
 
+def test_bytes_that_are_not_utf8_name_the_file_and_line(tmp_path):
+    """The message was only "'utf-8' codec can't decode byte 0xcd in position 151", with no file or line."""
+    first, second, third = (json.dumps(events.to_json(e)).encode("utf-8") for e in _log()[:3])
+    (tmp_path / events.FILE_NAME).write_bytes(
+        first + b"\n" + second[:40] + b"\xcd\xff" + second[40:] + b"\n" + third + b"\n"
+    )
+    with pytest.raises(ValueError) as info:
+        events.read(tmp_path)
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path / events.FILE_NAME}:2: not UTF-8 (byte 0xcd at column 41)"), message
+    assert "\n" not in message
+
+
+def test_a_line_cut_short_inside_a_character_is_dropped_as_any_cut_line(tmp_path):
+    first = _log()[0]
+    events.append(tmp_path, first)
+    with open(tmp_path / events.FILE_NAME, "ab") as handle:
+        handle.write(b'{"event": "train", "note": "\xc3')  # the first byte of a two-byte character
+    assert events.read(tmp_path) == [first]
+
+
 def test_no_file_is_no_events(tmp_path):
     assert events.read(tmp_path) == []

@@ -74,6 +74,17 @@ def test_an_unknown_size_is_one_line(tmp_path, capsys):
     assert code == 2 and "--tiny is --size tiny" in err and len(err.strip().splitlines()) == 1, err
 
 
+def test_tiny_with_size_full_given_is_refused_as_any_other_size(tmp_path, capsys):
+    """--size full is the default, so --tiny --size full ran tiny without a word; given, it contradicts --tiny."""
+    where = ["--out", str(tmp_path / "out"), "--runs-dir", str(tmp_path / "runs"), "--dry-run"]
+    code, out, err = run_cli(["lab", "beam", "--tiny", "--size", "full", *where], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert "nmt: error: --tiny is --size tiny: give one of --tiny and --size full" in err, err
+    for agreeing in (["--tiny"], ["--tiny", "--size", "tiny"], ["--size", "tiny"]):
+        code, _out, err = run_cli(["lab", "beam", *agreeing, *where], capsys)
+        assert code == 0, err
+
+
 def test_a_dry_run_lists_every_run_of_every_lab_and_trains_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)  # the labs' base configs are paths in configs/
     for name in LAB_MODULES:
