@@ -24,16 +24,15 @@ from nmt.config import Config, read_yaml
 from nmt.config.saved import saved_config
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.inference import Loaded
-from nmt.engine.manifest import SRC_SPM, TGT_SPM, ExportError, is_export_folder, read_manifest
+from nmt.engine.manifest import EXPORT_FILES, SRC_SPM, TGT_SPM, ExportError, is_export_folder, read_manifest
 from nmt.model.build import TranslationModel, build_model
-from nmt.run import paths
 from nmt.util.errors import UserError
 
 __all__ = ["CONFIG", "FORMAT", "ROLES", "WEIGHTS", "Loaded", "is_export_folder", "load_release", "shared_names"]
 
 FORMAT = "safetensors"
-WEIGHTS = "model.safetensors"
-CONFIG = paths.CONFIG  # config.yaml, the name a run folder gives its config too
+WEIGHTS = EXPORT_FILES[FORMAT]["weights"]  # model.safetensors
+CONFIG = EXPORT_FILES[FORMAT]["config"]  # config.yaml, the name a run folder gives its config too
 ROLES = {"weights": WEIGHTS, "config": CONFIG}
 """The files a safetensors export holds beside the SentencePiece models, by role in export.json."""
 

@@ -3,9 +3,11 @@
 Input is read in chunks so a file of any size needs memory for one chunk only;
 on a terminal, or with ``--flush``, each line is translated as soon as it arrives.
 A file output is written under a temporary name and renamed when complete, so
-an interrupted run never leaves a file that looks finished; the file it replaces
-keeps its permission bits, and a read-only one is never replaced, nor is the input file
-(by any path to it): the translation would replace the text it translates.
+an interrupted run never leaves a file that looks finished; the temporary is removed on
+Ctrl-C, SIGTERM and SIGHUP, and one left by a process killed outright is removed by the
+next translation into the same file.  The file it replaces keeps its permission bits, and
+a read-only one is never replaced, nor a symbolic link, nor the input file (by any path
+to it): the translation would replace the text it translates.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from nmt.decode.batched import Translation
 from nmt.decode.engines import Engine
 from nmt.decode.request import resolve_search, translate_lines
 from nmt.util.errors import DataError, UserError
-from nmt.util.fileio import atomic_write, decode_lines
+from nmt.util.fileio import atomic_write, decode_lines, remove_stale_temporaries
+from nmt.util.out_paths import check_not_link
+from nmt.util.signal_trap import stops_unwind
 
 log = logging.getLogger(__name__)
 
@@ -140,8 +144,10 @@ def check_output(output: Path) -> Optional[int]:
 
     The write goes to a new file renamed over the old one, so without care a read-only
     file would be replaced and a 0600 file would become world-readable.  Write bits are
-    read from the mode as well as ``os.access``, which says yes to everything as root.
+    read from the mode as well as ``os.access``, which says yes to everything as root.  A symbolic
+    link is refused, to a file or to nothing, as for every output (:func:`~nmt.util.out_paths.check_not_link`).
     """
+    check_not_link(output, "-o")
     if output.is_dir():
         raise UserError(f"-o {output}: is a directory; give a file name")
     if output.parent.exists() and not output.parent.is_dir():
@@ -248,7 +254,8 @@ def translate_file(
                 return 0
             finally:
                 sink.detach()
-        with atomic_write(Path(output)) as raw:
+        remove_stale_temporaries(Path(output))  # of translations into it that were killed outright
+        with stops_unwind(), atomic_write(Path(output)) as raw:  # the temporary is removed on a stop signal too
             if keep_mode is not None:
                 os.chmod(raw.name, keep_mode)  # the renamed file keeps the old one's mode
             sink = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")

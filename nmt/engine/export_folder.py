@@ -8,12 +8,15 @@ outright (SIGKILL, a power cut) is removed by the next export to the same folder
 
 nmt deletes only what it wrote (:func:`check_new_folder`): an output folder is replaced only
 when its export.json is one this nmt wrote, and only when the folder holds nothing but the
-files that export.json lists.  Anything else there (notes, a report of ``nmt eval --out``, a
-project with an export.json of its own) is refused by name, with ``--force`` too.
+files an export of its format writes (:data:`~nmt.engine.manifest.EXPORT_FILES`: fixed names,
+never the names export.json lists, which a user may have edited).  Anything else there (notes, a
+report of ``nmt eval --out``, a project with an export.json of its own) is refused by name, with
+``--force`` too; and the replaced folder is emptied name by name, of those names only.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import secrets
@@ -24,26 +27,29 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from nmt.engine.manifest import MANIFEST, ExportError, parse_manifest
+from nmt.engine.manifest import EXPORT_FILES, MANIFEST, ExportError, parse_manifest
 from nmt.util.errors import short_repr
-from nmt.util.fileio import DiskFullError, is_disk_full
-from nmt.util.signal_trap import SignalTrap
+from nmt.util.fileio import DiskFullError, is_disk_full, process_running
+from nmt.util.signal_trap import STOP_SIGNALS, SignalTrap  # they end an export once its hidden folder is removed
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-"""Signals that end an export after its hidden folder is removed (Ctrl-C does so as KeyboardInterrupt)."""
+log = logging.getLogger(__name__)
+
 SHOWN_NAMES = 5
 """A refusal names at most this many of the files that are not the export's, and counts the rest."""
 SHOWN_NAME_CHARS = 60
 """... and at most this many characters of each name."""
 
 
-def check_new_folder(out: Path, force: bool) -> None:
-    """Refuse, before any work, an output folder an export may not take.
+def check_new_folder(out: Path, force: bool) -> frozenset[str]:
+    """Refuse, before any work, an output folder an export may not take; return the names that
+    replacing it deletes (none for an absent or empty folder).
 
-    Absent or empty: fine.  An earlier export of this nmt (a valid export.json) that holds only
-    the files its export.json lists: replaced with ``force``.  Anything else is refused even with
-    ``force``, since those files are not ours to delete (a typo such as ``-o runs`` must not
-    remove a user's runs, nor ``-o .`` a project that has an export.json of its own).
+    Absent or empty: fine.  An earlier export of this nmt (a valid export.json, which lists only
+    names of its format) that holds only files an export of its format writes
+    (:data:`~nmt.engine.manifest.EXPORT_FILES`, never names read from export.json): replaced with
+    ``force``.  Anything else is refused even with ``force``, since those files are not ours to
+    delete (a typo such as ``-o runs`` must not remove a user's runs, nor ``-o .`` a project that
+    has an export.json of its own).
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -53,7 +59,7 @@ def check_new_folder(out: Path, force: bool) -> None:
     except OSError as exc:
         raise ExportError(f"cannot read {out}: {exc.strerror or exc}") from None
     if not entries:
-        return
+        return frozenset()
     if not (out / MANIFEST).is_file():
         raise ExportError(
             f"{out} holds files that nmt export did not write (no {MANIFEST}); not touching them: "
@@ -66,7 +72,7 @@ def check_new_folder(out: Path, force: bool) -> None:
             f"{out} holds an {MANIFEST} that is not an export this nmt wrote ({exc}); not touching the folder: "
             "choose another output folder"
         ) from None
-    ours = {MANIFEST, *manifest.files.values()}
+    ours = frozenset({MANIFEST, *EXPORT_FILES[manifest.format].values()})
     others = sorted(
         _shown(entry.name) + ("/" if entry.is_dir(follow_symlinks=False) else "")
         for entry in entries
@@ -84,6 +90,7 @@ def check_new_folder(out: Path, force: bool) -> None:
             f"{out} already holds an nmt {manifest.format} export; give --force to replace it, "
             "or choose another output folder"
         )
+    return ours
 
 
 def _shown(name: str) -> str:
@@ -119,17 +126,14 @@ def new_folder(out: Path, force: bool) -> Iterator[Path]:
             _check_staged(staging)
             _sync_tree(staging)
             stopped.check()
-            check_new_folder(out, force)  # again: another process may have written there meanwhile
+            ours = check_new_folder(out, force)  # again: another process may have written there meanwhile
             old = out.with_name(f".{out.name}.{tag}.old")
             with _signals_blocked():  # the two renames happen both or neither: never an export aside and none in place
                 if out.exists():
                     os.rename(out, old)
                 os.rename(staging, out)
             _sync_dir(out.parent)
-            if old.is_symlink():  # ``out`` was a link to a folder: the link is replaced, its target kept
-                old.unlink()
-            else:
-                shutil.rmtree(old, ignore_errors=True)
+            _remove_replaced(old, ours)
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
             if is_disk_full(exc, out.parent):
@@ -140,6 +144,25 @@ def new_folder(out: Path, force: bool) -> Iterator[Path]:
                 stopped.resignal()  # exit status 128 + signal, under the handler found on entry
                 raise KeyboardInterrupt from None  # an earlier Python handler returned: stop as Ctrl-C does
             raise
+
+
+def _remove_replaced(old: Path, ours: frozenset[str]) -> None:
+    """Delete the export renamed aside to ``old``: the files of ``ours`` (its format's names, checked
+    just before), then the folder if nothing else is in it; something that appeared there since (a
+    file written meanwhile) is kept, and so is the folder holding it."""
+    if not os.path.lexists(old):  # there was no earlier export
+        return
+    if old.is_symlink():  # ``out`` was a link to a folder: the link is replaced, its target kept
+        old.unlink()
+        return
+    for name in ours:
+        path = old / name
+        if path.is_symlink() or path.is_file():  # a folder of that name is not the export's
+            path.unlink(missing_ok=True)
+    try:
+        old.rmdir()
+    except OSError:
+        log.warning("kept %s: it holds files that nmt export did not write", old)
 
 
 def _check_staged(staging: Path) -> None:
@@ -166,23 +189,10 @@ def remove_stale_folders(out: Path) -> list[Path]:
         match = STALE.fullmatch(entry.name)
         if match is None or match["name"] != out.name or entry.is_symlink() or not entry.is_dir():
             continue
-        if not _running(int(match["pid"])):
+        if not process_running(int(match["pid"])):
             shutil.rmtree(entry, ignore_errors=True)
             removed.append(entry)
     return removed
-
-
-def _running(pid: int) -> bool:
-    """Whether a process ``pid`` exists (it may be another user's: then it exists too)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return pid > 0  # another user's process; an absurd number was never a PID
-    return True
 
 
 class _Stopped(BaseException):

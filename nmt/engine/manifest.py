@@ -3,10 +3,11 @@
 Every folder ``nmt export`` writes (safetensors for the torch engine, ONNX for onnxruntime, a
 CTranslate2 model) holds one ``export.json``: its format and the version of that layout, the
 nmt that wrote it, the model kind, the vocabulary sizes, the run's decode options (the search
-defaults a translating engine starts from) and the files the folder must hold.  Reading it
-first turns every way a folder can be wrong (not an export, another program's JSON, a layout
-this nmt does not read, another engine's format, a file deleted since) into one line before any
-engine loads anything.
+defaults a translating engine starts from) and the files the folder must hold, each under the
+one name its format gives it (:data:`EXPORT_FILES`).  Reading it first turns every way a folder
+can be wrong (not an export, another program's JSON, a layout this nmt does not read, another
+engine's format, a file deleted since, a file listed that no export holds) into one line before
+any engine loads anything.
 
 How a folder is written (whole, in a hidden sibling) is :mod:`nmt.engine.export_folder`.  This
 module imports no torch: the onnxruntime and ctranslate2 engines run without it.
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt import __version__
+from nmt.run.paths import CONFIG
 from nmt.util.errors import UserError, short_repr
 from nmt.util.fileio import atomic_write_bytes
 
@@ -45,6 +47,22 @@ ARCHS = ("rnn", "transformer")
 SRC_SPM, TGT_SPM = "src_spm", "tgt_spm"
 """Roles of the SentencePiece models in :attr:`Manifest.files`; every format holds both."""
 SPM_FILES = {SRC_SPM: "spm.src.model", TGT_SPM: "spm.tgt.model"}
+EXPORT_FILES: dict[str, dict[str, str]] = {
+    "safetensors": {"weights": "model.safetensors", "config": CONFIG, **SPM_FILES},  # the run's config.yaml
+    "onnx": {"encoder": "encoder.onnx", "step": "step.onnx", **SPM_FILES},
+    "ctranslate2": {  # the names CTranslate2's ``spec.save`` gives: one shared vocabulary, or one per side
+        "weights": "model.bin",
+        "ct2_config": "config.json",
+        "shared_vocabulary": "shared_vocabulary.json",
+        "source_vocabulary": "source_vocabulary.json",
+        "target_vocabulary": "target_vocabulary.json",
+        **SPM_FILES,
+    },
+}
+"""Every file an export of each format may hold besides export.json, by its role in :attr:`Manifest.files`:
+the one definition the exporters write by, the only names ``nmt export --force`` deletes, and the only
+entries export.json may list (a name read from the file is never trusted: an edited export.json would
+make a user's ``notes.txt`` or ``thesis.tex`` one of the export's files)."""
 MAX_MANIFEST_BYTES = 1 << 20
 """Largest export.json read (a real one is under 16 KiB, most of it the run's config)."""
 
@@ -110,12 +128,7 @@ def read_manifest(folder: Path, expected_format: Optional[str] = None) -> Manife
     not an nmt export, its export.json is foreign or altered, its layout is not :data:`FORMAT_VERSION`,
     its format is not ``expected_format`` (when given), or a file it lists is missing."""
     folder = Path(folder)
-    manifest = parse_manifest(folder)
-    if expected_format is not None and manifest.format != expected_format:
-        raise ExportError(
-            f"{folder} holds {_a(manifest.format)} export; --engine {ENGINES[expected_format]} needs "
-            f"{_a(expected_format)} export (give --engine {ENGINES[manifest.format]} for this folder)"
-        )
+    manifest = parse_manifest(folder, expected_format)
     for role, name in manifest.files.items():
         if not (folder / name).is_file():
             raise ExportError(
@@ -135,9 +148,10 @@ def check_vocab_sizes(folder: Path, manifest: Manifest, src_size: int, tgt_size:
             )
 
 
-def parse_manifest(folder: Path) -> Manifest:
+def parse_manifest(folder: Path, expected_format: Optional[str] = None) -> Manifest:
     """``folder``'s export.json read and checked as :func:`read_manifest` does, but whatever files the
-    folder holds: what tells an export nmt wrote (and may replace) from a folder of someone else's."""
+    folder holds: what tells an export nmt wrote (and may replace) from a folder of someone else's.
+    Another format than ``expected_format`` (when given) is said before any of its file names are."""
     raw = _read_json(folder)
     version = raw["format_version"]
     if isinstance(version, bool) or not isinstance(version, int) or version != FORMAT_VERSION:
@@ -156,6 +170,12 @@ def parse_manifest(folder: Path) -> Manifest:
     values["model"] = _description(folder, raw.get("model"))
     manifest = Manifest(**values)
     _check_types(folder, manifest)
+    if expected_format is not None and manifest.format != expected_format:
+        raise ExportError(
+            f"{folder} holds {_a(manifest.format)} export; --engine {ENGINES[expected_format]} needs "
+            f"{_a(expected_format)} export (give --engine {ENGINES[manifest.format]} for this folder)"
+        )
+    _check_files(folder, manifest)
     return manifest
 
 
@@ -256,6 +276,19 @@ def _check_types(folder: Path, m: Manifest) -> None:
             raise ExportError(
                 f"{folder / MANIFEST}: {key} is {short_repr(getattr(m, key))}, which nmt never writes "
                 "(an altered file?); export the checkpoint again"
+            )
+
+
+def _check_files(folder: Path, m: Manifest) -> None:
+    """Refuse, in one line naming it, a ``files`` entry that is not its role's name in :data:`EXPORT_FILES`
+    for the folder's format (a role no export has, or a file of the user's under a role an export has)."""
+    names = EXPORT_FILES[m.format]
+    for role, name in m.files.items():
+        if names.get(role) != name:
+            raise ExportError(
+                f"{folder / MANIFEST}: files lists {role}: {short_repr(name)}, which {_a(m.format)} export never "
+                f"holds (its files are {', '.join(sorted(set(names.values())))}; an altered file?); "
+                "export the checkpoint again"
             )
 
 

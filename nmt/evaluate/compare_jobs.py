@@ -12,7 +12,9 @@ own, so a Ctrl-C reaches only ``nmt compare``, which passes it on once to each o
 saves its last checkpoint, and the same command resumes them.  A SIGTERM (or SIGHUP) is passed on as
 SIGTERM, and the comparison then exits as ``nmt train`` would, 128 + the signal it received, with a
 line saying which runs saved.  A second signal is passed on too, which stops them without saving,
-as for ``nmt train``.
+as for ``nmt train``.  A comparison killed outright (SIGKILL) can pass nothing on, so on Linux each
+process asks the kernel for SIGTERM when the comparison ends (:func:`nmt.util.children.die_with_parent`):
+the runs save and end rather than train on as orphans holding their run locks.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from nmt.config.sections import DataConfig
 from nmt.data.pipeline import load_corpus
 from nmt.evaluate.compare_plan import Plan
 from nmt.evaluate.compare_runs import RunAction
+from nmt.util.children import die_with_parent
 from nmt.util.errors import Interrupted, UserError
 from nmt.util.signal_trap import SignalTrap
 
@@ -99,6 +102,7 @@ def _start(plan: Plan, act: RunAction) -> _Job:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=die_with_parent(),  # SIGTERM when the comparison dies, even by SIGKILL (Linux)
         )
     except OSError:
         log_file.close()

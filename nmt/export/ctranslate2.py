@@ -44,7 +44,7 @@ from nmt.decode.ct2 import FORMAT, position_rows
 from nmt.decode.inference import load_checkpoint
 from nmt.decode.model_info import describe_model
 from nmt.engine.export_folder import check_new_folder, new_folder
-from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, ExportError, Manifest, write_manifest
+from nmt.engine.manifest import EXPORT_FILES, SPM_FILES, SRC_SPM, TGT_SPM, ExportError, Manifest, write_manifest
 from nmt.model.attention import Attention
 from nmt.model.transformer import Transformer
 from nmt.model.transformer_layers import DecoderLayer, EncoderLayer, FeedForward, sinusoids
@@ -171,11 +171,11 @@ def export_ctranslate2(checkpoint: Path, out: Path, *, force: bool = False) -> P
     spec.optimize(quantization="float32")  # aliases the arrays written twice (shared or tied tables)
     with new_folder(Path(out), force) as folder:
         spec.save(str(folder))
-        files = {"weights": "model.bin", "ct2_config": "config.json"}
-        files.update({p.stem: p.name for p in sorted(folder.glob("*_vocabulary.json"))})
         for role, tok in ((SRC_SPM, loaded.src_tok), (TGT_SPM, loaded.tgt_tok)):
             (folder / SPM_FILES[role]).write_bytes(tok.model_bytes)
-            files[role] = SPM_FILES[role]
+        # the format's names that were written (one shared vocabulary, or one per side); a file
+        # spec.save wrote under any other name fails the check of the staged folder
+        files = {role: name for role, name in EXPORT_FILES[FORMAT].items() if (folder / name).is_file()}
         manifest = Manifest(
             format=FORMAT,
             arch="transformer",

@@ -20,9 +20,9 @@ import torch
 from nmt.decode.inference import load_checkpoint
 from nmt.decode.model_info import describe_model
 from nmt.engine.export_folder import check_new_folder, new_folder
-from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, write_manifest
+from nmt.engine.manifest import EXPORT_FILES, SPM_FILES, SRC_SPM, TGT_SPM, Manifest, write_manifest
 from nmt.engine.onnx_model import EXPORT_ID
-from nmt.export.onnx_trace import ENCODER_FILE, OPSET, STEP_FILE, export_graphs, tag_graphs
+from nmt.export.onnx_trace import OPSET, export_graphs, tag_graphs
 
 FORMAT = "onnx"
 
@@ -46,7 +46,7 @@ def export_onnx(checkpoint: Path, out: Path, *, force: bool = False) -> Path:
             src_vocab=loaded.src_tok.vocab_size,
             tgt_vocab=loaded.tgt_tok.vocab_size,
             decode=loaded.config.decode.model_dump(mode="json"),
-            files={"encoder": ENCODER_FILE, "step": STEP_FILE, **SPM_FILES},
+            files=dict(EXPORT_FILES[FORMAT]),  # both graphs and both SentencePiece models
             step=loaded.step,
             graph={"opset": OPSET, **{k: list(v) for k, v in asdict(fields).items()}, EXPORT_ID: export_id},
             model=describe_model(loaded.config, loaded.model),

@@ -19,10 +19,11 @@ import torch
 from torch import Tensor, nn
 from torch.export import Dim
 
+from nmt.engine.manifest import EXPORT_FILES
 from nmt.export.onnx_graphs import Fields, graphs
 
-ENCODER_FILE = "encoder.onnx"
-STEP_FILE = "step.onnx"
+ENCODER_FILE = EXPORT_FILES["onnx"]["encoder"]  # encoder.onnx
+STEP_FILE = EXPORT_FILES["onnx"]["step"]  # step.onnx
 OPSET = 18
 """The ONNX opset the graphs are written in (onnxruntime 1.17 and later run it)."""
 

@@ -29,7 +29,7 @@ from nmt.data.tokenizer import Tokenizer
 from nmt.decode.model_info import describe_model
 from nmt.decode.release import CONFIG, FORMAT, WEIGHTS, shared_names
 from nmt.engine.export_folder import check_new_folder, new_folder
-from nmt.engine.manifest import SPM_FILES, SRC_SPM, TGT_SPM, Manifest, write_manifest
+from nmt.engine.manifest import EXPORT_FILES, SPM_FILES, SRC_SPM, TGT_SPM, Manifest, write_manifest
 from nmt.model.build import TranslationModel, build_model
 from nmt.run import checkpoint as ckpt
 from nmt.util.errors import CheckpointError
@@ -59,7 +59,7 @@ def write_release(checkpoint: Path, out: Path, force: bool) -> Path:
             f"{checkpoint}: checkpoint does not match its model config: {str(exc).splitlines()[0][:200]}"
         ) from None
     tensors, tied = _unique_tensors(model)
-    files = {"weights": WEIGHTS, "config": CONFIG, **SPM_FILES}
+    files = dict(EXPORT_FILES[FORMAT])  # weights, config and both SentencePiece models
     manifest = Manifest(
         format=FORMAT,
         arch=config.model.arch,

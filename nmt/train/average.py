@@ -28,7 +28,7 @@ from nmt.run import checkpoint as ckpt
 from nmt.run.paths import RunPaths, is_trainer_checkpoint
 from nmt.run.state import TrainState
 from nmt.util.errors import CheckpointError, UserError
-from nmt.util.out_paths import check_can_create
+from nmt.util.out_paths import check_can_create, check_not_link
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +192,8 @@ def average(paths: Sequence[Path]) -> ckpt.Checkpoint:
 def check_output(output: Path, paths: Sequence[Path], force: bool) -> None:
     """Refuse an ``-o`` that would replace what it should not: one of the checkpoints being
     averaged (by any path to it, a symlink or a hard link included; even with ``force``), a
-    name the trainer owns, or any existing file (both only without ``force``)."""
+    symbolic link (even with ``force``: no output goes through one), a name the trainer owns, or
+    any existing file (both only without ``force``)."""
     output = Path(output)
     if output.is_dir():
         raise UserError(f"-o {output}: is a directory; give a file name, e.g. {output / 'avg.pt'}")
@@ -204,6 +205,7 @@ def check_output(output: Path, paths: Sequence[Path], force: bool) -> None:
                 f"-o {output}: is {same}, one of the checkpoints being averaged; "
                 "give another file name (--force does not replace an input)"
             )
+    check_not_link(output, "-o")  # replaced by a file, with --force too: no output goes through a link
     if force:
         return
     if is_trainer_checkpoint(output):

@@ -3,8 +3,10 @@
 Every file the tool writes (prepared corpora, manifests, checkpoints, reports,
 translations, plots) goes through :func:`atomic_write`: a temporary sibling is
 written, flushed, fsynced and renamed over the target, and removed on failure, so
-readers see the old file or the complete new one, never a part.  Every text the tool
-reads line by line goes through :func:`decode_lines`.
+readers see the old file or the complete new one, never a part.  A temporary whose process
+was killed outright (SIGKILL, a power cut) stays behind; :func:`remove_stale_temporaries`
+removes those of one output once their process is gone.  Every text the tool reads line by
+line goes through :func:`decode_lines`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import errno
 import gzip
 import hashlib
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Iterator
@@ -27,6 +30,9 @@ FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 
 LOW_SPACE = 1 << 20
 """Free bytes below which a write that failed for an unstated reason counts as a full disk."""
+
+TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
+"""The name of :func:`atomic_write`'s temporary sibling of ``NAME``: ``.NAME.PID.HEX.tmp``, PID its writer's."""
 
 
 class DiskFullError(UserError):
@@ -76,7 +82,7 @@ def atomic_write(path: Path, size: int = 0, intact: str = "the previous file is 
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # a TEMPORARY
     try:
         with open(tmp, "xb") as handle:  # "x": never clobber another writer's temporary
             yield handle
@@ -93,6 +99,46 @@ def atomic_write(path: Path, size: int = 0, intact: str = "the previous file is 
         os.fsync(dir_fd)  # make the rename itself durable
     finally:
         os.close(dir_fd)
+
+
+def process_running(pid: int) -> bool:
+    """Whether a process ``pid`` exists (it may be another user's: then it exists too)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return pid > 0  # another user's process; an absurd number was never a PID
+    return True
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Remove the temporaries (:data:`TEMPORARY`) that writes of ``path`` left when their process was
+    killed outright, i.e. whose PID no longer runs; returns them.  Another running writer's temporary
+    is left alone, and so is any other file.  A reused PID keeps a stale file until that process ends.
+
+    Called once per output by the commands that write one large file (``nmt translate -o``), not by
+    :func:`atomic_write` itself, which would list a folder of thousands of files on every write.
+    """
+    path = Path(path)
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:  # no folder yet, or one nmt cannot list: nothing it left there to remove
+        return []
+    removed = []
+    for entry in entries:
+        match = TEMPORARY.fullmatch(entry.name)
+        if match is None or match["name"] != path.name or not entry.is_file(follow_symlinks=False):
+            continue
+        if not process_running(int(match["pid"])):
+            try:
+                os.unlink(entry.path)
+            except OSError:  # gone meanwhile, or not ours to remove (another user's folder)
+                continue
+            removed.append(Path(entry.path))
+    return removed
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -1,6 +1,7 @@
 """Whether nmt can create an output where the user asked, checked before any work, and the one line
 that says why not: a name longer than a file system allows, a path under a regular file or through a
-dangling symbolic link, a folder nmt cannot write in (a read-only file system, no permission).
+dangling symbolic link, a folder nmt cannot write in (a read-only file system, no permission), and an
+output file that is itself a symbolic link (:func:`check_not_link`, the rule of every output file).
 
 :func:`os_error_line` words the same failures when they happen anyway (a file system made
 read-only mid-run), so the CLI reports them in one line instead of an internal error.  Paths are
@@ -77,6 +78,24 @@ def check_can_create(path: Path, option: str, kind: str = "folder") -> None:
     why = _cannot_write(folder)
     if why is not None:
         raise UserError(f"{option} {shown(path)}: cannot create files in {shown(folder)} ({why})")
+
+
+def check_not_link(path: Path, option: str) -> None:
+    """Refuse, in one line, an output file that is a symbolic link, to a file or to nothing.
+
+    nmt writes a file under a temporary name and renames it over the output, which would replace
+    the link with a regular file and leave its target as it was (or, for a link to nothing, not
+    create the file the link names): neither is what a user who made the link meant, so no output
+    goes through a link (``nmt eval`` and the other ``--out`` folders refuse one by
+    :func:`nmt.util.owned.check_ours`).  A folder on the way to the file may be a link.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        to = "" if path.exists() else " to nothing"
+        raise UserError(
+            f"{option} {shown(path)}: is a symbolic link{to}; nmt replaces no link and writes through none: "
+            "give the path of a regular file, or a new name"
+        )
 
 
 def os_error_line(exc: OSError) -> Optional[str]:

@@ -1,11 +1,12 @@
-"""Stop signals caught for a block of code, and kept: the one helper behind nmt's three ways to stop.
+"""Stop signals caught for a block of code, and kept: the one helper behind nmt's ways to stop.
 
 A training run records SIGINT or SIGTERM and stops after its update (:mod:`nmt.train.signals`), an
-export removes its hidden folder (:mod:`nmt.engine.export_folder`), and ``nmt compare --jobs``
-passes the signal on to its runs (:mod:`nmt.evaluate.compare_jobs`).  Each installs handlers for a
-block, and two of them raise from the handler.  A raise from a signal handler can be lost: when the
-signal lands while Python runs a callback that ignores exceptions (a weakref callback, ``__del__``),
-the exception is only printed.  So every signal is also recorded, for the code to :meth:`~SignalTrap.check`
+export removes its hidden folder (:mod:`nmt.engine.export_folder`), ``nmt translate -o`` removes its
+temporary file (:func:`stops_unwind`), and ``nmt compare --jobs`` passes the signal on to its runs
+(:mod:`nmt.evaluate.compare_jobs`).  Each installs handlers for a block, and most of them raise
+from the handler.  A raise from a signal handler can be lost: when the signal lands while Python
+runs a callback that ignores exceptions (a weakref callback, ``__del__``), the exception is only
+printed.  So every signal is also recorded, for the code to :meth:`~SignalTrap.check`
 at its next safe point.
 
 Python lets only the main thread set handlers; entered on another thread, a trap sets none and
@@ -16,9 +17,13 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from types import FrameType
 from typing import Any, Optional
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""The signals that ask a command to end, besides Ctrl-C's SIGINT: a ``kill``, a closed terminal."""
 
 
 class SignalTrap:
@@ -79,3 +84,28 @@ class SignalTrap:
         for signum, handler in self.previous.items():
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
         self.previous = {}
+
+
+class Stopped(BaseException):
+    """A stop signal arrived in a :func:`stops_unwind` block (raised in the main thread by its handler)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def stops_unwind(signals: Iterable[int] = STOP_SIGNALS) -> Iterator[SignalTrap]:
+    """Within the block, a stop signal unwinds the stack as Ctrl-C does, so every ``finally`` and
+    ``except BaseException`` on the way runs (a temporary file is removed); then the process ends by
+    that signal, under the handler found on entry, as it would have without the block (killed by
+    it, by default).  An earlier Python handler that returns leaves a KeyboardInterrupt to stop the
+    command.  A signal whose raise was lost is found when the block ends.
+    """
+    with SignalTrap(signals, raises=Stopped) as trap:
+        try:
+            yield trap
+            trap.check()
+        except Stopped:
+            trap.resignal()
+            raise KeyboardInterrupt from None

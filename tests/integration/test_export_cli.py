@@ -337,7 +337,7 @@ def test_force_never_deletes_files_that_are_not_an_export(rnn_ckpt, tmp_path, ca
     [
         (["--engine", "ctranslate2", "--model", "{onnx}"], "holds an onnx export"),
         (["--engine", "onnxruntime", "--model", "{onnx}", "--checkpoint", "{ckpt}"], "give one of"),
-        (["--engine", "tensorrt", "--model", "{onnx}"], "--engine tensorrt: unknown"),
+        (["--engine", "tensorrt", "--model", "{onnx}"], "engine='tensorrt': give one of"),
     ],
 )
 def test_eval_refuses_a_model_its_engine_cannot_run(rnn_ckpt, onnx_dir, texts, tmp_path, capsys, options, needle):
