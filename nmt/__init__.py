@@ -24,12 +24,16 @@ __version__ = "0.1.0"
 
 _API = "nmt.api"
 _EXPORTS = (
+    "CheckpointError",
     "Comparison",
+    "ConfigError",
+    "DataError",
     "Evaluation",
     "Hypothesis",
     "Records",
     "Run",
     "ScoreResult",
+    "TrainingError",
     "TrainingInterrupted",
     "TranslationResult",
     "Translator",

@@ -9,7 +9,9 @@
   tables as records (a pandas DataFrame with ``.to_pandas()`` where pandas is installed).
 
 Results are dataclasses of plain types and NumPy arrays (:mod:`nmt.api.results`); a mistake the
-caller can fix raises :class:`~nmt.util.errors.UserError` (one line), never ``sys.exit``.
+caller can fix raises :class:`~nmt.util.errors.UserError` (one line, naming the parameter where an
+argument is wrong; :mod:`nmt.api.arguments` checks them) or one of its kinds (``ConfigError``,
+``DataError``, ``CheckpointError``, ``TrainingError``), never ``sys.exit``.
 Imports every stage below it; only nmt.cli imports it.  Torch is imported when a torch model
 loads or a run trains, not before.
 """
@@ -20,15 +22,19 @@ from nmt.api.records import Records
 from nmt.api.results import Hypothesis, ScoreResult, TranslationResult
 from nmt.api.training import Run, TrainingInterrupted, train
 from nmt.api.translator import Translator, load
-from nmt.util.errors import UserError
+from nmt.util.errors import CheckpointError, ConfigError, DataError, TrainingError, UserError
 
 __all__ = [
+    "CheckpointError",
     "Comparison",
+    "ConfigError",
+    "DataError",
     "Evaluation",
     "Hypothesis",
     "Records",
     "Run",
     "ScoreResult",
+    "TrainingError",
     "TrainingInterrupted",
     "TranslationResult",
     "Translator",

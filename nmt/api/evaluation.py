@@ -10,18 +10,22 @@ commands call these functions in turn, keeping one path from options to report.
 from __future__ import annotations
 
 import json
+import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from nmt.api import arguments as check
 from nmt.api.records import Records
 from nmt.api.training import Overrides, override_list
 from nmt.run.paths import REPORT, RunPaths, report_json
-from nmt.util.errors import UserError
+from nmt.util.errors import UserError, short_repr
 from nmt.util.logs import ensure_configured
 
 if TYPE_CHECKING:
+    from nmt.config.arms import Sweep
     from nmt.evaluate.compare_plan import Plan
 
 PathLike = Union[str, Path]
@@ -66,7 +70,10 @@ def _checkpoints(checkpoint: Union[PathLike, Sequence[PathLike], None]) -> list[
     for the loader to refuse, as ``nmt eval --checkpoint`` does)."""
     if checkpoint is None:
         return []
-    paths = [Path(checkpoint)] if isinstance(checkpoint, (str, Path)) else [Path(c) for c in checkpoint]
+    if isinstance(checkpoint, (str, os.PathLike)):
+        paths = [check.path("checkpoint", checkpoint)]
+    else:
+        paths = check.paths("checkpoint", checkpoint)
     return [RunPaths(p).best if RunPaths(p).best.is_file() else p for p in paths]
 
 
@@ -78,7 +85,7 @@ def evaluate(
     ref: Optional[PathLike] = None,
     src: Optional[PathLike] = None,
     model: Optional[PathLike] = None,
-    engine: str = "torch",
+    engine: Optional[str] = None,
     compute_type: str = "float32",
     out: Optional[PathLike] = None,
     beam: Optional[int] = None,
@@ -96,34 +103,47 @@ def evaluate(
     by paired bootstrap resampling and approximate randomization, ``test``).
 
     Args:
+        engine: what runs ``model``: None takes the export's own engine, as :func:`nmt.load` does.
         out: the report's folder; default the run's ``eval/`` (``eval-ensemble/``), else ``eval/``.
         beam: beam size when translating; default the model's ``decode.beam``.
         overrides: ``decode.*`` settings, as ``--set`` takes them or as a mapping.
+        test: the significance tests of several systems: ``"both"``, ``"bootstrap"``, ``"ar"`` or ``"none"``.
+        bootstrap_samples: resamples of the paired bootstrap (1 or more).
+        ar_trials: trials of approximate randomization (1 or more).
+        seed: the tests' random seed, 0 to 2**32 - 1.
 
     Raises:
-        nmt.util.errors.UserError: a bad combination, path or file, in one line.
+        nmt.util.errors.UserError: a bad combination, path or file, or an argument of the wrong
+            type or out of range (naming the parameter), in one line.
     """
+    from nmt.decode.engines import ENGINE_NAMES
+    from nmt.engine.manifest import ENGINES, read_manifest
     from nmt.evaluate.eval_command import default_out, run_eval
 
     ensure_configured()
     checkpoints = _checkpoints(checkpoint)
-    folder = Path(out) if out is not None else default_out(checkpoints)
+    hyp_files = check.paths("hyps", hyps) if hyps is not None else []
+    model_dir = check.optional_path("model", model)
+    if engine is not None:
+        check.choice("engine", engine, ENGINE_NAMES)
+    engine = engine or (ENGINES[read_manifest(model_dir).format] if model_dir is not None else "torch")
+    folder = check.path("out", out) if out is not None else default_out(checkpoints)
     summary = run_eval(
         checkpoints=checkpoints,
-        split=split,
-        hyps=[Path(h) for h in hyps or []],
-        ref=Path(ref) if ref is not None else None,
-        src=Path(src) if src is not None else None,
+        split=check.text("split", split),
+        hyps=hyp_files,
+        ref=check.optional_path("ref", ref),
+        src=check.optional_path("src", src),
         out=folder,
-        beam=beam,
+        beam=check.decode_option("beam", beam),
         overrides=override_list(overrides),
-        test=test,
-        bootstrap_samples=bootstrap_samples,
-        ar_trials=ar_trials,
-        seed=seed,
-        model=Path(model) if model is not None else None,
+        test=check.text("test", test),
+        bootstrap_samples=check.integer("bootstrap_samples", bootstrap_samples, minimum=1),
+        ar_trials=check.integer("ar_trials", ar_trials, minimum=1),
+        seed=check.integer("seed", seed, minimum=1, maximum=check.MAX_SEED),
+        model=model_dir,
         engine=engine,
-        compute_type=compute_type,
+        compute_type=check.text("compute_type", compute_type),
     )
     return Evaluation(_read_report(folder), folder, summary)
 
@@ -148,22 +168,41 @@ class Comparison:
         return self.records.to_pandas()
 
 
-def _joined(value: Union[str, Sequence[Any], None]) -> Optional[str]:
-    """A comma-separated list as the command takes it, from a list or that text."""
+def _items(value: Sequence[Any], name: str) -> Sequence[Any]:
+    """``value`` if it is a list of names and finite numbers (``name``: the parameter, for the message
+    refusing anything else, e.g. ``seeds=3``)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise UserError(f"{name}={short_repr(value)}: give a list, e.g. [{short_repr(value)}], or 'a,b' text")
+    for i, item in enumerate(value):
+        if not isinstance(item, (str, int, float)) or (isinstance(item, float) and not math.isfinite(item)):
+            raise UserError(f"{name}[{i}]={short_repr(item)}: give a name or a finite number")
+        if isinstance(item, str) and "," in item:
+            raise UserError(f"{name}[{i}]={short_repr(item)}: one item per list entry, without commas")
+    return value
+
+
+def _joined(value: Union[str, Sequence[Any], None], name: str) -> Optional[str]:
+    """A comma-separated list as the command takes it, from a list (checked by :func:`_items`) or that text."""
     if value is None or isinstance(value, str):
         return value
-    return ",".join(str(v) for v in value)
+    return ",".join(str(v) for v in _items(value, name))
 
 
-def _sweeps(sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None]) -> list[str]:
-    """``KEY=V1,V2`` texts from one, a list of them, or a mapping ``{KEY: [V1, V2]}``."""
+def _sweeps(sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None]) -> list[Sweep]:
+    """The sweeps of one ``KEY=V1,V2`` text, a list of them, or a mapping ``{KEY: [V1, V2]}`` whose
+    values are kept whole (:func:`nmt.config.arms.sweep_of`), never joined with commas and split again."""
+    from nmt.config.arms import parse_sweep, sweep_of
+
     if sweep is None:
         return []
     if isinstance(sweep, str):
-        return [sweep]
+        return [parse_sweep(sweep)]
     if isinstance(sweep, Mapping):
-        return [f"{key}={_joined(values)}" for key, values in sweep.items()]
-    return list(sweep)
+        return [
+            sweep_of(key, values if isinstance(values, str) else _items(values, f"sweep[{key!r}]"))
+            for key, values in sweep.items()
+        ]
+    return [parse_sweep(check.text("sweep", text)) for text in sweep]
 
 
 def default_runs_dir(config: Optional[Path], overrides: Sequence[str]) -> Path:
@@ -192,25 +231,29 @@ def comparison_plan(
 ) -> Plan:
     """The comparison :func:`compare` runs (``nmt compare --dry-run`` lists its runs); checked as the
     command checks its options."""
-    from nmt.config.arms import parse_sweep
     from nmt.evaluate.compare_plan import Plan, parse_list
 
-    config_path = Path(config) if config is not None else None
-    names = _joined(variants)
+    config_path = check.optional_path("config", config)
+    names = _joined(variants, "variants")
+    for name, value in (("baseline", baseline), ("match_params", match_params)):
+        if value is not None:
+            check.text(name, value)
     return Plan(
         config=config_path,
         variants=parse_list(names, "variants") if names is not None else None,
-        sweeps=[parse_sweep(text) for text in _sweeps(sweep)],
-        seeds=parse_list(_joined(seeds) or "", "seeds", int),
-        steps=steps,
+        sweeps=_sweeps(sweep),
+        seeds=parse_list(_joined(seeds, "seeds") or "", "seeds", int),
+        steps=check.integer("steps", steps, minimum=0) if steps is not None else None,  # 0: the plan says why not
         baseline=baseline,
-        split=split,
-        beam=beam,
+        split=check.text("split", split),
+        beam=check.decode_option("beam", beam),
         overrides=override_list(overrides),
-        runs_dir=Path(runs_dir) if runs_dir is not None else default_runs_dir(config_path, override_list(overrides)),
-        force=force,
+        runs_dir=check.path("runs_dir", runs_dir)
+        if runs_dir is not None
+        else default_runs_dir(config_path, override_list(overrides)),
+        force=check.flag("force", force),
         match_params=match_params,
-        time_updates=time_updates,
+        time_updates=check.integer("time_updates", time_updates, minimum=0),
     )
 
 
@@ -218,10 +261,10 @@ def run_plan(plan: Plan, *, out: Optional[PathLike] = None, progress: bool = Tru
     """Train (or reuse) and score every run of ``plan``; the report's table as a :class:`Comparison`."""
     from nmt.evaluate.compare import run_compare
 
-    if jobs < 1:
-        raise UserError(f"jobs {jobs}: give 1 or more runs at once")
+    check.integer("jobs", jobs, minimum=1)
+    check.flag("progress", progress)
     ensure_configured()
-    folder = Path(out) if out is not None else plan.runs_dir / REPORT
+    folder = check.path("out", out) if out is not None else plan.runs_dir / REPORT
     text = run_compare(plan, out=folder, progress=progress, jobs=jobs)
     return Comparison(_read_report(folder), folder, text)
 

@@ -23,8 +23,15 @@ def plot_attention(result: Union[TranslationResult, ScoreResult], ax: Optional[A
         title: the axes' title.
 
     Raises:
-        nmt.util.errors.UserError: a result without attention, or of a blank sentence.
+        nmt.util.errors.UserError: a result without attention, or of a blank sentence, or an
+            argument of the wrong type (naming the parameter).
     """
+    if not isinstance(result, (TranslationResult, ScoreResult)):
+        raise UserError(
+            f"result: give one result of Translator.translate or Translator.score, not {type(result).__name__}"
+        )
+    if not isinstance(title, str):
+        raise UserError(f"title: give a string, not {type(title).__name__}")
     if result.attention is None:
         raise UserError(
             "this result has no attention: translate with return_attention=True (engine torch or onnxruntime)"

@@ -12,17 +12,19 @@ the cell or program stops there and ``nmt.train(resume=run.folder)`` continues i
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from nmt.api import arguments as check
 from nmt.api.records import Records
 from nmt.api.translator import Translator, load
 from nmt.config import Config
 from nmt.run import events
 from nmt.run.paths import RunPaths
-from nmt.util.errors import UserError
+from nmt.util.errors import UserError, short_repr
 from nmt.util.logs import ensure_configured
 
 ConfigLike = Union[str, Path, Mapping[str, Any], Config, None]
@@ -39,7 +41,7 @@ class Run:
     @classmethod
     def open(cls, folder: Union[str, Path]) -> Run:
         """The run in ``folder``; a folder without a metrics.jsonl (not a run) is a UserError."""
-        folder = Path(folder)
+        folder = check.path("folder", folder)
         if not RunPaths(folder).metrics.is_file():
             raise UserError(
                 f"{folder}: not a run folder (no {RunPaths(folder).metrics.name}); train one with nmt.train"
@@ -109,7 +111,18 @@ def override_list(overrides: Overrides) -> list[str]:
     if isinstance(overrides, str):
         raise UserError(f"overrides: give a list of KEY=VALUE strings or a mapping, not one string ({overrides!r:.60})")
     if isinstance(overrides, Mapping):
-        return [f"{key}={json.dumps(value)}" for key, value in overrides.items()]
+        bad = next((key for key in overrides if not isinstance(key, str)), None)
+        if bad is not None:
+            raise UserError(f"overrides: the key {short_repr(bad)} is not a string; keys are KEY or section.KEY")
+        try:
+            return [f"{key}={json.dumps(value, allow_nan=False)}" for key, value in overrides.items()]
+        except (TypeError, ValueError) as exc:
+            raise UserError(f"overrides: {exc}; give numbers, strings, lists and mappings") from None
+    if not isinstance(overrides, Sequence):
+        raise UserError(f"overrides: give a list of KEY=VALUE strings or a mapping, not {type(overrides).__name__}")
+    bad_item = next((item for item in overrides if not isinstance(item, str)), None)
+    if bad_item is not None:
+        raise UserError(f"overrides: {short_repr(bad_item)} is not a KEY=VALUE string")
     return list(overrides)
 
 
@@ -130,23 +143,33 @@ def train(
         progress: show a progress bar.
         resume: a run folder to continue where it stopped (its own config; overrides may change
             ``train.*`` and ``decode.*``).
-        overwrite: replace an existing run of the same name (only a folder training wrote).
+        overwrite: replace an existing run of the same name: only a folder that holds nothing but
+            what training wrote; one that also holds other files (an evaluation report, notes, an
+            averaged checkpoint) is refused, naming them, and left as it is.
+
+    A mapping given for a section (``{"train": {"max_steps": 3}}``) changes the options it names
+    and keeps the section's others, as ``{"train.max_steps": 3}`` does.
 
     Raises:
-        nmt.util.errors.UserError: a bad config, path or run folder, in one line.
+        nmt.util.errors.UserError: a bad config, path or run folder, or an argument of the wrong
+            type (naming the parameter), in one line; a ``ConfigError`` (a UserError) for a config
+            value out of range; ``TrainingError`` (a UserError) when the losses stop being finite.
         TrainingInterrupted: Ctrl-C or SIGTERM stopped the run after saving ``checkpoints/last.pt``.
     """
     from nmt.train.entry import run_training
 
     ensure_configured()
-    if isinstance(config, str):
-        config = Path(config)
+    if isinstance(config, (str, os.PathLike)):
+        config = check.path("config", config)
+    elif config is not None and not isinstance(config, (Mapping, Config)):
+        raise UserError(f"config: give a YAML path, a mapping, a Config or None, not {type(config).__name__}")
+    assignments = override_list(overrides)
     outcome = run_training(
         config,
-        override_list(overrides),
-        resume=Path(resume) if resume is not None else None,
-        overwrite=overwrite,
-        progress=progress,
+        assignments,
+        resume=check.optional_path("resume", resume),
+        overwrite=check.flag("overwrite", overwrite),
+        progress=check.flag("progress", progress),
         interactive=True,
     )
     assert outcome.run_dir is not None, "the trainer names its run"

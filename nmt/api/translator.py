@@ -13,7 +13,9 @@ from typing import Optional, Union
 
 import numpy as np
 
+from nmt.api import arguments as check
 from nmt.api.results import EOS_PIECE, Hypothesis, ScoreResult, TranslationResult, host_array
+from nmt.config.sections import MAX_OUTPUT_TOKENS
 from nmt.decode.batched import Translation
 from nmt.decode.engines import ENGINE_NAMES, Engine, open_engine
 from nmt.decode.request import decode_overrides, resolve_search, translate_lines
@@ -25,14 +27,25 @@ PathLike = Union[str, Path]
 
 
 def _check_lines(lines: Sequence[str], what: str) -> list[str]:
-    """``lines`` as a list of strings; one string, or anything else, is refused in one line."""
+    """``lines`` as a list of strings of Unicode text; one string, None, or anything else is refused
+    in one line naming the parameter ``what``."""
     if isinstance(lines, (str, bytes)):
         raise UserError(f"{what}: give a list of sentences, not one string (e.g. [{short(lines)}])")
+    if not isinstance(lines, Sequence):
+        raise UserError(f"{what}: give a list of sentences, not {type(lines).__name__}")
     lines = list(lines)
     bad = next((i for i, line in enumerate(lines) if not isinstance(line, str)), None)
     if bad is not None:
         raise UserError(f"{what}: item {bad} is {type(lines[bad]).__name__}, not a string")
-    return lines
+    return [check.text(f"{what}[{i}]", line) for i, line in enumerate(lines)]
+
+
+def _check_lengths(what: str, ids: Sequence[Sequence[int]], limit: int, why: str) -> None:
+    """Refuse a sentence of more than ``limit`` tokens: a forced score of a cut sentence would be
+    another sentence's, and an unbounded one costs time and memory in length x vocabulary."""
+    long = next((i for i, seq in enumerate(ids) if len(seq) > limit), None)
+    if long is not None:
+        raise UserError(f"{what}[{long}] has {len(ids[long]):,} tokens, more than {limit} ({why}); score a shorter one")
 
 
 def short(text: Union[str, bytes], limit: int = 40) -> str:
@@ -82,17 +95,28 @@ def load(
             runs ``path``: torch for a checkpoint or a run, the export's own for an export folder.
         device: ``"auto"`` (CUDA, then Apple's MPS, then the CPU), ``"cpu"``, ``"cuda"`` or
             ``"mps"``; only the torch engine runs anywhere but the CPU.
-        threads: CPU threads (0: torch follows the cores other processes leave free; the other
-            engines use their own default).
+        threads: CPU threads, from 0 to 4 per CPU (0: torch follows the cores other processes
+            leave free; the other engines use their own default).  On the torch engine this is
+            torch's thread count for the whole process (``torch.set_num_threads``), which stays
+            set after the call: the caller's own torch work runs with it too, until it is set again.
         compute_type: CTranslate2's weights: ``"float32"`` or ``"int8"``.
 
     Raises:
         nmt.util.errors.UserError: a path that is none of these, an engine that cannot run it, a
-            device that is not there; always one line.
+            device that is not there, an argument of the wrong type or out of range (naming the
+            parameter); always one line.
     """
-    name, checkpoints, folder = _engine_for(Path(path), engine)
+    from nmt.util.threads import check_count
+
+    where = check.path("path", path)
+    if engine is not None:
+        check.choice("engine", engine, ENGINE_NAMES)
+    check.choice("device", device, ("auto", "cpu", "cuda", "mps"))
+    check_count(threads)
+    check.text("compute_type", compute_type)  # its values: nmt.decode.engines.check_compute_type
+    name, checkpoints, folder = _engine_for(where, engine)
     opened = open_engine(name, checkpoints, folder, compute_type=compute_type, threads=threads, device=device)
-    return Translator(opened, Path(path))
+    return Translator(opened, where)
 
 
 class Translator:
@@ -158,9 +182,27 @@ class Translator:
             overrides: further ``decode.KEY=VALUE`` settings, as ``--set`` gives them.
 
         Raises:
-            nmt.util.errors.UserError: an option the model or engine cannot use, in one line.
+            nmt.util.errors.UserError: an option the model or engine cannot use, or an argument of
+                the wrong type or out of range (naming the parameter), in one line.
         """
-        lines = _check_lines(sentences, "translate")
+        lines = _check_lines(sentences, "sentences")
+        given = {
+            "beam": beam,
+            "n_best": n_best,
+            "top_k": top_k,
+            "top_p": top_p,
+            "temperature": temperature,
+            "seed": seed,
+            "no_repeat_ngram": no_repeat_ngram,
+            "coverage_penalty": coverage_penalty,
+            "length_penalty": length_penalty,
+            "max_len_a": max_len_a,
+            "max_len_b": max_len_b,
+        }
+        for name, value in given.items():
+            check.decode_option(name, value)
+        check.flag("sample", sample)
+        check.flag("return_attention", return_attention)
         options = decode_overrides(
             sample=sample,
             top_k=top_k,
@@ -211,12 +253,21 @@ class Translator:
             nmt.util.errors.UserError: lists of different lengths, a blank source, a token the
                 target vocabulary lacks, attention asked of ctranslate2; one line each.
         """
-        lines = _check_lines(sources, "score")
+        lines = _check_lines(sources, "sources")
         if isinstance(targets, (str, bytes)):
-            raise UserError(f"score: give a list of targets, not one string (e.g. [{short(targets)}])")
+            raise UserError(f"targets: give a list of targets, not one string (e.g. [{short(targets)}])")
+        if not isinstance(targets, Sequence):
+            raise UserError(f"targets: give a list of targets, not {type(targets).__name__}")
+        check.flag("return_attention", return_attention)
+        if len(targets) != len(lines):
+            raise UserError(
+                f"sources and targets: {len(lines)} sources but {len(targets)} targets; give one target each"
+            )
         target_ids = [self._target_ids(i, target) for i, target in enumerate(targets)]
         decode = self.engine.decode_config([])
         src_ids = self.engine.src_tok.encode(lines)
+        _check_lengths("sources", src_ids, decode.max_src_len, "the model's decode.max_src_len")
+        _check_lengths("targets", target_ids, MAX_OUTPUT_TOKENS - 1, "the most tokens a search writes, </s> aside")
         forced = self.engine.force(src_ids, target_ids, decode, attention=return_attention)
         tgt = self.engine.tgt_tok
         return [
@@ -233,12 +284,16 @@ class Translator:
         """The ids of one target: a string encoded, or subword tokens looked up (``</s>`` last dropped)."""
         tok = self.engine.tgt_tok
         if isinstance(target, str):
-            return tok.encode([target])[0]
+            return tok.encode([check.text(f"targets[{index}]", target)])[0]
+        if not isinstance(target, Sequence) or isinstance(target, bytes):
+            raise UserError(
+                f"targets[{index}] is {type(target).__name__}: give a string or a list of the target vocabulary's tokens"
+            )
         pieces = list(target)
         if pieces and pieces[-1] == EOS_PIECE:
             pieces = pieces[:-1]
         ids = [tok.sp.piece_to_id(p) if isinstance(p, str) else -1 for p in pieces]
         unknown = next((p for p, i in zip(pieces, ids) if i < 0 or tok.sp.id_to_piece(i) != p), None)
         if unknown is not None:
-            raise UserError(f"score: target {index} holds {short(str(unknown))}, not a token of the target vocabulary")
+            raise UserError(f"targets[{index}] holds {short(str(unknown))}, not a token of the target vocabulary")
         return ids

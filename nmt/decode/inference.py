@@ -33,6 +33,8 @@ from nmt.decode.ensemble import Ensemble
 from nmt.decode.rules import Sampling
 from nmt.model.build import TranslationModel, build_model
 from nmt.run import checkpoint as ckpt
+from nmt.run.anchor import anchor_data
+from nmt.run.paths import RunPaths
 from nmt.util import threads
 from nmt.util.errors import CheckpointError, UserError
 
@@ -57,7 +59,7 @@ def load_checkpoint(path: Path, device: torch.device) -> Loaded:
     """Rebuild config, model and tokenizers from one checkpoint file."""
     saved = ckpt.load(path)
     try:
-        config = saved_config(saved.config)
+        config = anchor_data(saved_config(saved.config), RunPaths.of_checkpoint(path).root)
         src_tok = Tokenizer(saved.tokenizers["src"])
         tgt_tok = Tokenizer(saved.tokenizers["tgt"])
         model = build_model(config.model, src_tok.vocab_size, tgt_tok.vocab_size)

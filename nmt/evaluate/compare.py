@@ -31,7 +31,7 @@ from nmt.config.variants import VARIANTS
 from nmt.evaluate.compare_jobs import check_jobs, train_side_by_side
 from nmt.evaluate.compare_plan import Plan, check_plan
 from nmt.evaluate.compare_record import RECORD_FILES, build_record, write_record
-from nmt.evaluate.compare_runs import RunAction, check_finished_work, planned_actions, train_run
+from nmt.evaluate.compare_runs import RunAction, check_finished_work, drop_stale_scores, planned_actions, train_run
 from nmt.evaluate.compare_scores import header, score_run, summarize, table_rows
 from nmt.evaluate.compare_timing import add_to_rows, summary, time_arms
 from nmt.evaluate.report_files import REPORT_FILES, check_report_outputs
@@ -76,6 +76,7 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     check_report_outputs(out, [*REPORT_FILES, *RECORD_FILES])  # nor a report.md of the user's there
     actions = planned_actions(plan, steps)
     check_finished_work(list(actions.values()))
+    drop_stale_scores(list(actions.values()))
     if jobs > 1:
         train_side_by_side(plan, list(actions.values()), jobs, progress)
         actions = planned_actions(plan, steps)  # every run is now a finished one: reused below

@@ -5,6 +5,7 @@ not write; and the training of one run."""
 from __future__ import annotations
 
 import logging
+import shutil
 import signal
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from nmt.config.saved import SPEED_ONLY
 from nmt.evaluate.compare_plan import Plan, run_overrides
 from nmt.run import events
 from nmt.run import folder as rundir
-from nmt.run.paths import RunPaths
+from nmt.run.paths import RunPaths, is_score_cache
 from nmt.util.errors import Interrupted, UserError
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,21 @@ def _trained_config(run_dir: Path) -> Optional[config_mod.Config]:
         return None
 
 
+def in_plan_folder(trained: config_mod.Config, cfg: config_mod.Config) -> config_mod.Config:
+    """``trained``, the saved config of the run found at ``cfg.runs_dir/cfg.name``, with ``cfg``'s runs_dir.
+
+    The folder is the run's place, not the spelling of it: a saved runs_dir is the path training was
+    given, relative to the folder it was started from, so ``cmpB``, ``/abs/path/cmpB`` and ``../cmpB``
+    from a subfolder are one folder, and the saved spelling resolved from today's folder says nothing
+    (it names another folder whenever the command runs from elsewhere).  The plan found the run in
+    its own runs_dir, which is all a place can tell.  A folder moved or renamed since (its runs with
+    it) holds the same runs too: nothing in a run refers to its runs_dir by path (``--resume`` and
+    scoring read the folder they are given), so they are reused or resumed where they are now.
+    Every other option is still compared.
+    """
+    return trained.model_copy(update={"runs_dir": cfg.runs_dir})
+
+
 def differences(a: config_mod.Config, b: config_mod.Config) -> list[str]:
     """The dotted option names whose values differ between two configs."""
     return [change.key for change in saved_configs.changes(a, b)]
@@ -75,18 +91,20 @@ def run_action(plan: Plan, arm: Arm, seed: int, steps: int) -> RunAction:
     empty or absent folder; "replace": an unfinished run of another config or without a last
     checkpoint, or with ``plan.force`` a finished one of another config, which training
     overwrites; "kept": a finished run of another config, which only ``--force`` replaces;
-    "refused": files nmt did not write, which training will not touch.
+    "refused": files nmt did not write, which training will not touch.  The run's folder is the
+    plan's however runs_dir was spelled, when it trained or now (:func:`in_plan_folder`).
     """
     overrides = run_overrides(plan, arm, seed, steps)
     cfg = config_mod.load(plan.config, overrides)
     run_dir = Path(cfg.runs_dir) / cfg.name
     try:
-        replaceable = rundir.check_replaceable(run_dir, overwrite=True)
+        replaceable = rundir.check_replaceable(run_dir, overwrite=True, also_ours=is_score_cache)
     except UserError:
         return RunAction(overrides, run_dir, "refused", "not an nmt run: training will not touch it")
     if not replaceable:
         return RunAction(overrides, run_dir, "train")
     stop, trained = completed(run_dir), _trained_config(run_dir)
+    trained = in_plan_folder(trained, cfg) if trained is not None else None
     changed = (
         [c.key for c in saved_configs.changes(trained, cfg, saved_configs.SAME_TRAINING)]
         if trained
@@ -125,7 +143,7 @@ def check_finished_work(actions: list[RunAction]) -> None:
     replace finished runs of another config without ``--force`` (listed, the first few)."""
     for act in actions:
         if act.action == "refused":
-            rundir.check_replaceable(act.run_dir, overwrite=True)  # raises, saying why
+            rundir.check_replaceable(act.run_dir, overwrite=True, also_ours=is_score_cache)  # raises, saying why
     kept = [a for a in actions if a.action == "kept"]
     if kept:
         listed = ", ".join(str(a.run_dir) for a in kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
@@ -133,6 +151,16 @@ def check_finished_work(actions: list[RunAction]) -> None:
             f"{len(kept)} finished run(s) of another config would be trained again and replaced: "
             f"{listed} ({kept[0].note}); give --force to replace them, or another --runs-dir"
         )
+
+
+def drop_stale_scores(actions: list[RunAction]) -> None:
+    """Remove the score caches (``compare-<split>/``, ``lab-beam-<split>/``) of the runs about to be
+    trained again: they score the model being replaced, and training replaces only what it wrote."""
+    for act in actions:
+        if act.action == "replace" and act.run_dir.is_dir():
+            for entry in act.run_dir.iterdir():
+                if is_score_cache(entry):
+                    shutil.rmtree(entry)
 
 
 def train_run(plan: Plan, act: RunAction, label: str, seed: int, steps: int, progress: bool) -> Path:

@@ -54,7 +54,7 @@ def time_arm(plan: Plan, arm: Arm, steps: int, corpora: dict[str, Corpus]) -> di
 
     cfg = config_mod.load(plan.config, run_overrides(plan, arm, plan.seeds[0], steps))
     t = cfg.train
-    threads.configure(t.threads)
+    threads.configure(t.threads, "train.threads")
     device = runtime.select_device(t.device)
     amp = runtime.amp_dtype(device, t.amp)
     data = cfg.data.model_dump_json()  # the data section as text: its values may be unhashable (local_files)

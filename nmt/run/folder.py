@@ -7,9 +7,11 @@ Two guarantees, both about not losing work:
   on the same run (fresh, ``--overwrite`` or ``--resume``) is refused with the holder's PID.
   The kernel drops the lock when its holder dies, however it dies, so a ``kill -9`` leaves
   a stale file but never a stale lock.
-* ``--overwrite`` only replaces a run that ``nmt`` wrote: a folder holding ``config.yaml``
-  and ``metrics.jsonl`` or ``checkpoints/``.  Anything else (a user's folder, the checkout
-  itself) is never deleted.  Run names are single path components (see
+* ``--overwrite`` only replaces a run that ``nmt train`` wrote: a folder holding ``config.yaml``
+  and ``metrics.jsonl`` or ``checkpoints/``, and nothing but the files training writes
+  (:func:`nmt.run.paths.written_by_trainer`).  A run folder that also holds a user's
+  ``notes.txt``, an ``nmt eval`` report or an averaged checkpoint is refused, naming them, and
+  anything else (a user's folder, the checkout itself) is never deleted.  Run names are single path components (see
   :data:`nmt.config.RUN_NAME_PATTERN`), so a run directory is always inside ``runs_dir``.
 """
 
@@ -19,10 +21,11 @@ import contextlib
 import fcntl
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Optional
 
-from nmt.run.paths import LOCK, RunPaths
+from nmt.run.paths import LOCK, RunPaths, written_by_trainer
 from nmt.util.errors import UserError
 
 LOCK_NAME = LOCK
@@ -45,11 +48,13 @@ def _contents(run_dir: Path) -> list[Path]:
     return [p for p in run_dir.iterdir() if p.name != LOCK_NAME]
 
 
-def check_replaceable(run_dir: Path, overwrite: bool) -> bool:
+def check_replaceable(run_dir: Path, overwrite: bool, also_ours: Callable[[Path], bool] = lambda _entry: False) -> bool:
     """Whether a fresh run must first clear ``run_dir``; raise if it may not.
 
-    Empty or absent: nothing to clear.  A run: cleared only with ``overwrite``.  Anything
-    else: refused even with ``overwrite``, since those files are not ours to delete.
+    Empty or absent: nothing to clear.  A run: cleared only with ``overwrite``, and only when it
+    holds nothing but what training wrote.  Anything else: refused even with ``overwrite``,
+    since those files are not ours to delete.  ``also_ours`` accepts entries the caller wrote and
+    removes itself before training (the score caches of ``nmt compare`` and the labs).
     """
     if run_dir.exists() and not run_dir.is_dir():
         raise UserError(f"{run_dir} exists and is not a folder; choose another run name or runs_dir")
@@ -60,18 +65,46 @@ def check_replaceable(run_dir: Path, overwrite: bool) -> bool:
             f"{run_dir} holds files that nmt did not write (no config.yaml with metrics.jsonl "
             f"or checkpoints/); not touching them: choose another run name or runs_dir"
         )
-    if not overwrite:
+    if not overwrite and not never_started(run_dir):
         raise UserError(
             f"{run_dir} already holds a run; use --resume {run_dir} to continue it or --overwrite to start over"
         )
+    _refuse_others(run_dir, also_ours)
     return True
+
+
+def never_started(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds only what a run leaves when it fails before its first update (a
+    bad corpus, a read-only ``data.root``): config.yaml and an empty ``checkpoints/``, no
+    metrics.jsonl.  Such a folder is started afresh without ``--overwrite``: there is nothing
+    in it to lose, and ``--resume`` could not continue it."""
+    paths = RunPaths(run_dir)
+    ours, others = written_by_trainer(run_dir)
+    if others or paths.metrics.exists():
+        return False
+    return all(entry.is_file() or not any(entry.iterdir()) for entry in ours)
+
+
+def _refuse_others(run_dir: Path, also_ours: Callable[[Path], bool] = lambda _entry: False) -> None:
+    """Raise, naming them, if ``run_dir`` holds entries that training (or ``also_ours``) did not write."""
+    others = [entry for entry in written_by_trainer(run_dir)[1] if not also_ours(entry)]
+    if others:
+        shown = ", ".join(str(p.relative_to(run_dir)) + ("/" if p.is_dir() else "") for p in others[:4])
+        more = f" and {len(others) - 4} more" if len(others) > 4 else ""
+        raise UserError(
+            f"{run_dir} also holds {shown}{more}, which nmt train did not write; --overwrite deletes "
+            f"only a run's own files: move those out of the run folder first, or choose another run name"
+        )
 
 
 def clear(run_dir: Path) -> None:
     """Delete a run's files, keeping the lock file that the caller holds."""
     if not is_run(run_dir):  # re-checked here: this is the one place that deletes
         raise UserError(f"{run_dir} is not an nmt run; not deleting it")
-    for entry in _contents(run_dir):
+    _refuse_others(run_dir)
+    for entry in written_by_trainer(run_dir)[0]:
+        if entry.name == LOCK_NAME:
+            continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
         else:

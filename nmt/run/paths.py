@@ -15,6 +15,7 @@ instead of spelling its name, so the layout can be read (and changed) here alone
       eval/, eval-ensemble/      nmt eval's default folders (one model, an ensemble)
       eval-greedy/, eval-beam5/  the folders nmt report reads its test scores from
       compare-<split>/           nmt compare's translations and saved score of the run
+      lab-beam-<split>/          the beam lab's saved scores of the run's best checkpoint
 
 An evaluation or report folder holds ``report.json`` and ``report.md`` (:func:`report_stem`).
 """
@@ -46,6 +47,18 @@ SCORED = "scored.json"
 
 TRAINER_CHECKPOINT = re.compile(r"best\.pt|last\.pt|step\d+\.pt")
 """The checkpoint names the trainer writes, and may overwrite or delete, in ``checkpoints/``."""
+
+TRAINER_FILES = frozenset({CONFIG, METRICS, LOCK, "spm.src.model", "spm.tgt.model"})
+"""The files ``nmt train`` writes at the top of a run folder."""
+TRAINER_FOLDERS = {
+    CHECKPOINTS: TRAINER_CHECKPOINT,
+    ATTENTION: re.compile(r"step\d+\.png"),
+    TENSORBOARD: re.compile(r"events\.out\.tfevents\.[\w.-]+"),
+}
+"""The folders ``nmt train`` writes in a run folder, each with the names of the files it writes there."""
+ATOMIC_TEMPORARY = re.compile(r"\.(?P<name>.+)\.\d+\.[0-9a-f]+\.tmp")
+"""The temporary name :func:`nmt.util.fileio.atomic_write_bytes` gives a file while writing it
+(``.best.pt.PID.HEX.tmp``), which a crash may leave behind."""
 
 
 def _step_name(step: int, suffix: str) -> str:
@@ -131,6 +144,55 @@ def report_stem(folder: Path) -> Path:
 def report_json(folder: Path) -> Path:
     """The machine-readable report of an evaluation folder."""
     return report_stem(folder).with_suffix(".json")
+
+
+def _trainer_name(name: str, pattern: re.Pattern[str]) -> bool:
+    """Whether ``name`` (or the file it is the atomic write's temporary of) matches ``pattern``."""
+    temporary = ATOMIC_TEMPORARY.fullmatch(name)
+    return pattern.fullmatch(temporary.group("name") if temporary else name) is not None
+
+
+SCORE_CACHES = ("compare-", "lab-beam-")
+"""The beginnings of the folders ``nmt compare`` (``compare-<split>/``) and the beam lab
+(``lab-beam-<split>/``) keep in a run folder: scores of its best checkpoint, which those commands
+drop themselves when they train the run again."""
+
+
+def is_score_cache(entry: Path) -> bool:
+    """Whether ``entry`` of a run folder is one of the score caches of :data:`SCORE_CACHES`."""
+    return entry.is_dir() and not entry.is_symlink() and entry.name.startswith(SCORE_CACHES)
+
+
+def written_by_trainer(run_dir: Path) -> tuple[list[Path], list[Path]]:
+    """The entries of ``run_dir`` that ``nmt train`` wrote, and every other one (the user's, or
+    another command's such as ``nmt eval``'s ``eval-beam5/``), as two lists of paths.
+
+    A folder of the trainer's counts as its own only with the files it holds; a file in it of
+    another name, a folder in it, or a link anywhere is someone else's.  Reads, touches nothing.
+    """
+    ours: list[Path] = []
+    others: list[Path] = []
+    top = re.compile("|".join(re.escape(name) for name in sorted(TRAINER_FILES)))
+    for entry in sorted(Path(run_dir).iterdir()):
+        if entry.is_symlink():
+            others.append(entry)
+        elif entry.name in TRAINER_FOLDERS and entry.is_dir():
+            inner = [
+                child
+                for child in sorted(entry.iterdir())
+                if child.is_symlink()
+                or not child.is_file()
+                or not _trainer_name(child.name, TRAINER_FOLDERS[entry.name])
+            ]
+            if inner:
+                others.extend(inner)
+            else:
+                ours.append(entry)
+        elif entry.is_file() and _trainer_name(entry.name, top):
+            ours.append(entry)
+        else:
+            others.append(entry)
+    return ours, others
 
 
 def is_trainer_checkpoint(path: Path) -> bool:

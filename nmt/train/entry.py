@@ -12,11 +12,13 @@ from pathlib import Path
 from typing import Optional
 
 from nmt.run import checkpoint as ckpt
+from nmt.run.anchor import anchor_data
 from nmt.run.paths import RunPaths
 from nmt.train import distributed
 from nmt.train.loop import Trainer
 from nmt.train.results import RunOutcome
 from nmt.train.run_start import ConfigSource, claim_run, resolve_run, write_config
+from nmt.util import torchrun
 
 
 def run_training(
@@ -36,13 +38,15 @@ def run_training(
     Under torchrun every rank calls this; only rank 0 creates or changes files, and it holds
     the run directory's lock (:class:`nmt.run.folder.RunLock`) until the run ends.
     """
+    torchrun.check_environment()  # the library's callers too: WORLD_SIZE without RANK is one line, not a KeyError
     cfg, run_dir = resolve_run(config, overrides, resume)
     with distributed.process_group(cfg.train.device) as dist, contextlib.ExitStack() as held:
         dist.on_main(lambda: claim_run(cfg, run_dir, resume is None, overwrite, held))
         if resume is None:
             return Trainer(cfg, run_dir, progress, dist, interactive=interactive).fit()
         saved = ckpt.load(RunPaths(run_dir).last)  # a bad file fails before data loads
-        trainer = Trainer(cfg, run_dir, progress, dist, interactive=interactive)
+        # Relative data paths mean the folder the run started in, not this one (config.yaml keeps them as given).
+        trainer = Trainer(anchor_data(cfg, run_dir), run_dir, progress, dist, interactive=interactive)
         trainer.restore(saved)
         if overrides and dist.is_main:
             write_config(cfg, run_dir)

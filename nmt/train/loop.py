@@ -50,15 +50,12 @@ from nmt.train.signals import StopSignals
 from nmt.train.validate import Validation, validate
 from nmt.util import runtime, threads
 from nmt.util.errors import CheckpointError, UserError
+from nmt.util.errors import TrainingError as TrainingError  # re-exported: its home before it became a UserError
 
 log = logging.getLogger(__name__)
 
 StopRule = Callable[[Validation], Optional[str]]
 """A caller's own stop rule, asked after every validation: a reason stops the run there."""
-
-
-class TrainingError(RuntimeError):
-    """Training cannot go on (e.g. the loss keeps being non-finite)."""
 
 
 class Trainer:

@@ -23,6 +23,7 @@ from nmt.data.pipeline import load_corpus
 from nmt.data.tokenizer import Tokenizer
 from nmt.model.build import TranslationModel, build_model, count_parameters
 from nmt.model.seq2seq import Seq2Seq
+from nmt.model.size import check_fits
 from nmt.run.paths import RunPaths
 from nmt.train import distributed
 from nmt.train.optim import Schedule, build_optimizer
@@ -118,7 +119,7 @@ def planned_updates(sampler: BatchSampler, t: TrainConfig, per_update: int) -> t
 def build(cfg: Config, run_dir: Path, dist: distributed.Context, progress: bool) -> Parts:
     """Set up a fresh run in ``run_dir`` (a resume then loads its checkpoint into these parts)."""
     t = cfg.train
-    threads.configure(t.threads)  # 0: follow the cores other processes leave free
+    threads.configure(t.threads, "train.threads")  # 0: follow the cores other processes leave free
     # Each rank its own dropout / teacher-forcing stream; DDP copies rank 0's initial weights.
     runtime.seed_everything(t.seed + dist.rank)
     device = dist.device
@@ -131,6 +132,7 @@ def build(cfg: Config, run_dir: Path, dist: distributed.Context, progress: bool)
     if t.subword_alpha > 0:
         text = (corpus.text("train", cfg.data.src), corpus.text("train", cfg.data.tgt))
     data = TrainingData(train_split, t, text, (corpus.src_tok, corpus.tgt_tok))
+    check_fits(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size, device)  # before the allocator fails
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device)
     if t.compile != "off" and isinstance(model, Seq2Seq):  # the config allows it for the RNN only
         model.decoder.compile_step(t.compile)

@@ -32,6 +32,11 @@ class CheckpointError(UserError):
     """A checkpoint is truncated, foreign or does not match the requested model."""
 
 
+class TrainingError(UserError):
+    """Training cannot go on, for a reason a setting changes: the loss kept being non-finite
+    (``train.max_nonfinite`` updates in a row), which a lower ``train.lr`` or gradient clipping cures."""
+
+
 class Interrupted(KeyboardInterrupt):
     """A command stopped by a signal after saving its work: the CLI prints ``what`` (what was saved and
     how to go on) in one line, and exits with 128 + ``signum``, as ``nmt train`` does."""

@@ -130,7 +130,7 @@ def test_bad_options_raise_one_line(translator, trained_toy):
         (lambda: translator.translate(["a"], beam=2, n_best=3), "n-best"),
         (lambda: translator.translate(["a"], sample=True, beam=3), "sampling"),
         (lambda: nmt.load(trained_toy, engine="ctranslate2"), "export it"),
-        (lambda: nmt.load(trained_toy, engine="tensorflow"), "unknown"),
+        (lambda: nmt.load(trained_toy, engine="tensorflow"), "^engine=.tensorflow.: give one of"),
     ):
         with pytest.raises(UserError, match=needle) as info:
             call()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import nbformat
@@ -53,14 +54,46 @@ def test_the_first_cell_only_installs_nmt_where_it_is_missing(path: Path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_first_cell_stops_in_one_line_when_the_install_gave_no_nmt(path: Path, monkeypatch: pytest.MonkeyPatch):
+    """%pip install reports a failure and returns: the cell went on, and the next cell failed with
+    ModuleNotFoundError, far from the cause.  Run as IPython runs it, with an install that installs nothing."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    source = TransformerManager().transform_cell(nbformat.read(path, as_version=4).cells[0].source)
+    magics: list[tuple[str, str]] = []
+
+    class FailedInstall:
+        def run_line_magic(self, name: str, line: str, _stack_depth: int = 1) -> None:
+            magics.append((name, line))  # pip printed its error; nothing was installed
+
+    monkeypatch.setitem(sys.modules, "nmt", None)  # `import nmt` raises ImportError, as where it is missing
+    monkeypatch.setenv("NMT_REPOSITORY", "https://example.invalid/nmt")
+    with pytest.raises(SystemExit) as stopped:
+        exec(compile(source, path.name, "exec"), {"get_ipython": FailedInstall})
+    assert [name for name, _ in magics] == ["pip"], magics
+    message = str(stopped.value.code)
+    assert "\n" not in message and message.startswith("nmt did not install from https://example.invalid/nmt: "), message
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_a_notebook_runs_in_its_smoke_setting(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Twice in one folder, as a class re-runs it: the second run retrains its runs with
+    overwrite=True, which refuses a run folder holding anything training did not write, so the
+    notebook keeps its reports out of its runs; and its smoke runs never share a folder with the
+    class setting's (runs_dir runs/smoke), which a re-run in the smoke setting would delete."""
     for key, value in smoke_environment().items():
         monkeypatch.setenv(key, value)  # the kernel inherits this process's environment
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    )
-    client.execute()  # raises CellExecutionError, with the cell and its traceback, when a cell fails
+    class_run = tmp_path / "runs" / "notebook_first_model" / "notes.txt"  # a class-setting run's name
+    class_run.parent.mkdir(parents=True)
+    class_run.write_text("the 9-minute class model")
+    for _ in range(2):
+        nb = nbformat.read(path, as_version=4)
+        client = NotebookClient(
+            nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        )
+        client.execute()  # raises CellExecutionError, with the cell and its traceback, when a cell fails
+    assert class_run.read_text() == "the 9-minute class model"
+    assert not (tmp_path / "evaluations").exists(), "the smoke setting writes only under runs/smoke"
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     assert all(cell.execution_count for cell in code), "every cell ran"
     assert any(o.get("output_type") == "display_data" and "image/png" in o.get("data", {}) for o in code[-1].outputs)

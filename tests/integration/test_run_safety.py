@@ -84,9 +84,67 @@ def test_check_replaceable(tmp_path):
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)
     (run / "config.yaml").write_text("name: run\n")
+    assert check_replaceable(run, overwrite=False) is True  # never started: nothing to lose
+    (run / "metrics.jsonl").write_text("")
     with pytest.raises(UserError, match="already holds a run"):
         check_replaceable(run, overwrite=False)
     assert check_replaceable(run, overwrite=True) is True
+    (run / "checkpoints" / ".best.pt.123.0badcafe.tmp").write_bytes(b"a crash's leftover")
+    assert check_replaceable(run, overwrite=True) is True  # the trainer's own temporary
+    for foreign in ("notes.txt", "eval-beam5/report.json", "checkpoints/avg.pt", "tb/mine.txt", "attention/x.png"):
+        path = run / foreign
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("theirs")
+        with pytest.raises(UserError, match=f"also holds {foreign.split('/')[0]}.*which nmt train did not write"):
+            check_replaceable(run, overwrite=True)
+        path.unlink()
+        if path.parent != run and not any(path.parent.iterdir()):
+            path.parent.rmdir()
+
+
+@pytest.mark.parametrize("theirs", ["notes.txt", "eval-beam5/report.md", "checkpoints/avg.pt"])
+def test_overwrite_refuses_a_run_holding_files_training_did_not_write(tmp_path, toy_files, theirs):
+    """The reported data loss: `--overwrite` deleted a user's notes, an `nmt eval` report and an
+    averaged checkpoint kept in the run folder.  Now it refuses, naming them, and deletes nothing."""
+    _, files = toy_files
+    overrides = toy_overrides(tmp_path, files, train__max_steps=1)
+    run_training(None, overrides, progress=False)
+    run_dir = tmp_path / "runs" / "toy"
+    before = sorted(p.relative_to(run_dir) for p in run_dir.rglob("*"))
+    (run_dir / theirs).parent.mkdir(exist_ok=True)
+    (run_dir / theirs).write_text("mine")
+    with pytest.raises(UserError, match=f"also holds {theirs.split('/')[0]}.*move those out"):
+        run_training(None, overrides, overwrite=True, progress=False)
+    assert (run_dir / theirs).read_text() == "mine"
+    assert all((run_dir / p).exists() for p in before)  # nothing of the run was deleted either
+
+
+def test_overwrite_refusal_is_one_line_and_exit_2(tmp_path, toy_files):
+    _, files = toy_files
+    overrides = toy_overrides(tmp_path, files, train__max_steps=1)
+    run_training(None, overrides, progress=False)
+    (tmp_path / "runs" / "toy" / "notes.txt").write_text("mine")
+    args = [arg for o in overrides for arg in ("--set", o)]
+    proc = subprocess.run(
+        NMT + ["train", *args, "--overwrite"], cwd=REPO, capture_output=True, text=True, timeout=PROC_TIMEOUT
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "notes.txt, which nmt train did not write" in proc.stderr
+    assert (tmp_path / "runs" / "toy" / "notes.txt").read_text() == "mine"
+
+
+def test_a_run_that_failed_its_data_check_starts_afresh(tmp_path, toy_files):
+    """A run refused by its data check left config.yaml, checkpoints/ and .lock; the next run said
+    "already holds a run" and --resume said "no last.pt".  The next run now starts afresh."""
+    _, files = toy_files
+    broken = {**files, "train": [files["train"][0], files["valid"][1]]}  # 3000 sources, 100 targets
+    with pytest.raises(UserError):
+        run_training(
+            None, toy_overrides(tmp_path, broken, train__max_steps=1, data__root=tmp_path / "bad"), progress=False
+        )
+    run_dir = tmp_path / "runs" / "toy"
+    run_training(None, toy_overrides(tmp_path, files, train__max_steps=1), progress=False)
+    assert (run_dir / "checkpoints" / "last.pt").is_file()
 
 
 # ------------------------------------------------------------ one writer per run

@@ -104,8 +104,9 @@ def test_nonfinite_losses_skip_updates_then_stop(tmp_path, toy_files, monkeypatc
     monkeypatch.setattr(
         torch.nn.functional, "cross_entropy", lambda *a, **k: torch.tensor(float("nan"), requires_grad=True)
     )
-    with pytest.raises(TrainingError, match="non-finite"):
+    with pytest.raises(TrainingError, match="non-finite") as info:
         run_training(None, toy_overrides(tmp_path, files, train__max_nonfinite=3), progress=False)
+    assert isinstance(info.value, UserError)  # one line and exit 2 from the CLI, not an internal error
 
 
 # ------------------------------------------------------------ checkpoints

@@ -1,5 +1,6 @@
 """Config parsing, defaults, overrides and every validation error path."""
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -384,8 +385,8 @@ def test_a_run_saved_before_a_start_option_is_not_taken_for_a_new_one(variant: s
         ("decode.max_len_b=100000000", "less than or equal to 1024"),
         ("decode.max_len_b=1025", "less than or equal to 1024"),
         ("decode.max_len_a=1e9", "less than or equal to 10"),
-        ("decode.max_len_a=.inf", "less than or equal to 10"),
-        ("decode.max_len_a=.nan", "less than or equal to 10"),
+        ("decode.max_len_a=.inf", "finite number"),
+        ("decode.max_len_a=.nan", "finite number"),
     ],
 )
 def test_output_length_options_have_a_documented_maximum(override, limit):
@@ -428,3 +429,51 @@ def test_a_decode_section_saved_before_its_checks_still_loads():
     raw = saved_config()
     raw["decode"].update(sample=True, beam=1, top_p=0.5)
     assert C.from_dict(C.fill_saved_defaults(raw)).decode.top_p == 0.5  # used: kept
+
+
+@pytest.mark.parametrize(
+    "override,problem",
+    [
+        ("train.lr=1e999", "train.lr: Input should be a finite number"),
+        ("train.lr=.nan", "train.lr: Input should be a finite number"),
+        ("decode.length_penalty=.inf", "decode.length_penalty: Input should be a finite number"),
+        ("train.max_steps=true", "train.max_steps: a yes/no value where a number or a name belongs"),
+        ("model.hidden_size=false", "model.hidden_size: a yes/no value where a number or a name belongs"),
+        ("model.attention.type=true", "model.attention.type: a yes/no value where a number or a name belongs"),
+    ],
+)
+def test_non_finite_numbers_and_booleans_for_numbers_are_refused(override, problem):
+    """`train.lr: 1e999` trained into non-finite losses, `max_steps: true` trained 1 update."""
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        C.load(None, [override])
+
+
+def test_booleans_stay_booleans():
+    cfg = C.load(None, ["train.tensorboard=true", "decode.sample=false", "data.joint_vocab=false"])
+    assert cfg.train.tensorboard is True and cfg.data.joint_vocab is False
+
+
+def test_a_mapping_given_for_a_section_is_merged_into_it():
+    """`--set 'train={"max_steps": 3}'` (and nmt.train's {"train": {"max_steps": 3}}) replaced the
+    whole section with its defaults: lr, batch size and validation interval changed silently."""
+    base = C.load(None, ["train.lr=0.01", "train.valid_every=7", "model.attention.type=luong_general"])
+    merged = C.load(
+        None,
+        [
+            "train.lr=0.01",
+            "train.valid_every=7",
+            "model.attention.type=luong_general",
+            'train={"max_steps": 3}',
+            'model={"attention": {"dim": 16}}',
+        ],
+    )
+    assert merged.train.max_steps == 3 and merged.train.lr == base.train.lr == 0.01
+    assert merged.train.valid_every == 7 and merged.model.attention.type == "luong_general"
+    assert merged.model.attention.dim == 16
+
+
+def test_a_mapping_given_for_a_mapping_option_replaces_it():
+    cfg = C.load(
+        None, ['data.synthetic_sizes={"train": 5, "valid": 2, "test": 2}', 'data.synthetic_sizes={"train": 9}']
+    )
+    assert cfg.data.synthetic_sizes == {"train": 9}
