@@ -32,16 +32,20 @@ def export_cmd(
     nmt translate --engine onnxruntime --model exports/demo-onnx -i in.txt
     """
     from nmt.util.errors import UserError
+    from nmt.util.extras import require
 
     if format not in FORMATS:
         raise UserError(f"--format {format}: unknown; valid options: {', '.join(FORMATS)}")
     if not checkpoint.is_file():
         raise UserError(f"--checkpoint {checkpoint}: no such file")
     if format == "onnx":
+        for module in ("onnx", "onnxscript"):
+            require(module, "export", "nmt export --format onnx")
         from nmt.export.onnx_export import export_onnx
 
         export_onnx(checkpoint, output, force=force)
     elif format == "ctranslate2":
+        require("ctranslate2", "export", "nmt export --format ctranslate2")
         from nmt.export.ctranslate2 import export_ctranslate2
 
         export_ctranslate2(checkpoint, output, force=force)

@@ -30,6 +30,7 @@ from nmt.decode.model_info import attention_label as attention_label
 from nmt.decode.model_info import model_info
 from nmt.engine.manifest import ENGINES, Manifest, check_vocab_sizes, read_manifest
 from nmt.util.errors import UserError, short_repr
+from nmt.util.extras import require
 
 ENGINE_NAMES = ("torch", "onnxruntime", "ctranslate2")
 FORMAT_OF = {engine: fmt for fmt, engine in ENGINES.items()}
@@ -309,6 +310,7 @@ def open_engine(
         src_tok, tgt_tok = _tokenizers(model, manifest)
         check_vocab_sizes(model, manifest, src_tok.vocab_size, tgt_tok.vocab_size)
         return OnnxEngine(OnnxModel(model, threads=threads), manifest, src_tok, tgt_tok)
+    require("ctranslate2", "export", "--engine ctranslate2")
     from nmt.decode.ct2 import CT2Translator
 
     return CT2Engine(CT2Translator(model, compute_type=compute_type, threads=threads))

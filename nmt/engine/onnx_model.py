@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from nmt.engine.manifest import ExportError, Manifest, read_manifest
+from nmt.util.extras import require
 
 FORMAT = "onnx"
 EXPORT_ID = "nmt_export_id"
@@ -35,7 +36,7 @@ def import_onnxruntime() -> Any:
     environment too.
     """
     os.environ["ORT_DISABLE_TELEMETRY"] = "1"
-    import onnxruntime as ort  # imported here: listing commands need not load it
+    ort = require("onnxruntime", "export", "--engine onnxruntime")  # imported here: listing commands need not load it
 
     ort.disable_telemetry_events()
     return ort
