@@ -68,7 +68,7 @@ demo: $(STAMP)
 	@start=$$(date +%s) && set -x && \
 	$(BIN)/nmt data prepare synthetic --config configs/demo.yaml && \
 	$(BIN)/nmt train --config configs/demo.yaml --overwrite && \
-	$(BIN)/nmt eval --checkpoint runs/demo/checkpoints/best.pt --split test --out runs/demo/eval && \
+	$(BIN)/nmt eval --checkpoint runs/demo/checkpoints/best.pt --split test --out eval/demo && \
 	{ set +x; } 2>/dev/null && \
 	echo "make demo: wall time $$(( ($$(date +%s) - start) / 60 )) min $$(( ($$(date +%s) - start) % 60 )) s"
 
