@@ -29,7 +29,8 @@ def lab_cmd(
     list_: bool = typer.Option(False, "--list", help="List the labs with their measured CPU minutes, and exit."),
     size: LabSize = typer.Option(
         LabSize.full,
-        help="full: the lecture's experiment on Multi30k de-en (40 to 360 CPU minutes, nmt lab --list); "
+        help="full: the lecture's experiment on Multi30k de-en (minutes to hours on 2 CPU cores; nmt lab --list "
+        "gives each lab's); "
         "class: the same on the class-size model with fewer updates and arms, at most 10 minutes on 2 cores; "
         "tiny: a few hundred synthetic pairs and a tiny model, the code path in seconds, not the result.",
     ),
