@@ -5,7 +5,7 @@ when first used, so ``import nmt`` (and ``nmt --help``) stays fast::
 
     import nmt
     translator = nmt.load("runs/demo")
-    translator.translate(["Ein Hund läuft."])
+    translator.translate(["The cats do not like dogs."])  # the demo translates English to German
 
 ``nmt.train`` and ``nmt.evaluate`` are also the names of two stages (subpackages); each is made
 callable, running :func:`nmt.api.train` and :func:`nmt.api.evaluate`, so both uses of the names
@@ -41,6 +41,7 @@ _EXPORTS = (
     "compare",
     "load",
     "plot_attention",
+    "plot_attention_grid",
 )
 """The names of :mod:`nmt.api` that ``nmt`` shows as its own."""
 _CALLABLE_STAGES = ("train", "evaluate")

@@ -3,7 +3,8 @@
 - :func:`load` a checkpoint, run folder or export folder into a :class:`Translator`, which
   :meth:`~Translator.translate`\\ s lists of sentences and :meth:`~Translator.score`\\ s given
   translations (per-token log-probabilities and attention);
-- :func:`plot_attention` draws a result's attention matrix on a matplotlib axes;
+- :func:`plot_attention` draws a result's attention matrix on a matplotlib axes, and
+  :func:`plot_attention_grid` several results' as panels of one figure with one colour bar;
 - :func:`train` trains a model from a YAML file, a mapping or a Config into a :class:`Run`;
 - :func:`evaluate` and :func:`compare` run ``nmt eval`` and ``nmt compare`` and return their
   tables as records (a pandas DataFrame with ``.to_pandas()`` where pandas is installed).
@@ -17,7 +18,7 @@ loads or a run trains, not before.
 """
 
 from nmt.api.evaluation import Comparison, Evaluation, compare, evaluate
-from nmt.api.plotting import plot_attention
+from nmt.api.plotting import plot_attention, plot_attention_grid
 from nmt.api.records import Records
 from nmt.api.results import Hypothesis, ScoreResult, TranslationResult
 from nmt.api.training import Run, TrainingInterrupted, train
@@ -43,5 +44,6 @@ __all__ = [
     "evaluate",
     "load",
     "plot_attention",
+    "plot_attention_grid",
     "train",
 ]

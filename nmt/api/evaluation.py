@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, overload
 
 from nmt.api import arguments as check
 from nmt.api.records import Records
@@ -269,6 +269,7 @@ def run_plan(plan: Plan, *, out: Optional[PathLike] = None, progress: bool = Tru
     return Comparison(_read_report(folder), folder, text)
 
 
+@overload
 def compare(
     config: Optional[PathLike] = None,
     *,
@@ -287,7 +288,53 @@ def compare(
     force: bool = False,
     match_params: Optional[str] = None,
     time_updates: int = 0,
-) -> Comparison:
+    dry_run: Literal[False] = False,
+) -> Comparison: ...
+
+
+@overload
+def compare(
+    config: Optional[PathLike] = None,
+    *,
+    variants: Union[str, Sequence[str], None] = None,
+    sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None] = None,
+    seeds: Union[str, Sequence[int]] = (1, 2),
+    steps: Optional[int] = None,
+    baseline: Optional[str] = None,
+    split: str = "test",
+    beam: Optional[int] = None,
+    runs_dir: Optional[PathLike] = None,
+    out: Optional[PathLike] = None,
+    overrides: Overrides = None,
+    progress: bool = True,
+    jobs: int = 1,
+    force: bool = False,
+    match_params: Optional[str] = None,
+    time_updates: int = 0,
+    dry_run: Literal[True],
+) -> list[str]: ...
+
+
+def compare(
+    config: Optional[PathLike] = None,
+    *,
+    variants: Union[str, Sequence[str], None] = None,
+    sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None] = None,
+    seeds: Union[str, Sequence[int]] = (1, 2),
+    steps: Optional[int] = None,
+    baseline: Optional[str] = None,
+    split: str = "test",
+    beam: Optional[int] = None,
+    runs_dir: Optional[PathLike] = None,
+    out: Optional[PathLike] = None,
+    overrides: Overrides = None,
+    progress: bool = True,
+    jobs: int = 1,
+    force: bool = False,
+    match_params: Optional[str] = None,
+    time_updates: int = 0,
+    dry_run: bool = False,
+) -> Union[Comparison, list[str]]:
     """Train variants or option sweeps for the same number of updates over several seeds and compare
     their scores, as ``nmt compare`` does (finished runs are reused; report.json, report.md and the
     reproducibility record are written to ``out``, default ``RUNS_DIR/report``).
@@ -302,6 +349,12 @@ def compare(
         match_params: an arm whose parameter count every other RNN arm is resized to (within 2%).
         time_updates: after the runs, time this many training updates of each arm alone, one arm
             after another in this process, for the ``s_per_update_alone`` record (0: no timing).
+        dry_run: train, score and write nothing: return the planned runs instead, one line per
+            run with what would happen to it (``train``, ``reuse``, ``resume``, ...), the lines
+            ``nmt compare --dry-run`` prints (``print(*nmt.compare(..., dry_run=True), sep="\\n")``).
+
+    Returns:
+        a :class:`Comparison`; with ``dry_run``, the list of planned-run lines (strings).
 
     Raises:
         nmt.util.errors.UserError: a bad option or plan, before anything trains; one line.
@@ -321,4 +374,11 @@ def compare(
         match_params=match_params,
         time_updates=time_updates,
     )
+    if check.flag("dry_run", dry_run):
+        from nmt.evaluate.compare import planned_runs
+
+        check.integer("jobs", jobs, minimum=1)
+        check.flag("progress", progress)
+        check.optional_path("out", out)
+        return planned_runs(plan)
     return run_plan(plan, out=out, progress=progress, jobs=jobs)

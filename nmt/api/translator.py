@@ -7,9 +7,10 @@ and by the command gets the same output.  What comes back is plain data (:mod:`n
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Union, overload
 
 import numpy as np
 
@@ -123,7 +124,9 @@ class Translator:
     """A loaded model: :meth:`translate` lists of sentences, :meth:`score` given translations.
 
     Made by :func:`load`.  Decoding options left out (None) take the model's own ``decode``
-    section, as ``nmt translate`` does.
+    section, as ``nmt translate`` does.  Called, it gives just the text:
+    ``translator("The cats do not like dogs.")`` is the translation (a string), a list of
+    sentences gives a list of translations (see :meth:`__call__`).
     """
 
     def __init__(self, engine: Engine, path: Path) -> None:
@@ -132,6 +135,34 @@ class Translator:
 
     def __repr__(self) -> str:
         return f"Translator({str(self.path)!r}, engine={self.engine.name!r}, step={self.step})"
+
+    @overload
+    def __call__(self, sentences: str, **options: Any) -> str: ...
+
+    @overload
+    def __call__(self, sentences: Sequence[str], **options: Any) -> list[str]: ...
+
+    def __call__(self, sentences: Union[str, Sequence[str]], **options: Any) -> Union[str, list[str]]:
+        """The best translation's text: of one sentence (a string), or of each of a list of them
+        (a list of strings, in input order).
+
+        Args:
+            sentences: one source sentence, or a list of them.
+            **options: decoding options, passed to :meth:`translate` as they are (``beam=5``,
+                ``batch_size=16``, ...); ``return_attention`` is not one (use :meth:`translate`).
+
+        Raises:
+            nmt.util.errors.UserError: as :meth:`translate` does, and for an option it does not take.
+        """
+        if "return_attention" in options:
+            raise UserError("return_attention: a call gives text only; use Translator.translate for attention")
+        valid = [n for n in inspect.signature(self.translate).parameters if n not in ("sentences", "return_attention")]
+        unknown = sorted(set(options) - set(valid))
+        if unknown:
+            raise UserError(f"{unknown[0]}: not an option of Translator.translate; give one of {', '.join(valid)}")
+        if isinstance(sentences, str):
+            return self.translate([sentences], **options)[0].text
+        return [result.text for result in self.translate(sentences, **options)]
 
     @property
     def engine_name(self) -> str:
@@ -159,6 +190,7 @@ class Translator:
         length_penalty: Optional[float] = None,
         max_len_a: Optional[float] = None,
         max_len_b: Optional[int] = None,
+        batch_size: Optional[int] = None,
         return_attention: bool = False,
         overrides: Sequence[str] = (),
     ) -> list[TranslationResult]:
@@ -178,6 +210,8 @@ class Translator:
             length_penalty: GNMT length penalty alpha that ranks a beam's hypotheses.
             max_len_a: output length limit a * source tokens + b: a.
             max_len_b: output length limit a * source tokens + b: b.
+            batch_size: sentences searched at once (1 or more; ``decode.batch_size``); the
+                translations do not depend on it, the memory and speed do.
             return_attention: add each best hypothesis's attention matrix (not ctranslate2).
             overrides: further ``decode.KEY=VALUE`` settings, as ``--set`` gives them.
 
@@ -198,6 +232,7 @@ class Translator:
             "length_penalty": length_penalty,
             "max_len_a": max_len_a,
             "max_len_b": max_len_b,
+            "batch_size": batch_size,
         }
         for name, value in given.items():
             check.decode_option(name, value)
@@ -214,6 +249,7 @@ class Translator:
             length_penalty=length_penalty,
             max_len_a=max_len_a,
             max_len_b=max_len_b,
+            batch_size=batch_size,
         )
         search = resolve_search(self.engine, beam, n_best, [*overrides, *options])
         ids, found = translate_lines(self.engine, search, lines, attention=return_attention)

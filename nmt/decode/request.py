@@ -39,6 +39,7 @@ def decode_overrides(
     length_penalty: Optional[float] = None,
     max_len_a: Optional[float] = None,
     max_len_b: Optional[int] = None,
+    batch_size: Optional[int] = None,
 ) -> list[str]:
     """``decode.KEY=VALUE`` for every option given (None: the model's own value).
 
@@ -55,6 +56,7 @@ def decode_overrides(
         "seed": seed,
         "max_len_a": max_len_a,
         "max_len_b": max_len_b,
+        "batch_size": batch_size,
         "sample": sample or None,
     }
     if sample:

@@ -23,7 +23,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from nmt.labs.matrices import (
     split_lines,
 )
 from nmt.run.paths import RunPaths, report_json
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 TOY_POINTS = 50
 """Training points of the toy regression."""
@@ -214,8 +217,14 @@ def spread_tokens(weights: np.ndarray) -> float:
 
 
 def plot_kernel(toy: Toy, fit: WidthFit, sentence: SentenceAttention, learned: Maps, initial: Maps, path: Path) -> Path:
+    """:func:`kernel_figure` written as a PNG at ``path``."""
+    return save_png(kernel_figure(toy, fit, sentence, learned, initial), path)
+
+
+def kernel_figure(toy: Toy, fit: WidthFit, sentence: SentenceAttention, learned: Maps, initial: Maps) -> Figure:
     """Left: the toy's fits and its two weight matrices; right: the gaussian model's attention on
-    one sentence and the singular values of its maps."""
+    one sentence (source tokens along the x axis, output tokens down the y axis) and the singular
+    values of its maps."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -242,9 +251,11 @@ def plot_kernel(toy: Toy, fit: WidthFit, sentence: SentenceAttention, learned: M
     nmt_ax = fig.add_subplot(grid[0:2, 1])
     weights, src, tgt = sentence.weights, sentence.src_pieces, sentence.tgt_pieces
     nmt_ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
-    nmt_ax.set_xticks(range(len(src)), labels=src, rotation=90, fontsize=7)
-    nmt_ax.set_yticks(range(len(tgt)), labels=tgt, fontsize=7)
-    nmt_ax.set_title("gaussian variant on a test sentence (seed 1, greedy): rows output, columns source", fontsize=9)
+    nmt_ax.set_xticks(range(len(src)), labels=src, rotation=45, ha="right", rotation_mode="anchor", fontsize=10)
+    nmt_ax.set_yticks(range(len(tgt)), labels=tgt, fontsize=10)
+    nmt_ax.set_xlabel("source tokens", fontsize=10)
+    nmt_ax.set_ylabel("target (output) tokens", fontsize=10)
+    nmt_ax.set_title("gaussian variant on a test sentence (seed 1, greedy)", fontsize=9)
     sv_ax = fig.add_subplot(grid[2, 1])
     for name, matrix, style, colour in (
         ("W_q initial", initial.query, ":", "tab:blue"),
@@ -261,7 +272,7 @@ def plot_kernel(toy: Toy, fit: WidthFit, sentence: SentenceAttention, learned: M
     sv_ax.legend(fontsize=7)
     assert image is not None
     fig.colorbar(image, ax=fig.axes[1:3], label="attention weight", shrink=0.8)
-    return save_png(fig, path)
+    return fig
 
 
 def markdown(toy_rows: list[dict[str, Any]], maps: dict[str, dict[str, Any]], model: dict[str, Any]) -> str:

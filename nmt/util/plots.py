@@ -69,13 +69,22 @@ def plot_attention(
 
 
 def draw_attention(
-    ax: Axes, weights: np.ndarray | torch.Tensor, src_tokens: list[str], tgt_tokens: list[str], title: str = ""
+    ax: Axes,
+    weights: np.ndarray | torch.Tensor,
+    src_tokens: list[str],
+    tgt_tokens: list[str],
+    title: str = "",
+    *,
+    fontsize: float | None = None,
+    colorbar: bool = True,
+    limits: tuple[float, float] | None = None,
 ) -> Axes:
     """Heat map of one sentence's attention on ``ax``: row t shows where target token t looked.
 
     `weights` has shape (T, S) with T = len(tgt_tokens) and S = len(src_tokens); the tokens
-    label the axes and a colour bar sits beside them. The colour scale is fixed to [0, 1] for
-    probabilities so maps are comparable.
+    label the axes and, with `colorbar`, a colour bar sits beside them. The colour scale is
+    `limits`, by default fixed to [0, 1] for probabilities so maps are comparable (else the
+    data's range). `fontsize` sets the tick labels, axis labels and title (None: matplotlib's).
     """
     data = _as_array(weights)
     expected = (len(tgt_tokens), len(src_tokens))
@@ -86,18 +95,25 @@ def draw_attention(
         )
     if 0 in expected:
         raise ValueError("cannot plot attention for an empty source or target")
-    is_probability = bool(np.all((data >= 0.0) & (data <= 1.0)))
-    vmin, vmax = (0.0, 1.0) if is_probability else (None, None)
+    if limits is None:
+        is_probability = bool(np.all((data >= 0.0) & (data <= 1.0)))
+        limits = (0.0, 1.0) if is_probability else None
+    vmin, vmax = limits if limits is not None else (None, None)
 
+    font: dict[str, Any] = {} if fontsize is None else {"fontsize": fontsize}  # None: the rc sizes stay
     T, S = expected
     image = ax.imshow(data, aspect="auto", cmap="viridis", vmin=vmin, vmax=vmax, interpolation="nearest")
-    ax.set_xticks(range(S), labels=src_tokens, rotation=90)
-    ax.set_yticks(range(T), labels=tgt_tokens)
-    ax.set_xlabel("source")
-    ax.set_ylabel("target")
+    ax.set_xticks(range(S), labels=src_tokens, rotation=90, **font)
+    ax.set_yticks(range(T), labels=tgt_tokens, **font)
+    ax.set_xlabel("source", **font)
+    ax.set_ylabel("target", **font)
     if title:
-        ax.set_title(title)
-    ax.figure.colorbar(image, ax=ax, label="attention weight")
+        ax.set_title(title, **font)
+    if colorbar:
+        bar = ax.figure.colorbar(image, ax=ax)
+        bar.set_label("attention weight", **font)
+        if fontsize is not None:
+            bar.ax.tick_params(labelsize=fontsize)
     return ax
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -43,6 +44,9 @@ def _refused(call, needle: str) -> None:
         ({"max_len_b": None, "max_len_a": float("nan")}, r"^max_len_a=nan"),
         ({"sample": 1}, r"^sample=1: give True or False"),
         ({"return_attention": "yes"}, r"^return_attention='yes': give True or False"),
+        ({"batch_size": 0}, r"^batch_size=0: give a whole number of at least 1"),
+        ({"batch_size": 2.5}, r"^batch_size=2\.5: give a whole number"),
+        ({"batch_size": True}, r"^batch_size=True: give a whole number"),
     ],
 )
 def test_translate_refuses_arguments_of_the_wrong_type_naming_them(translator, options, needle):
@@ -107,6 +111,42 @@ def test_plot_attention_and_run_open_check_their_arguments(tmp_path):
     _refused(lambda: nmt.Run.open(None), r"^folder=None: give a path")
 
 
+def _drawable() -> nmt.TranslationResult:
+    """A result with attention, made by hand: the checks run before anything is drawn."""
+    hypothesis = nmt.Hypothesis("B", ["B", "</s>"], -1.0, -1.0)
+    return nmt.TranslationResult("a", ["a"], [hypothesis], np.ones((2, 1)))
+
+
+@pytest.mark.parametrize(
+    "kwargs, needle",
+    [
+        ({"fontsize": 0}, r"^fontsize=0: give a finite number greater than 0 and at most 200"),
+        ({"fontsize": "large"}, r"^fontsize='large': give a finite number"),
+        ({"colorbar": "no"}, r"^colorbar='no': give True or False"),
+        ({"title": 3}, r"^title=3: give a string"),
+    ],
+)
+def test_plot_attention_checks_its_arguments(kwargs, needle):
+    _refused(lambda: nmt.plot_attention(_drawable(), **kwargs), needle)
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, needle",
+    [
+        ((_drawable(),), {}, r"^results: give a list of results, not TranslationResult"),
+        (([],), {}, r"^results: give at least one result"),
+        (([_drawable(), None],), {}, r"^results\[1\]: give one result of Translator\.translate"),
+        (([_drawable()], ["a", "b"]), {}, r"^titles: 2 titles for 1 results; give one per result"),
+        (([_drawable()], "a"), {}, r"^titles='a': give a list of strings"),
+        (([_drawable()], [None]), {}, r"^titles\[0\]=None: give a string"),
+        (([_drawable()],), {"ncols": 0}, r"^ncols=0: give a whole number of at least 1"),
+        (([_drawable()],), {"fontsize": -2}, r"^fontsize=-2"),
+    ],
+)
+def test_plot_attention_grid_checks_its_arguments(args, kwargs, needle):
+    _refused(lambda: nmt.plot_attention_grid(*args, **kwargs), needle)
+
+
 def test_evaluate_checks_its_arguments(tmp_path):
     hyp = tmp_path / "h.txt"
     hyp.write_text("a\n")
@@ -140,6 +180,8 @@ def test_evaluate_takes_the_export_s_own_engine_as_load_does(trained_toy, tmp_pa
         ({"force": "yes"}, r"^force='yes'"),
         ({"sweep": {"train.lr": ["0.1,0.2"]}}, r"^sweep\['train\.lr'\]\[0\]='0\.1,0\.2': one item per list entry"),
         ({"variants": [None]}, r"^variants\[0\]=None"),
+        ({"dry_run": "yes"}, r"^dry_run='yes': give True or False"),
+        ({"dry_run": True, "jobs": 0}, r"^jobs=0"),
     ],
 )
 def test_compare_checks_its_arguments(tmp_path, kwargs, needle):

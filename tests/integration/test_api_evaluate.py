@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import nmt
-from conftest import toy_overrides
+from conftest import run_cli, toy_overrides
 from nmt.util.errors import UserError
 
 
@@ -67,6 +67,40 @@ def test_compare_returns_one_record_per_arm(toy_files, tmp_path):
     report = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text(encoding="utf-8"))
     assert list(result.records) == report["variants"]
     assert list(result.to_pandas()["variant"]) == ["bahdanau", "luong_dot"]
+
+
+def test_compare_dry_run_returns_the_lines_of_the_command_and_trains_nothing(toy_files, tmp_path, capsys):
+    _, files = toy_files
+    sets = [s for s in toy_overrides(tmp_path, files) if not s.startswith(("name=", "runs_dir="))]
+    runs = tmp_path / "cmp"
+    planned = nmt.compare(
+        variants=["bahdanau", "luong_dot"], seeds=[1, 2], steps=4, runs_dir=runs, overrides=sets, dry_run=True
+    )
+    assert isinstance(planned, list) and len(planned) == 4 and all(isinstance(line, str) for line in planned)
+    assert planned[0] == f"train    bahdanau seed 1: {runs / 'bahdanau_s1'}"
+    assert not runs.exists() and not any(p.name == "report.json" for p in tmp_path.rglob("*"))
+    argv = ["compare", "--variants", "bahdanau,luong_dot", "--seeds", "1,2", "--steps", "4", "--runs-dir", str(runs)]
+    code, out, err = run_cli([*argv, *(a for s in sets for a in ("--set", s)), "--dry-run"], capsys)
+    assert code == 0, err
+    assert out.splitlines() == planned
+
+
+def test_records_print_as_a_short_aligned_table():
+    rows = nmt.Records({"step": 10 * i, "loss": 1 / (i + 1), "note": "x" * 40, "samples": [{}]} for i in range(30))
+    text = str(rows)
+    lines = text.splitlines()
+    assert repr(rows) == text and lines[0].split() == ["step", "loss", "note", "samples"]
+    assert len(lines) == 1 + 20 + 1 + 1  # the header, 20 rows around one "..." row, the size
+    assert lines[11].split() == ["..."] * 4 and lines[-1] == "[30 rows x 4 columns]"
+    assert lines[1].split()[0] == "0" and lines[-2].split()[0] == "290"  # the first and last rows
+    rows_shown = [line for line in lines[1:-1] if line.split()[0] != "..."]
+    assert {line.index("[1 items]") for line in rows_shown} == {lines[0].index("samples")}  # aligned left
+    assert "[1 items]" in lines[1] and "x" * 40 not in text and "…" in lines[1]
+    assert lines[0].index("loss") + len("loss") == lines[1].index("1") + 1  # numbers aligned right
+    html = rows._repr_html_()
+    assert html.startswith("<table>") and html.count("<tr>") == 1 + 21 and "30 rows" in html
+    assert str(nmt.Records()) == "Records([]): no rows"
+    assert rows == list(rows) and rows[0]["step"] == 0  # still a list of dicts
 
 
 def test_bad_input_raises_one_line(hyp_files, tmp_path):

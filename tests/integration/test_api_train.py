@@ -41,6 +41,8 @@ def test_train_from_a_mapping_returns_its_run(toy_files, tmp_path):
     assert list(run.history) == valid
     assert len(run.train_log) == 20
     assert run.history.to_pandas()["step"].tolist() == [10, 20]
+    shown = str(run.history).splitlines()  # a notebook cell's `run.history` is a table, not a list of dicts
+    assert shown[0].split()[:2] == ["step", "epoch"] and len(shown) == 4 and shown[-1].startswith("[2 rows x ")
     translated = run.translator().translate(["ant bee"])
     assert translated[0].text == nmt.load(run.best).translate(["ant bee"])[0].text
     assert "stopped (max_steps)" in run.summary
@@ -89,3 +91,10 @@ def test_nmt_train_is_still_the_training_package():
 
     assert callable(nmt.train) and nmt.train.loop.Trainer is not None
     assert nmt.train.__name__ == "nmt.train"
+
+
+def test_nmt_shows_every_name_of_the_library():
+    import nmt.api
+
+    assert sorted([*nmt._EXPORTS, *nmt._CALLABLE_STAGES]) == sorted(nmt.api.__all__)
+    assert all(getattr(nmt, name) is getattr(nmt.api, name) for name in nmt._EXPORTS)

@@ -157,3 +157,58 @@ def test_plot_attention_puts_the_tokens_on_the_axes(translator, sentences):
     assert len(fig.axes) == 2  # the heat map and its colour bar
     with pytest.raises(UserError, match="return_attention=True"):
         nmt.plot_attention(translator.translate([sentences[0]])[0], ax=fig.add_subplot())
+
+
+def test_plot_attention_sets_the_font_size_and_can_leave_out_its_colour_bar(translator, sentences):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    (result,) = translator.translate([sentences[0]], return_attention=True)
+    fig = Figure()
+    FigureCanvasAgg(fig)
+    ax = nmt.plot_attention(result, ax=fig.add_subplot(), title="a lecture", fontsize=18, colorbar=False)
+    assert len(fig.axes) == 1  # no colour bar
+    labels = [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.title, ax.xaxis.label, ax.yaxis.label]
+    assert {label.get_fontsize() for label in labels} == {18.0}
+    assert ax.images[0].get_clim() == (0.0, 1.0)
+
+
+def test_plot_attention_grid_draws_one_panel_per_result_under_one_colour_bar(translator, sentences, tmp_path):
+    import matplotlib.pyplot as plt
+
+    results = translator.translate([s for s in sentences if s.strip()][:3], return_attention=True)
+    fig = nmt.plot_attention_grid(results, ["one", "two", "three"], ncols=2, fontsize=14, title="three sentences")
+    try:
+        panels = [ax for ax in fig.axes if ax.images]
+        assert len(panels) == 3 and len(fig.axes) == 2 * 2 + 1  # a 2 x 2 grid (one panel off) and one bar
+        assert [ax.get_title() for ax in panels] == ["one", "two", "three"]
+        for ax, result in zip(panels, results):
+            assert [t.get_text() for t in ax.get_xticklabels()] == result.source_tokens
+            assert [t.get_text() for t in ax.get_yticklabels()] == result.tokens
+            assert ax.images[0].get_clim() == (0.0, 1.0)  # one scale, so the one bar is true for each
+            assert {t.get_fontsize() for t in ax.get_xticklabels()} == {14.0}
+        fig.savefig(tmp_path / "grid.png")
+        assert (tmp_path / "grid.png").read_bytes().startswith(b"\x89PNG")
+    finally:
+        plt.close(fig)
+
+
+def test_a_translator_called_gives_the_text(translator, sentences):
+    assert translator(sentences[0]) == translator.translate([sentences[0]])[0].text
+    assert translator(sentences[:3], beam=3) == [r.text for r in translator.translate(sentences[:3], beam=3)]
+    assert translator("") == "" and translator([]) == []
+    for options, needle in (
+        ({"beem": 3}, "^beem: not an option of Translator.translate; give one of beam, "),
+        ({"return_attention": True}, "^return_attention: a call gives text only"),
+        ({"beam": 0}, "^beam=0: give a whole number"),
+    ):
+        with pytest.raises(UserError, match=needle):
+            translator(sentences[0], **options)
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_batch_size_changes_nothing_but_the_batches(translator, sentences, beam):
+    one = translator.translate(sentences, beam=beam, batch_size=1)
+    many = translator.translate(sentences, beam=beam, batch_size=64)
+    assert [r.text for r in one] == [r.text for r in many]
+    np.testing.assert_allclose([r.score for r in one], [r.score for r in many], atol=1e-5)

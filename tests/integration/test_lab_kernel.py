@@ -12,8 +12,18 @@ import pytest
 
 from conftest import REPO, run_tiny_lab
 from nmt.labs.base import LabContext
-from nmt.labs.kernel import FIXED_WIDTH, fit_width, kernel_weights, make_toy, spread_tokens, toy_errors
+from nmt.labs.kernel import (
+    FIXED_WIDTH,
+    Maps,
+    fit_width,
+    kernel_figure,
+    kernel_weights,
+    make_toy,
+    spread_tokens,
+    toy_errors,
+)
 from nmt.labs.length import variant_plan
+from nmt.labs.matrices import SentenceAttention
 
 
 def _tiny_steps(tmp_path: Path) -> int:
@@ -47,6 +57,21 @@ def test_the_learned_width_minimizes_the_leave_one_out_error():
 def test_spread_in_source_tokens():
     assert spread_tokens(np.eye(3)) == pytest.approx(0.0, abs=1e-6)
     assert spread_tokens(np.array([[0.5, 0.0, 0.5]])) == pytest.approx(1.0)
+
+
+def test_the_translation_map_names_its_axes_and_shows_the_source_tokens_readably(tmp_path):
+    toy = make_toy()
+    src, tgt = ["▁ant", "▁bee", "▁cat", "."], ["▁ANT", "▁BEE", "▁CAT", ".", "</s>"]
+    weights = np.full((len(tgt), len(src)), 1 / len(src))
+    rng = np.random.default_rng(0)
+    maps = Maps(query=rng.normal(size=(4, 4)), key=rng.normal(size=(4, 8)))
+    fig = kernel_figure(toy, fit_width(toy), SentenceAttention(src, tgt, "ANT BEE CAT .", weights), maps, maps)
+    (ax,) = [ax for ax in fig.axes if [t.get_text() for t in ax.get_xticklabels()] == src]
+    assert ax.get_xlabel() == "source tokens" and ax.get_ylabel() == "target (output) tokens"
+    assert [t.get_text() for t in ax.get_yticklabels()] == tgt
+    for label in ax.get_xticklabels():
+        assert label.get_rotation() == 45 and label.get_fontsize() >= 9
+    fig.savefig(tmp_path / "kernel.png")
 
 
 def test_kernel_lab_fits_the_toy_and_reads_the_gaussian_run(tmp_path, capsys, monkeypatch):
