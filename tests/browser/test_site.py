@@ -6,10 +6,13 @@ scripts/mkdocs_maths.py), every equation drawn with a size, every image loaded. 
 its numbered steps are one ordered list, not a paragraph that swallowed them (a sub-list indented
 by three spaces did that once).  The checks are tried on pages made to fail, so they can fail.
 Screenshots of a few pages are kept beside the built site (``screenshots/``) for a reader of CI.
+Every page's HTML, read as text: no LaTeX command left inside its MathML, no ``$`` in a heading or an
+entry of its table of contents (tests/docs/test_headings.py checks the Markdown of the same).
 """
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import subprocess
@@ -73,6 +76,28 @@ def problems(seen: dict[str, Any], lab_page: bool, numbered: bool = True) -> lis
     return found
 
 
+MATHML_COMMAND = re.compile(r"<(mi|mo|mn|mtext)\b[^>]*>\s*(\\[A-Za-z]+)")
+"""A LaTeX command that latex2mathml wrote as a token's text (``<mi>\\lVert</mi>``) instead of drawing it."""
+HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1>", re.DOTALL)
+CONTENTS_ENTRY = re.compile(r'<a\b[^>]*class="md-nav__link"[^>]*>(.*?)</a>', re.DOTALL)
+"""An entry of the navigation or the page's table of contents, which the theme makes from the heading's text."""
+
+
+def html_problems(page: str) -> list[str]:
+    """What a page's HTML shows as LaTeX where no equation is drawn: a command left inside MathML, a
+    ``$`` in a heading or in an entry of the table of contents."""
+    found = [f"a LaTeX command left in MathML: {match[2]}" for match in MATHML_COMMAND.finditer(page)]
+    for kind, texts in (
+        ("heading", [m[2] for m in HEADING.finditer(page)]),
+        ("contents entry", CONTENTS_ENTRY.findall(page)),
+    ):
+        for text in texts:
+            shown = " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
+            if "$" in shown:
+                found.append(f"maths in a {kind}: {shown!r}")
+    return found
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The documentation site built from this checkout (as make docs builds it, elsewhere)."""
@@ -105,6 +130,25 @@ def test_every_page_shows_its_equations_and_images_and_each_lab_its_steps(site: 
                 driver.save_screenshot(str(shots / page.relative_to(site).as_posix().replace("/", "_")) + ".png")
     assert not found, found
     assert len(list(shots.iterdir())) == len(SHOWN)
+
+
+def test_no_page_leaves_latex_in_its_maths_or_maths_in_a_heading(site: Path) -> None:
+    pages = sorted(p for p in site.rglob("*.html") if "assets" not in p.parts)
+    found = {str(p.relative_to(site)): html_problems(p.read_text(encoding="utf-8")) for p in pages}
+    assert not {page: trouble for page, trouble in found.items() if trouble}
+
+
+def test_the_html_check_finds_a_passed_through_command_and_maths_in_headings() -> None:
+    page = (
+        '<nav><a href="#tf" class="md-nav__link"><span class="md-ellipsis">Teacher forcing with probability $p$</span></a></nav>'
+        '<h2 id="tf">Teacher forcing with probability $p$<a class="headerlink" href="#tf">&para;</a></h2>'
+        "<p><math><mrow><mi>\\lVert</mi><mi>x</mi></mrow></math> costs $5 in the prose, which is fine</p>"
+    )
+    assert html_problems(page) == [
+        "a LaTeX command left in MathML: \\lVert",
+        "maths in a heading: 'Teacher forcing with probability $p$¶'",
+        "maths in a contents entry: 'Teacher forcing with probability $p$'",
+    ]
 
 
 BAD_LAB_PAGE = """<html><body><article>

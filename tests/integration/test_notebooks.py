@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -19,7 +20,11 @@ from nbclient import NotebookClient
 
 from conftest import REPO
 
+sys.path.insert(0, str(REPO / "scripts"))
+import execute_notebooks  # after the path insert
+
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+COPIES = [REPO / "docs" / "notebooks" / path.name for path in NOTEBOOKS]
 CELL_TIMEOUT = 300
 """Seconds after which a cell counts as hung: a guard, not a claim about speed (the machine is shared)."""
 
@@ -70,9 +75,135 @@ def test_the_first_cell_stops_in_one_line_when_the_install_gave_no_nmt(path: Pat
     monkeypatch.setenv("NMT_REPOSITORY", "https://example.invalid/nmt")
     with pytest.raises(SystemExit) as stopped:
         exec(compile(source, path.name, "exec"), {"get_ipython": FailedInstall})
-    assert [name for name, _ in magics] == ["pip"], magics
+    assert [name for name, _ in magics] == ["pip", "pip"], magics
     message = str(stopped.value.code)
     assert "\n" not in message and message.startswith("nmt did not install from https://example.invalid/nmt: "), message
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_first_cell_upgrades_pip_before_it_installs_nmt(path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Python 3.11's bundled pip (23.2) refuses ``nmt-attention @ git+URL``: the cell upgrades pip first."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    source = TransformerManager().transform_cell(nbformat.read(path, as_version=4).cells[0].source)
+    magics: list[tuple[str, str]] = []
+
+    class Install:
+        def run_line_magic(self, name: str, line: str, _stack_depth: int = 1) -> None:
+            magics.append((name, line))
+
+    monkeypatch.setitem(sys.modules, "nmt", None)
+    monkeypatch.setenv("NMT_REPOSITORY", "https://example.invalid/nmt")
+    with pytest.raises(SystemExit):
+        exec(compile(source, path.name, "exec"), {"get_ipython": Install})
+    assert magics[0] == ("pip", "install --quiet --upgrade pip"), magics
+    assert magics[1][0] == "pip" and "nmt-attention @ git+" in magics[1][1], magics
+
+
+def setup_cell(path: Path) -> str:
+    """The notebook's setup cell: the code cell that reads NMT_NOTEBOOK."""
+    return next(
+        c.source
+        for c in nbformat.read(path, as_version=4).cells
+        if "NMT_NOTEBOOK" in c.source and c.cell_type == "code"
+    )
+
+
+def test_every_notebook_sets_the_class_time_limit_with_the_same_lines_and_reports_each_runs_end():
+    """NMT_CLASS_MINUTES is read in one block of the setup cell, the same in all six notebooks, and
+    every nmt.train call of a notebook passes its limit and says what ended the run."""
+    blocks = {path.name: setup_cell(path)[setup_cell(path).index("# NMT_CLASS_MINUTES") :] for path in NOTEBOOKS}
+    assert len(set(blocks.values())) == 1, "the NMT_CLASS_MINUTES lines differ between notebooks"
+    for path in NOTEBOOKS:
+        code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        calls = re.findall(r"^( *)run = nmt\.train\((.*)\)\n\1report_stop\(run\)$", code, re.M)
+        assert calls and len(calls) == code.count("= nmt.train("), f"{path.name}: a training run without report_stop"
+        for _, arguments in calls:
+            assert "**LIMIT" in arguments or "settings" in arguments, f"{path.name}: {arguments}"
+        assert all("**LIMIT" in line for line in code.splitlines() if line.strip().startswith("settings = {")), (
+            path.name
+        )
+
+
+def run_setup(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], **env: str) -> dict:
+    """Notebook 01's setup cell run with ``env`` set, as a kernel runs it; its names."""
+    for key in ("NMT_NOTEBOOK", "NMT_CLASS_MINUTES"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    names: dict = {}
+    exec(compile(setup_cell(NOTEBOOKS[0]), "setup", "exec"), names)
+    names["printed"] = capsys.readouterr().out
+    return names
+
+
+def test_nmt_class_minutes_caps_each_class_run_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+):
+    limited = run_setup(monkeypatch, capsys, NMT_NOTEBOOK="class", NMT_CLASS_MINUTES="7.5")
+    assert limited["LIMIT"] == {"train.time_budget_min": 7.5}
+    assert "stops after its updates or after 7.5 minutes" in limited["printed"], limited["printed"]
+    unlimited = run_setup(monkeypatch, capsys, NMT_NOTEBOOK="class")
+    assert unlimited["LIMIT"] == {"train.time_budget_min": None}, "the updates alone, not the class config's cap"
+    assert "NMT_CLASS_MINUTES=N would also stop it" in unlimited["printed"]
+    assert run_setup(monkeypatch, capsys, NMT_NOTEBOOK="smoke", NMT_CLASS_MINUTES="7.5")["LIMIT"] == {}
+    for bad in ("ten", "0", "-3"):
+        with pytest.raises(ValueError, match="NMT_CLASS_MINUTES"):
+            run_setup(monkeypatch, capsys, NMT_NOTEBOOK="class", NMT_CLASS_MINUTES=bad)
+
+    # a run the time limit ended, and one its updates ended, each said in one line
+    monkeypatch.chdir(tmp_path)
+    tiny = {
+        "runs_dir": "runs",
+        "data": {
+            "corpus": "synthetic",
+            "src": "en",
+            "tgt": "de",
+            "synthetic_sizes": {"train": 200, "valid": 10, "test": 10},
+        },
+        "model": {"emb_size": 16, "hidden_size": 16},
+        "train": {"max_tokens": 500, "max_steps": 4, "valid_every": 2, "tensorboard": False},
+    }
+    timed = nmt_train(tiny, {"name": "timed", "train.time_budget_min": 1e-6})
+    counted = nmt_train(tiny, {"name": "counted"})
+    capsys.readouterr()
+    limited["report_stop"](timed)
+    limited["report_stop"](counted)
+    timed_line, counted_line = capsys.readouterr().out.splitlines()
+    assert timed_line.startswith("timed: stopped by the time limit (NMT_CLASS_MINUTES) at update 1 of 4, after ")
+    assert counted_line.startswith("counted: stopped by its updates at update 4 of 4, after "), counted_line
+
+
+def nmt_train(config: dict, overrides: dict):
+    import nmt
+
+    return nmt.train(config, overrides, progress=False)
+
+
+def test_notebook_02_titles_each_matrix_with_the_validation_of_the_checkpoint_it_draws(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The panels draw best.pt's attention; their BLEU and update are that checkpoint's validation,
+    not the last one's (in the class setting best.pt was update 174 and the titles said update 180's BLEU)."""
+    import nmt
+
+    for key, value in smoke_environment().items():
+        monkeypatch.setenv(key, value)
+    path = next(p for p in NOTEBOOKS if p.name.startswith("02_"))
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("import json\nprint(json.dumps({n: [steps[n], bleu[n]] for n in bleu}))"))
+    NotebookClient(
+        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    shown = json.loads(nb.cells[-1].outputs[0].text)
+    assert len(shown) == 5
+    for name, (step, bleu) in shown.items():
+        folder = tmp_path / "runs" / "smoke" / ("notebook_energy_" + name.replace(" ", "_").replace("-", "_").lower())
+        drawn = nmt.load(folder).step
+        assert step == drawn, f"{name}: titled with update {step}, draws update {drawn}"
+        assert bleu == next(row["bleu"] for row in nmt.Run.open(folder).history if row["step"] == drawn), name
+    titles = [c.source for c in nb.cells if "plot_attention" in c.source]
+    assert titles and "steps[name]" in titles[0] and "bleu[name]" in titles[0]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -114,3 +245,129 @@ def test_the_site_shows_an_executed_copy_of_each_notebook_labelled_with_its_sett
         assert "say nothing about translation" in label
     source = nbformat.read(path, as_version=4)
     assert [c.source for c in copy.cells[1:]] == [c.source for c in source.cells], f"run {run['command']} again"
+
+
+PROGRESS_BAR = re.compile(r"\d+%\||\d ?(?:it|batch)/s\b|\ds/(?:it|batch)\b")
+"""A tqdm bar's marks: ``44%|████▍ | 77/174 [00:46<02:45,  1.71s/batch]``."""
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|home|root|tmp|Users|private|mnt|scratch|var/folders)/")
+"""An absolute path of the machine that executed a notebook (``/work/shared/data/multi30k``, ``/tmp/...``)."""
+
+
+def output_texts(output: dict) -> list[str]:
+    """Every text an output shows: a stream's, each text/* of a display or result, an error's."""
+    texts = [output.get("text", "")] if output["output_type"] == "stream" else []
+    texts += [value for key, value in output.get("data", {}).items() if key.startswith("text/")]
+    if output["output_type"] == "error":
+        texts += [output["evalue"], *output["traceback"]]
+    return [text if isinstance(text, str) else "".join(text) for text in texts]
+
+
+@pytest.mark.parametrize("path", COPIES, ids=lambda p: p.stem)
+def test_a_site_copy_shows_no_progress_bars_and_no_path_of_the_machine_that_ran_it(path: Path):
+    """The copies once carried 1,200-2,000 lines of tqdm output each and the data mirror's /work/...
+    path: scripts/execute_notebooks.py cleans them (``--clean-only`` for copies already written)."""
+    copy = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(copy.cells):
+        texts = [text for output in cell.get("outputs", []) for text in output_texts(output)]
+        bars = [line for text in texts for line in re.split(r"[\r\n]", text) if PROGRESS_BAR.search(line)]
+        assert len(bars) <= 3, f"{path.name} cell {i}: {len(bars)} lines of progress bars, e.g. {bars[0]!r}"
+        for text in texts:
+            found = MACHINE_PATH.search(text)
+            assert not found, f"{path.name} cell {i}: {text[max(found.start() - 40, 0) : found.end() + 40]!r}"
+    for text in (copy.cells[0].source, json.dumps(copy.metadata)):
+        assert not MACHINE_PATH.search(text), text
+
+
+def executed(*outputs: dict) -> nbformat.NotebookNode:
+    """A notebook of one code cell with these outputs, as nbclient leaves it."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("run = nmt.train(...)", execution_count=1))
+    nb.cells[0].outputs = [nbformat.from_dict(output) for output in outputs]
+    return nb
+
+
+def stream(name: str, text: str) -> dict:
+    return {"output_type": "stream", "name": name, "text": text}
+
+
+def test_cleaning_keeps_what_cells_printed_and_drew_and_one_line_per_training_run(tmp_path: Path):
+    workdir = tmp_path / "work"
+    figure = {
+        "output_type": "display_data",
+        "metadata": {},
+        "data": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"},
+    }
+    nb = executed(
+        stream("stderr", "10:59:18 INFO no prepared corpus in data/multi30k/de-en; preparing it now\n"),
+        stream(
+            "stderr",
+            "10:59:18 INFO Multi30k test2017: no test_2017_flickr.de.gz in mirror /work/shared/data/m30k; skipping\n",
+        ),
+        stream(
+            "stderr",
+            "10:59:21 INFO model: 6,272,320 parameters; 29000 training pairs, 174 batches per full epoch, 1000 updates planned\n",
+        ),
+        stream("stderr", "\repoch 1:   0%|          | 0/174 [00:00<?, ?batch/s]"),
+        stream("stderr", "\repoch 1:   1%|          | 1/174 [00:02<06:35,  2.29s/batch, loss=8.988, lr=2.00e-03]"),
+        stream("stderr", "\repoch 1:  87%|████████▋ | 152/174 [01:25<00:13,  1.69batch/s, loss=3.513]"),
+        stream("stderr", "11:01:06 INFO valid step 174: loss 3.309 ppl 27.36 BLEU 12.77 chrF 28.49 (best)\n"),
+        stream("stderr", "11:01:06 INFO   src: Eine Gruppe\n  ref: A group\n  hyp: A group of men\n"),
+        stream("stderr", "11:01:07 WARNING the learning rate fell to its floor\n  at step 174\n"),
+        stream("stderr", f"{workdir}/x.py:3: UserWarning: something odd\n"),
+        stream("stderr", "\repoch 2:  44%|████▍     | 77/174 [00:46<02:45,  1.71s/batch]"),
+        stream("stderr", "11:09:18 INFO valid step 1000: loss 1.796 ppl 6.02 BLEU 35.95 chrF 57.29 (best)\n"),
+        stream("stderr", "\r                                            "),
+        stream("stderr", "\r"),
+        stream("stdout", "update   174  validation loss 3.309\n"),
+        stream("stdout", f"update  1000  validation loss 1.796 in {workdir}/runs/first, data in /tmp/nmt-xyz/data.\n"),
+        figure,
+        stream(
+            "stderr",
+            "23:59:30 INFO model: 63,596 parameters; 600 training pairs, 15 batches per full epoch, 20 updates planned\n",
+        ),
+        stream("stderr", "00:01:00 INFO valid step 20: loss 4.094 ppl 60.00 BLEU 0.00 chrF 0.00\n"),
+        stream("stdout", "second run done\n"),
+    )
+    execute_notebooks.clean(nb, execute_notebooks.machine_paths(workdir))
+    outputs = nb.cells[0].outputs
+    assert [(o.output_type, o.get("name")) for o in outputs] == [
+        ("stream", "stderr"),
+        ("stream", "stdout"),
+        ("display_data", None),
+        ("stream", "stderr"),
+        ("stream", "stdout"),
+    ]
+    assert outputs[0].text.splitlines() == [
+        "11:01:07 WARNING the learning rate fell to its floor",
+        "  at step 174",
+        "./x.py:3: UserWarning: something odd",
+        "[training] 6,272,320 parameters, 1000 updates planned; 9.9 min to the last validation, "
+        "step 1000: loss 1.796 ppl 6.02 BLEU 35.95 chrF 57.29 (best)",
+    ]
+    assert (
+        outputs[1].text
+        == "update   174  validation loss 3.309\nupdate  1000  validation loss 1.796 in ./runs/first, data in …/data.\n"
+    )
+    assert outputs[2] == nbformat.from_dict(figure)
+    assert (
+        outputs[3].text
+        == "[training] 63,596 parameters, 20 updates planned; 1.5 min to the last validation, step 20: loss 4.094 ppl 60.00 BLEU 0.00 chrF 0.00\n"
+    )
+    assert outputs[4].text == "second run done\n"
+    once = nbformat.writes(nb)
+    execute_notebooks.clean(nb, execute_notebooks.machine_paths(tmp_path / "elsewhere"))
+    assert nbformat.writes(nb) == once, "a cleaned copy cleans to itself"
+
+
+def test_clean_only_cleans_the_copies_in_place_and_runs_nothing(tmp_path: Path):
+    nb = executed(
+        stream("stderr", "\repoch 1:   1%|          | 1/174 [00:02<06:35,  2.29s/batch]"), stream("stdout", "42\n")
+    )
+    nb.metadata["nmt_execution"] = {"command": "python scripts/execute_notebooks.py --setting smoke --workdir /tmp/w"}
+    nbformat.write(nb, tmp_path / NOTEBOOKS[0].name)
+    execute_notebooks.main(["--clean-only", "--out", str(tmp_path), NOTEBOOKS[0].stem[:2]])
+    cleaned = nbformat.read(tmp_path / NOTEBOOKS[0].name, as_version=4)
+    assert [o.get("text") for o in cleaned.cells[0].outputs] == ["42\n"]
+    assert cleaned.metadata["nmt_execution"]["command"].endswith("--workdir …/w")
+    with pytest.raises(SystemExit):
+        execute_notebooks.main(["--out", str(tmp_path)])  # neither --setting nor --clean-only
