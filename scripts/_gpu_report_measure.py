@@ -2,7 +2,7 @@
 
 They call the package (data, model, Trainer, decoding) and the other benchmark scripts'
 functions, so the report measures the code that ``nmt train`` and ``nmt translate`` run:
-one update is :func:`nmt.train.timing.train_update` (what bench_train times), one decoding setting
+one update is :func:`nmt.training.timing.train_update` (what bench_train times), one decoding setting
 :func:`bench_decode.bench_setting`, the time to a BLEU level :func:`bench_time_to_quality.records`.
 Which measurements run, in what order and for how long is gpu_report.py's business.
 """
@@ -31,18 +31,18 @@ from nmt.config import Config
 from nmt.data.batching import collate
 from nmt.data.pipeline import load_corpus, prepare_corpus
 from nmt.decode.inference import Loaded, load_checkpoint, translate_ids
-from nmt.evaluate.run_files import read_run_events
+from nmt.evaluation.run_files import read_run_events
 from nmt.model.build import build_model, count_parameters
 from nmt.model.seq2seq import Seq2Seq
 from nmt.run import events
 from nmt.run import folder as rundir
 from nmt.run.paths import RunPaths
 from nmt.score.metrics import score
-from nmt.train.loop import Trainer
-from nmt.train.optim import build_optimizer, teacher_forcing_p
-from nmt.train.run_start import open_run_dir
-from nmt.train.setup import make_sampler
-from nmt.train.timing import train_update
+from nmt.training.loop import Trainer
+from nmt.training.optim import build_optimizer, teacher_forcing_p
+from nmt.training.run_start import open_run_dir
+from nmt.training.setup import make_sampler
+from nmt.training.timing import train_update
 from nmt.util import runtime, threads
 from nmt.util.fileio import read_lines
 

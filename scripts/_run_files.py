@@ -1,4 +1,4 @@
-"""Reading run folders for the scripts: :mod:`nmt.evaluate.run_files` with a script's way of failing.
+"""Reading run folders for the scripts: :mod:`nmt.evaluation.run_files` with a script's way of failing.
 
 The package's reader (also behind ``nmt report``) raises :class:`~nmt.util.errors.UserError`;
 a script ends instead with one line, ``<script>: error: <message>``, as its own option
@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from nmt.evaluate import run_files
-from nmt.evaluate.run_files import checkpoint_parameters
+from nmt.evaluation import run_files
+from nmt.evaluation.run_files import checkpoint_parameters
 from nmt.run import events
 from nmt.util.errors import UserError
 
@@ -29,7 +29,7 @@ def read_events(run_dir: Path, script: str) -> list[events.Event]:
 
 
 def read_eval(folder: Path, script: Optional[str] = None) -> Optional[dict[str, Any]]:
-    """The one system scored in ``folder/report.json`` (see :func:`nmt.evaluate.run_files.read_eval`);
+    """The one system scored in ``folder/report.json`` (see :func:`nmt.evaluation.run_files.read_eval`);
     None without a report; a malformed report ends ``script`` with one line."""
     try:
         return run_files.read_eval(folder)

@@ -37,9 +37,9 @@ from nmt.config.variants import VARIANTS, variant_overrides
 from nmt.data.batching import collate
 from nmt.data.pipeline import load_corpus
 from nmt.model.build import build_model
-from nmt.train.loss import batch_loss
-from nmt.train.optim import apply_gradients, build_optimizer
-from nmt.train.setup import make_sampler
+from nmt.training.loss import batch_loss
+from nmt.training.optim import apply_gradients, build_optimizer
+from nmt.training.setup import make_sampler
 from nmt.util import runtime, threads
 from nmt.util.errors import UserError
 

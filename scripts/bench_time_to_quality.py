@@ -36,10 +36,10 @@ from nmt import config as config_mod
 from nmt.config import Config, DataConfig
 from nmt.run import events
 from nmt.run import folder as rundir
-from nmt.train.loop import Trainer
-from nmt.train.results import RunOutcome
-from nmt.train.run_start import open_run_dir
-from nmt.train.validate import Validation
+from nmt.training.loop import Trainer
+from nmt.training.results import RunOutcome
+from nmt.training.run_start import open_run_dir
+from nmt.training.validate import Validation
 from nmt.util import runtime
 from nmt.util.errors import UserError
 

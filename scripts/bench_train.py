@@ -5,7 +5,7 @@ For each variant the model is built from the config with that attention, and
 optimizer step) are timed after ``--warmup`` untimed ones, on the first batches of
 epoch 0's shuffled order: the same batches for every variant (collated and moved to
 the device before the clock starts; one batch per update, ``train.accumulate`` is
-ignored).  The timing is :func:`nmt.train.timing.time_updates`, which ``nmt compare
+ignored).  The timing is :func:`nmt.training.timing.time_updates`, which ``nmt compare
 --time-updates`` uses too.  Each variant runs in a fresh subprocess (``--one VARIANT``) so that its
 ``peak_rss_mb`` is its own.  One JSON line per variant on stdout, logs on stderr.
 
@@ -43,7 +43,7 @@ from nmt.config import Config
 from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, SAME_SIZE_ENERGIES
 from nmt.config.model_sections import RNN_ONLY
 from nmt.data.pipeline import load_corpus
-from nmt.train.timing import time_updates
+from nmt.training.timing import time_updates
 from nmt.util import runtime, threads
 from nmt.util.errors import UserError
 
@@ -106,7 +106,7 @@ def load_config(args: argparse.Namespace, variant: Optional[Variant] = None) -> 
 
 
 def bench_variant(args: argparse.Namespace, variant: Variant, keep_memory: bool) -> dict[str, Any]:
-    """Build, warm up and time one variant (:func:`nmt.train.timing.time_updates`); returns its JSON record."""
+    """Build, warm up and time one variant (:func:`nmt.training.timing.time_updates`); returns its JSON record."""
     cfg = load_config(args, variant)
     threads.configure(args.threads or cfg.train.threads)
     device = runtime.select_device(args.device)

@@ -51,7 +51,7 @@ def check_arguments(run: Path, last: int, beam: int, valid: str, test: str) -> t
 
     from nmt.data.splits import check_split
     from nmt.decode.inference import check_beam, load_checkpoint
-    from nmt.train.average import check_output, resolve
+    from nmt.training.average import check_output, resolve
 
     paths = RunPaths(run)
     if not paths.best.is_file():

@@ -34,7 +34,7 @@ from nmt.data.pipeline import load_corpus
 from nmt.decode.ensemble import Ensemble
 from nmt.decode.inference import load_checkpoint
 from nmt.run.checkpoint import check_checkpoint_path
-from nmt.train.validate import token_loss
+from nmt.training.validate import token_loss
 from nmt.util import threads
 from nmt.util.errors import UserError
 

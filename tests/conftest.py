@@ -93,7 +93,7 @@ def interrupt_at(monkeypatch: pytest.MonkeyPatch, step: int) -> None:
     """Deliver a real SIGINT to this process right after training update ``step``."""
     import signal
 
-    from nmt.train.loop import Trainer
+    from nmt.training.loop import Trainer
 
     original = Trainer.after_update
 
@@ -311,7 +311,7 @@ def toy_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
 @pytest.fixture(scope="session")
 def trained_toy(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     """A tiny Bahdanau model trained on the toy task (shared by search, translate, eval tests)."""
-    from nmt.train.entry import run_training
+    from nmt.training.entry import run_training
 
     _, files = toy_files
     root = tmp_path_factory.mktemp("trained")

@@ -1,8 +1,8 @@
 """``nmt.evaluate`` and ``nmt.compare``: the ``nmt eval`` and ``nmt compare`` commands from Python,
 their tables returned as records (:class:`~nmt.api.records.Records`, a DataFrame on request).
 
-Each calls the function its command calls (:func:`nmt.evaluate.eval_command.run_eval`,
-:func:`nmt.evaluate.compare.run_compare`), which writes report.json and report.md as always; the
+Each calls the function its command calls (:func:`nmt.evaluation.eval_command.run_eval`,
+:func:`nmt.comparison.command.run_compare`), which writes report.json and report.md as always; the
 records are read back from that report.json, so the library returns what the files hold.  The
 commands call these functions in turn, keeping one path from options to report.
 """
@@ -25,8 +25,8 @@ from nmt.util.errors import UserError, short_repr
 from nmt.util.logs import ensure_configured
 
 if TYPE_CHECKING:
+    from nmt.comparison.plan import Plan
     from nmt.config.arms import Sweep
-    from nmt.evaluate.compare_plan import Plan
 
 PathLike = Union[str, Path]
 
@@ -118,7 +118,7 @@ def evaluate(
     """
     from nmt.decode.engines import ENGINE_NAMES
     from nmt.engine.manifest import ENGINES, read_manifest
-    from nmt.evaluate.eval_command import default_out, run_eval
+    from nmt.evaluation.eval_command import default_out, run_eval
 
     ensure_configured()
     checkpoints = _checkpoints(checkpoint)
@@ -231,7 +231,7 @@ def comparison_plan(
 ) -> Plan:
     """The comparison :func:`compare` runs (``nmt compare --dry-run`` lists its runs); checked as the
     command checks its options."""
-    from nmt.evaluate.compare_plan import Plan, parse_list
+    from nmt.comparison.plan import Plan, parse_list
 
     config_path = check.optional_path("config", config)
     names = _joined(variants, "variants")
@@ -259,7 +259,7 @@ def comparison_plan(
 
 def run_plan(plan: Plan, *, out: Optional[PathLike] = None, progress: bool = True, jobs: int = 1) -> Comparison:
     """Train (or reuse) and score every run of ``plan``; the report's table as a :class:`Comparison`."""
-    from nmt.evaluate.compare import run_compare
+    from nmt.comparison.command import run_compare
 
     check.integer("jobs", jobs, minimum=1)
     check.flag("progress", progress)
@@ -375,7 +375,7 @@ def compare(
         time_updates=time_updates,
     )
     if check.flag("dry_run", dry_run):
-        from nmt.evaluate.compare import planned_runs
+        from nmt.comparison.command import planned_runs
 
         check.integer("jobs", jobs, minimum=1)
         check.flag("progress", progress)

@@ -1,7 +1,7 @@
 """``nmt.train``: train a model from Python, logging and stopping as ``nmt train`` does, and the
 :class:`Run` it leaves (its folder, checkpoints, validation history, a translator of its best model).
 
-The same entry point as the command (:func:`nmt.train.entry.run_training`) does the work.  The
+The same entry point as the command (:func:`nmt.training.entry.run_training`) does the work.  The
 log lines a shell shows are set up when the program has configured no logging of its own
 (:func:`nmt.util.logs.ensure_configured`).  Ctrl-C (or a notebook's "interrupt kernel") saves
 ``checkpoints/last.pt`` after the current update and stops, as it does in a shell; the library
@@ -156,7 +156,7 @@ def train(
             value out of range; ``TrainingError`` (a UserError) when the losses stop being finite.
         TrainingInterrupted: Ctrl-C or SIGTERM stopped the run after saving ``checkpoints/last.pt``.
     """
-    from nmt.train.entry import run_training
+    from nmt.training.entry import run_training
 
     ensure_configured()
     if isinstance(config, (str, os.PathLike)):

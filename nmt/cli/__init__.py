@@ -179,11 +179,11 @@ def train_cmd(
     Example: nmt train --config configs/demo.yaml --set train.teacher_forcing=0.5;
     on 4 GPUs: nmt train --config configs/demo.yaml --nproc 4
     """
-    from nmt.train import distributed
+    from nmt.training import distributed
 
     shown = progress_shown(progress)
     if nproc is not None and nproc > 1:
-        from nmt.train.run_start import check_run
+        from nmt.training.run_start import check_run
 
         check_run(config, set_ or [], resume, overwrite)  # user errors in one line, before torchrun
         root = ctx.parent.params if ctx.parent else {}
@@ -193,7 +193,7 @@ def train_cmd(
         args += ["--resume", str(resume)] if resume else []
         args += (["--overwrite"] if overwrite else []) + (["--progress"] if shown else ["--no-progress"])
         distributed.relaunch(nproc, args)
-    from nmt.train.entry import run_training
+    from nmt.training.entry import run_training
 
     try:
         outcome = run_training(config=config, overrides=set_ or [], resume=resume, overwrite=overwrite, progress=shown)
@@ -217,7 +217,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     """Console entry point: map errors to one line and an exit status.
 
     A worker of a multi-process run (torchrun) ends through
-    :func:`nmt.train.distributed.end_rank`, with the same status, whatever ends the command.
+    :func:`nmt.training.distributed.end_rank`, with the same status, whatever ends the command.
     """
     try:
         several = torchrun.check_environment() > 1  # before any work
@@ -226,7 +226,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         sys.exit(2)
     if not several:  # torch stays unimported until a command needs it
         return _main(argv)
-    from nmt.train import distributed
+    from nmt.training import distributed
 
     try:
         _main(argv)

@@ -105,7 +105,7 @@ def average_cmd(
     Examples: nmt average runs/m30k --last 5 -o runs/m30k/checkpoints/avg.pt;
     nmt average a.pt b.pt c.pt -o avg.pt
     """
-    from nmt.train.average import run_average
+    from nmt.training.average import run_average
 
     typer.echo(run_average(inputs, output, last=last, best=best, force=force))
 
@@ -206,7 +206,7 @@ def compare_cmd(
     nmt compare --config configs/multi30k_de_en_gpu.yaml --sweep model.dropout=0.4,0.5 --steps 2000 --jobs 4
     """
     from nmt.api.evaluation import comparison_plan, run_plan  # what nmt.compare runs from Python
-    from nmt.evaluate.compare import planned_runs
+    from nmt.comparison.command import planned_runs
 
     plan = comparison_plan(
         config,
@@ -267,7 +267,7 @@ def report_cmd(
 
     Example: nmt report runs/multi30k_de_en_best runs/multi30k_de_en_none --out docs/multi30k
     """
-    from nmt.evaluate.run_report import write_report
+    from nmt.evaluation.run_report import write_report
 
     path, table = write_report(runs, out)
     typer.echo(table)

@@ -5,7 +5,8 @@ them.  Each lab lives in its own module, listed here and imported only when it r
 listed.  Every lab also runs at a tiny size on the synthetic corpus
 (``--tiny``, in the tests), so the code behind a committed figure cannot rot.
 
-Imports nmt.evaluate and everything below it; only nmt.cli imports it.
+Imports nmt.comparison (labs train and score their runs as ``nmt compare`` does) and everything below it;
+only nmt.cli imports it.
 """
 
 from __future__ import annotations

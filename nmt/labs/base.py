@@ -33,8 +33,8 @@ from nmt.util.fileio import atomic_write_bytes
 from nmt.util.owned import check_ours, claim
 
 if TYPE_CHECKING:
-    from nmt.evaluate.compare_plan import Plan
-    from nmt.evaluate.compare_runs import RunAction
+    from nmt.comparison.plan import Plan
+    from nmt.comparison.runs import RunAction
 
 PACKAGED_CONFIGS = Path(__file__).resolve().parent / "configs"
 """The base configs of the labs and the notebooks as the package ships them (links to the repository's
@@ -129,7 +129,7 @@ class LabContext:
     def compare(self, plan: Plan, out: Optional[Path] = None) -> None:
         """Train (or reuse) the plan's runs and score them, as ``nmt compare`` does, with this
         lab's progress bars and ``--jobs``; the report goes to ``out`` (default: the compare's own)."""
-        from nmt.evaluate.compare import run_compare
+        from nmt.comparison.command import run_compare
 
         run_compare(plan, out=out, progress=self.progress, jobs=self.jobs)
 
@@ -185,8 +185,8 @@ def planned_lab_runs(name: str, ctx: LabContext) -> list[str]:
     --dry-run`` says: reuse, resume, train, replace, kept or refused), a folder that two of its
     comparisons share once; then a count of each action, and the error that would stop the lab
     before it trains anything (finished runs of another config, files nmt did not write), if any."""
-    from nmt.evaluate.compare import planned_run_actions
-    from nmt.evaluate.compare_runs import check_finished_work
+    from nmt.comparison.command import planned_run_actions
+    from nmt.comparison.runs import check_finished_work
 
     found: dict[Path, tuple[RunAction, str]] = {}
     for plan in load_lab(name).plans(ctx):
@@ -234,7 +234,7 @@ def check_outputs_are_ours(lab: Lab, out: Path) -> None:
 
 def run_lab(name: str, ctx: LabContext) -> LabResult:
     """Run one lab and write its table, figure and numbers into ``ctx.out``."""
-    from nmt.evaluate.compare_jobs import check_jobs
+    from nmt.comparison.jobs import check_jobs
 
     lab = load_lab(name)
     check_jobs(ctx.jobs)  # before anything is written

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nmt.evaluate.compare_plan import Plan
+from nmt.comparison.plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.run.paths import REPORT, RunPaths, report_json
 from nmt.util.fileio import atomic_write, atomic_write_bytes

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from nmt.comparison.plan import Plan
+from nmt.comparison.scores import p_cell
 from nmt.config.arms import parse_sweep
-from nmt.evaluate.compare_plan import Plan
-from nmt.evaluate.compare_scores import p_cell
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import lab_seeds
 from nmt.run import events

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nmt.evaluate.compare_plan import Plan
+from nmt.comparison.plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import variant_plan
 from nmt.labs.matrices import (

@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 from typing import Any, Optional
 
+from nmt.comparison.plan import Plan
+from nmt.comparison.scores import p_cell, score_run
 from nmt.config.variants import VARIANTS
-from nmt.evaluate.compare_plan import Plan
-from nmt.evaluate.compare_scores import p_cell, score_run
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.run.paths import report_json
 from nmt.util.plots import bucket_start

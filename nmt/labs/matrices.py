@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nmt import config as config_mod
+from nmt.comparison.plan import Plan
 from nmt.config import with_decode_overrides
 from nmt.config.variants import VARIANTS
-from nmt.evaluate.compare_plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import variant_plan
 from nmt.run.paths import RunPaths, report_json
@@ -137,7 +137,7 @@ def diagonal_share(weights: np.ndarray, reach: int = DIAGONAL_REACH) -> float:
 
 
 def run_dirs(plan: Plan, seed: int = SEED) -> dict[str, Path]:
-    """Variant label -> the folder of its run with ``seed`` (as :func:`nmt.evaluate.compare_plan.run_overrides` names it)."""
+    """Variant label -> the folder of its run with ``seed`` (as :func:`nmt.comparison.plan.run_overrides` names it)."""
     return {arm.label: plan.runs_dir / f"{arm.run_stem}_s{seed}" for arm in plan.arms}
 
 

@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from nmt.comparison.plan import Plan
+from nmt.comparison.scores import score_run
 from nmt.config.arms import Arm, parse_sweep
 from nmt.config.sections import TrainConfig
-from nmt.evaluate.compare_plan import Plan
-from nmt.evaluate.compare_runs import last_stop
-from nmt.evaluate.compare_scores import score_run
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import MIN_BUCKET, bucket_sizes, drawn_buckets, lab_seeds
 from nmt.run import events
@@ -148,7 +147,7 @@ def settings(ctx: LabContext) -> list[Setting]:
     k = inverse_sigmoid_k(steps, FLOOR)
     constant, scheduled = plans(ctx)
 
-    from nmt.train.optim import teacher_forcing_p  # torch: imported when the rows are built, not at import
+    from nmt.training.optim import teacher_forcing_p  # torch: imported when the rows are built, not at import
 
     def p_at(kind: str, step: int) -> float:  # p of update step + 1 (the trainer reads the step counter before it)
         return teacher_forcing_p(TrainConfig(tf_schedule=kind, tf_min=FLOOR, tf_decay_steps=steps, tf_k=k), step)
@@ -196,7 +195,7 @@ def best_valid(run_dirs: list[Path]) -> list[float]:
     """Each run's best greedy validation BLEU: the score that picked its checkpoint (its stop line's best)."""
     best = []
     for run_dir in run_dirs:
-        stop = last_stop(run_dir)
+        stop = events.last_stop(run_dir)
         assert stop is not None and stop.best is not None, f"{run_dir} has no validated stop"
         best.append(stop.best)
     return best

@@ -154,3 +154,9 @@ def read(run_dir: Path) -> list[Event]:
 def of_kind(events: list[Event], kind: type[E]) -> list[E]:
     """The events of one kind, in order."""
     return [e for e in events if isinstance(e, kind)]
+
+
+def last_stop(run_dir: Path) -> Optional[Stop]:
+    """The run's last stop event (None while it never stopped)."""
+    stops = of_kind(read(run_dir), Stop)
+    return stops[-1] if stops else None

@@ -366,7 +366,7 @@ def write_report(
 
     Each file is written atomically. Signatures found anywhere in the payload or the
     rows (keys ending in 'signature') are listed under the table. A caller with a richer
-    page to show (`nmt eval`, see nmt.evaluate.eval_page) passes it as `markdown`, which then
+    page to show (`nmt eval`, see nmt.evaluation.eval_page) passes it as `markdown`, which then
     replaces the generic table; else `title` (default: the stem's name) heads the table, with
     `intro` as a paragraph under it.
     """

@@ -1,9 +1,9 @@
 """Stop signals caught for a block of code, and kept: the one helper behind nmt's ways to stop.
 
-A training run records SIGINT or SIGTERM and stops after its update (:mod:`nmt.train.signals`), an
+A training run records SIGINT or SIGTERM and stops after its update (:mod:`nmt.training.signals`), an
 export removes its hidden folder (:mod:`nmt.engine.export_folder`), ``nmt translate -o`` removes its
 temporary file (:func:`stops_unwind`), and ``nmt compare --jobs`` passes the signal on to its runs
-(:mod:`nmt.evaluate.compare_jobs`).  Each installs handlers for a block, and most of them raise
+(:mod:`nmt.comparison.jobs`).  Each installs handlers for a block, and most of them raise
 from the handler.  A raise from a signal handler can be lost: when the signal lands while Python
 runs a callback that ignores exceptions (a weakref callback, ``__del__``), the exception is only
 printed.  So every signal is also recorded, for the code to :meth:`~SignalTrap.check`

@@ -1,7 +1,7 @@
 """What torchrun tells a worker through its environment, read without importing torch.
 
 The CLI asks before any command runs (a worker of several ends differently, see
-:func:`nmt.train.distributed.end_rank`), so this module stays free of torch.  It also checks the
+:func:`nmt.training.distributed.end_rank`), so this module stays free of torch.  It also checks the
 whole environment there (:func:`check_environment`), so a variable torch would trip over (a
 missing ``RANK`` or ``MASTER_ADDR``, a ``RANK`` that is not a number) is one line before any work,
 not a ``KeyError`` when the process group starts or a ``ValueError`` after a run has trained.

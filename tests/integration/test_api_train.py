@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 from pathlib import Path
@@ -86,15 +87,21 @@ def test_the_library_sets_up_the_cli_log_only_where_none_is(monkeypatch):
     assert len(root.handlers) == 1
 
 
-def test_nmt_train_is_still_the_training_package():
-    import nmt.train.loop
+def test_nmt_train_is_the_function_and_no_package():
+    """The stages are nmt.training and nmt.evaluation, so the functions need no trick, and an old
+    module path (``import nmt.train.loop``) fails when imported instead of finding a function."""
+    import nmt.api
+    import nmt.training.loop
 
-    assert callable(nmt.train) and nmt.train.loop.Trainer is not None
-    assert nmt.train.__name__ == "nmt.train"
+    assert nmt.train is nmt.api.train and nmt.evaluate is nmt.api.evaluate and nmt.compare is nmt.api.compare
+    assert nmt.training.loop.Trainer is not None
+    for old in ("nmt.train", "nmt.train.loop", "nmt.evaluate", "nmt.evaluate.compare", "nmt.compare"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
 
 
 def test_nmt_shows_every_name_of_the_library():
     import nmt.api
 
-    assert sorted([*nmt._EXPORTS, *nmt._CALLABLE_STAGES]) == sorted(nmt.api.__all__)
+    assert sorted(nmt._EXPORTS) == sorted(nmt.api.__all__)
     assert all(getattr(nmt, name) is getattr(nmt.api, name) for name in nmt._EXPORTS)

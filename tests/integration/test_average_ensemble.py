@@ -11,8 +11,8 @@ import torch
 from conftest import run_cli, toy_overrides
 from nmt.run import checkpoint as ckpt
 from nmt.run import events
-from nmt.train.average import average_state
-from nmt.train.entry import run_training
+from nmt.training.average import average_state
+from nmt.training.entry import run_training
 
 STEPS, EVERY = 24, 4
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import toy_overrides
-from nmt.train.entry import run_training
+from nmt.training.entry import run_training
 
 REPO = Path(__file__).resolve().parents[2]
 choose_on_valid = importlib.import_module("choose_on_valid")  # scripts/ is on sys.path (tests/conftest.py)

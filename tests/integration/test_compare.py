@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from conftest import interrupt_at, run_cli, toy_overrides, train_losses
-from nmt.evaluate.compare_plan import parse_list
+from nmt.comparison.plan import parse_list
 
 
 def compare_args(root: Path, files: dict[str, list[str]], *extra: str) -> list[str]:
@@ -112,7 +112,7 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     def no_translation(*args, **kwargs):
         raise AssertionError("a finished run with a saved score was translated again")
 
-    monkeypatch.setattr("nmt.evaluate.eval_command.translate_split", no_translation)
+    monkeypatch.setattr("nmt.evaluation.eval_command.translate_split", no_translation)
     code, _out2, err = run_cli(args, capsys)
     assert code == 0, err
     assert (runs / "none_s2" / "metrics.jsonl").read_text() == before
@@ -171,7 +171,7 @@ def test_finished_runs_are_reused_across_speed_options_and_kept_without_force(tm
     before = (run / "metrics.jsonl").read_text(), (run / "checkpoints" / "best.pt").read_bytes()
     scores = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())["variants"]
 
-    caplog.set_level("INFO", logger="nmt.evaluate.compare_runs")
+    caplog.set_level("INFO", logger="nmt.comparison.runs")
     code, _, err = run_cli(args + ["--set", "train.threads=2", "--set", "train.log_every=3"], capsys)
     assert code == 0, err
     assert ((run / "metrics.jsonl").read_text(), (run / "checkpoints" / "best.pt").read_bytes()) == before
@@ -220,11 +220,11 @@ def test_a_users_report_in_out_is_refused_before_training(tmp_path, toy_files, c
 
 
 def test_more_jobs_than_the_machine_holds_are_refused_before_anything_starts(tmp_path, toy_files, capsys, monkeypatch):
-    from nmt.evaluate.compare_jobs import MEMORY_PER_JOB, jobs_ceiling, machine_jobs_ceiling
+    from nmt.comparison.jobs import MEMORY_PER_JOB, jobs_ceiling, machine_jobs_ceiling
 
     assert jobs_ceiling(cores=64, memory=4 * MEMORY_PER_JOB) == 4  # memory bounds it
     assert jobs_ceiling(cores=2, memory=1 << 40) == 2 and jobs_ceiling(cores=8, memory=0) == 1  # cores; at least 1
-    monkeypatch.setattr("nmt.evaluate.compare.train_side_by_side", lambda *a: pytest.fail("runs were started"))
+    monkeypatch.setattr("nmt.comparison.command.train_side_by_side", lambda *a: pytest.fail("runs were started"))
     _, files = toy_files
     too_many = machine_jobs_ceiling() + 1
     for command in (
@@ -290,7 +290,7 @@ def test_runs_trained_side_by_side_equal_the_runs_trained_in_turn(tmp_path, toy_
 
 
 def test_a_run_that_fails_side_by_side_is_named_with_its_log(tmp_path, toy_files, capsys, monkeypatch):
-    from nmt.evaluate import compare_jobs
+    from nmt.comparison import jobs as compare_jobs
 
     failing = [sys.executable, "-c", "import sys; print('no room on the device'); sys.exit(3)"]
     monkeypatch.setattr(compare_jobs, "train_command", lambda plan, act: failing)
@@ -306,7 +306,7 @@ def test_a_stop_signal_is_passed_on_once_to_every_run_side_by_side(tmp_path, toy
     """The parent's Ctrl-C (or SIGTERM) reaches each running process as one SIGINT (SIGTERM), so each
     saves its run; the comparison ends as nmt train does, 128 + the signal, with one line that names
     the runs saved and the command that resumes them."""
-    from nmt.evaluate import compare_jobs
+    from nmt.comparison import jobs as compare_jobs
 
     saved = tmp_path / "saved"
     saved.mkdir()
@@ -359,7 +359,7 @@ def test_runs_that_need_one_corpus_prepared_two_ways_are_not_trained_side_by_sid
 
 def test_match_params_resizes_every_other_arm_to_the_baseline_within_two_percent(tmp_path, toy_files, capsys):
     from nmt import config as config_mod
-    from nmt.evaluate.compare_match import TOLERANCE, parameters
+    from nmt.comparison.match import TOLERANCE, parameters
 
     _, files = toy_files
     args = compare_args(tmp_path, files, "--variants", "bahdanau,scaled_dot,none", "--seeds", "1", "--steps", "5")
@@ -370,7 +370,7 @@ def test_match_params_resizes_every_other_arm_to_the_baseline_within_two_percent
     sets = [s for s in toy_overrides(tmp_path, files) if not s.startswith(("name=", "runs_dir="))]
     base = parameters(config_mod.load(None, [*sets, "model.attention.type=bahdanau"]))
     unmatched = parameters(config_mod.load(None, [*sets, "model.attention.type=none"]))
-    from nmt.evaluate.compare_plan import Plan
+    from nmt.comparison.plan import Plan
 
     plan = Plan(
         config=None,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import run_cli
-from nmt.evaluate.compare_timing import COLUMN, WARMUP
+from nmt.comparison.timing import COLUMN, WARMUP
 from test_compare import compare_args
 
 
@@ -24,7 +24,7 @@ def test_each_arm_is_timed_alone_once_after_its_runs(tmp_path, toy_files, capsys
     )
     assert "update_timing" not in json.loads(record.with_suffix(".json").read_text())
 
-    from nmt.train import timing
+    from nmt.training import timing
 
     timed, original = [], timing.time_updates
 

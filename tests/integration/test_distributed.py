@@ -26,9 +26,9 @@ from nmt import config as C
 from nmt.data.batching import collate
 from nmt.model.build import build_model
 from nmt.run import checkpoint as ckpt
-from nmt.train import distributed
-from nmt.train.entry import run_training
-from nmt.train.loop import Trainer
+from nmt.training import distributed
+from nmt.training.entry import run_training
+from nmt.training.loop import Trainer
 from nmt.util.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -406,7 +406,7 @@ def test_a_torchrun_environment_that_cannot_work_is_one_line_before_any_work(
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr("nmt.train.entry.run_training", lambda *a, **k: pytest.fail("training started"))
+    monkeypatch.setattr("nmt.training.entry.run_training", lambda *a, **k: pytest.fail("training started"))
     with pytest.raises(SystemExit) as end:
         main(["train", "--set", f"runs_dir={tmp_path}", "--no-progress"])
     err = capsys.readouterr().err

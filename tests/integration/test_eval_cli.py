@@ -171,7 +171,7 @@ def test_a_checkpoint_is_not_scored_on_a_folder_prepared_since_from_other_text(
     """A run trained on synthetic seed 1, its data folder then prepared from seed 2 (another config's
     nmt data prepare): nmt eval stops with one line instead of scoring another test set."""
     from nmt.labs.base import TINY_OVERRIDES
-    from nmt.train.entry import run_training
+    from nmt.training.entry import run_training
 
     monkeypatch.chdir(tmp_path)
     overrides = [*TINY_OVERRIDES, "data.root=data", "runs_dir=runs", "name=seed1", "train.max_steps=2"]
@@ -249,7 +249,7 @@ def test_a_split_the_corpus_lacks_lists_the_splits_it_has_and_upstream_names_are
 ) -> None:
     """--split test2017 on a corpus without it said "run nmt data prepare first", which cannot add it."""
     from nmt.labs.base import TINY_OVERRIDES
-    from nmt.train.entry import run_training
+    from nmt.training.entry import run_training
 
     monkeypatch.chdir(tmp_path)
     run_training(

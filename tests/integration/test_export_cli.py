@@ -57,7 +57,7 @@ def st_dir(rnn_ckpt: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def transformer_ckpt(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     """A tiny Transformer trained a few epochs: confident enough that greedy search has no near ties."""
-    from nmt.train.entry import run_training
+    from nmt.training.entry import run_training
 
     _, files = toy_files
     root = tmp_path_factory.mktemp("transformer")

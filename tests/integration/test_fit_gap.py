@@ -13,7 +13,7 @@ import torch
 from nmt.data.dataset import EncodedSplit
 from nmt.data.pipeline import load_corpus
 from nmt.decode.inference import load_checkpoint
-from nmt.train.validate import token_loss
+from nmt.training.validate import token_loss
 
 REPO = Path(__file__).resolve().parents[2]
 fit_gap = importlib.import_module("fit_gap")  # scripts/ is on sys.path (tests/conftest.py)

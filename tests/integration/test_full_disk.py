@@ -20,8 +20,8 @@ from tensorboard.summary.writer import record_writer
 from conftest import run_cli, toy_overrides
 from nmt.run import checkpoint as ckpt
 from nmt.run import events
-from nmt.train.entry import run_training
-from nmt.train.tensorboard import Board
+from nmt.training.entry import run_training
+from nmt.training.tensorboard import Board
 from nmt.util.fileio import DiskFullError
 
 Usage = namedtuple("Usage", "total used free")

@@ -113,7 +113,7 @@ def test_kernel_lab_fits_the_toy_and_reads_the_gaussian_run(tmp_path, capsys, mo
     def no_training(*args, **kwargs):
         raise AssertionError("a finished run was trained again")
 
-    monkeypatch.setattr("nmt.train.entry.run_training", no_training)
+    monkeypatch.setattr("nmt.training.entry.run_training", no_training)
     assert run_tiny_lab("kernel", tmp_path, capsys, "--dry-run").splitlines()[-1] == "1 run: 1 reuse"
     run_tiny_lab("kernel", tmp_path, capsys)  # a second call: the run is reused and the toy gives the same numbers
     assert best.stat().st_mtime_ns == mtime

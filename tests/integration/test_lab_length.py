@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from conftest import run_tiny_lab, stop_count
+from nmt.comparison.command import planned_runs
 from nmt.config.variants import VARIANTS, run_name
-from nmt.evaluate.compare import planned_runs
 from nmt.labs.base import LabContext
 from nmt.labs.length import variant_plan
 

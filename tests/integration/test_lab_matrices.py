@@ -84,7 +84,7 @@ def test_matrices_lab_draws_every_attention_variant_and_reuses_the_runs(tmp_path
     def no_training(*args, **kwargs):
         raise AssertionError("a finished run was trained again")
 
-    monkeypatch.setattr("nmt.train.entry.run_training", no_training)
+    monkeypatch.setattr("nmt.training.entry.run_training", no_training)
     run_tiny_lab("matrices", tmp_path, capsys)  # a second call: every run is reused
     assert {p: p.stat().st_mtime_ns for p in best} == best
     again = json.loads((tmp_path / "matrices.json").read_text(encoding="utf-8"))

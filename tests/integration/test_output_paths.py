@@ -91,7 +91,7 @@ def test_compare_refuses_a_runs_dir_that_is_a_file_before_training(tmp_path, cap
     _, files = toy_files
     taken = tmp_path / "runs.txt"
     taken.write_text("mine\n", encoding="utf-8")
-    monkeypatch.setattr("nmt.evaluate.compare.train_run", lambda *a: pytest.fail("a run trained"))
+    monkeypatch.setattr("nmt.comparison.command.train_run", lambda *a: pytest.fail("a run trained"))
     sets = [s for s in toy_overrides(tmp_path, files) if not s.startswith(("name=", "runs_dir="))]
     argv = ["compare", "--runs-dir", str(taken), "--variants", "bahdanau", "--seeds", "1", "--steps", "2"]
     argv += [a for s in sets for a in ("--set", s)] + ["--out", str(tmp_path / "report")]

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conftest import toy_overrides, write_toy_task
-from nmt.train.entry import run_training
+from nmt.training.entry import run_training
 
 
 @pytest.mark.parametrize(
@@ -25,7 +25,7 @@ def test_the_resume_log_names_the_position_the_stop_line_named(tmp_path, caplog,
     summary = run_training(None, overrides, progress=False).summary
     stopped = re.match(r"stopped \(\w+\) at (.+), after ", summary)
     assert stopped and re.fullmatch(position, stopped.group(1)), summary
-    with caplog.at_level(logging.INFO, logger="nmt.train.loop"):
+    with caplog.at_level(logging.INFO, logger="nmt.training.loop"):
         run_training(None, resume, resume=tmp_path / "runs" / "toy", progress=False)
     resumed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("resumed at ")]
     assert resumed == [f"resumed at {stopped.group(1)}"]

@@ -9,7 +9,7 @@ from conftest import toy_overrides
 from nmt.config import load
 from nmt.decode.inference import load_checkpoint
 from nmt.run.anchor import started_in
-from nmt.train.entry import run_training
+from nmt.training.entry import run_training
 
 
 def _start_relative_run(start: Path, files, monkeypatch, steps: int = 2) -> list[str]:

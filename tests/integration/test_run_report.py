@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from nmt.evaluate.run_report import FIGURES, REPORT_NAME
+from nmt.evaluation.run_report import FIGURES, REPORT_NAME
 from nmt.run import events
 
 BLEU_SIG = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
@@ -247,7 +247,7 @@ def test_report_refuses_an_out_that_is_a_file(two_runs, tmp_path, capsys, monkey
     def no_reading(run):
         raise AssertionError("a run was read before --out was checked")
 
-    monkeypatch.setattr("nmt.evaluate.run_report.summarize", no_reading)
+    monkeypatch.setattr("nmt.evaluation.run_report.summarize", no_reading)
     code, stdout, err = run_cli(["report", str(two_runs[0]), "--out", str(out)], capsys)
     assert code == 2 and stdout == "" and err.startswith("nmt: error: ") and err.strip().count("\n") == 0, err
     assert f"--out {out}" in err and "is not a folder" in err

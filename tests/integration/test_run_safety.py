@@ -12,7 +12,7 @@ import pytest
 from conftest import NMT, PROC_TIMEOUT, REPO, stop, toy_overrides, wait_until
 from nmt import config as C
 from nmt.run.folder import LOCK_NAME, RunBusyError, RunLock, check_replaceable, is_run
-from nmt.train.entry import run_training
+from nmt.training.entry import run_training
 from nmt.util.errors import ConfigError, UserError
 
 # ------------------------------------------------------------ run names

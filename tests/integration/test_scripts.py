@@ -133,7 +133,7 @@ def test_bench_decode_without_checkpoint_fails_in_one_line():
 @pytest.fixture(scope="module")
 def barely_trained_transformer(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     """A toy Transformer after three updates: enough to export and time, not to translate well."""
-    from nmt.train.entry import run_training
+    from nmt.training.entry import run_training
 
     _, files = toy_files
     root = tmp_path_factory.mktemp("bench_transformer")

@@ -174,7 +174,7 @@ def test_concurrent_requests_share_searches_and_get_their_own_answers(
 @pytest.fixture(scope="module")
 def toy_transformer(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     """A toy Transformer trained one epoch: enough to have every layer's and head's weights."""
-    from nmt.train.entry import run_training
+    from nmt.training.entry import run_training
 
     _, files = toy_files
     root = tmp_path_factory.mktemp("serve_transformer")

@@ -47,7 +47,7 @@ def test_compiled_step_matches_eager(attention: dict, teacher_forcing: float) ->
 
 def test_validation_decodes_large_batches_on_cuda_only() -> None:
     from nmt.config import Config
-    from nmt.train.validate import GPU_VALID_BATCH, validation_decode
+    from nmt.training.validate import GPU_VALID_BATCH, validation_decode
 
     cfg = Config()
     assert validation_decode(cfg, torch.device("cpu")).batch_size == cfg.decode.batch_size

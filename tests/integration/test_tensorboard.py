@@ -9,8 +9,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from tensorboard.summary.writer import event_file_writer
 
 from conftest import run_cli, toy_overrides
-from nmt.train.entry import run_training
-from nmt.train.tensorboard import Board, wait_for_a_later_file_name
+from nmt.training.entry import run_training
+from nmt.training.tensorboard import Board, wait_for_a_later_file_name
 from nmt.util.errors import UserError
 
 SCALARS = {

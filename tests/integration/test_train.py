@@ -14,8 +14,8 @@ from nmt.decode.inference import load_checkpoint, translate_ids
 from nmt.run import checkpoint as ckpt
 from nmt.run.state import TrainState
 from nmt.score.metrics import score
-from nmt.train.entry import run_training
-from nmt.train.loop import Trainer, TrainingError
+from nmt.training.entry import run_training
+from nmt.training.loop import Trainer, TrainingError
 from nmt.util.errors import CheckpointError, UserError
 
 
@@ -235,7 +235,7 @@ def test_kill_9_during_checkpoint_writes_leaves_a_loadable_file(tmp_path):
 def test_subword_sampling_draws_a_new_segmentation_per_epoch_from_seed_and_epoch(toy_files, tmp_path):
     """Each epoch's ids decode to the same text, differ from the one segmentation and from the
     other epochs, and a second set-up with the same seed draws exactly the same."""
-    from nmt.train.setup import TrainingData
+    from nmt.training.setup import TrainingData
 
     _, files = toy_files
     cfg = C.load(None, toy_overrides(tmp_path, files, train__subword_alpha=0.3))

@@ -10,9 +10,9 @@ from nmt.run import checkpoint as ckpt
 from nmt.run import events
 from nmt.run.folder import RunLock
 from nmt.run.paths import RunPaths
-from nmt.train.entry import run_training
-from nmt.train.loop import Trainer
-from nmt.train.run_start import open_run_dir
+from nmt.training.entry import run_training
+from nmt.training.loop import Trainer
+from nmt.training.run_start import open_run_dir
 
 
 def _valid_steps(run_dir: Path) -> list[int]:

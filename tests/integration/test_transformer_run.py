@@ -12,7 +12,7 @@ import torch
 from conftest import interrupt_at, run_cli, train_losses, transformer_overrides
 from nmt.decode.inference import load_checkpoint, load_models, translate_ids
 from nmt.score.metrics import score
-from nmt.train.entry import run_training
+from nmt.training.entry import run_training
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from conftest import toy_overrides, toy_task_pairs
 from nmt.config.variants import VARIANTS, run_name
 from nmt.decode.inference import load_checkpoint, translate_ids
 from nmt.score.metrics import score
-from nmt.train.entry import run_training
+from nmt.training.entry import run_training
 
 pytestmark = pytest.mark.slow  # about 10 minutes on 2 cores: make test-slow (CI), not make test
 

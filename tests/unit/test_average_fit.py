@@ -11,7 +11,7 @@ from nmt import config as C
 from nmt.model.build import build_model
 from nmt.run import checkpoint as ckpt
 from nmt.run.state import TrainState
-from nmt.train.average import average
+from nmt.training.average import average
 from nmt.util.errors import UserError
 
 BASE = ["model.hidden_size=256", "model.emb_size=16", "model.init_state=bridge"]

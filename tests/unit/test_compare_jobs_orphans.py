@@ -4,7 +4,7 @@ They run in sessions of their own (so that Ctrl-C reaches only the comparison, w
 so nothing reached them when ``nmt compare`` got SIGKILL: they trained on as orphans, holding their
 run locks.  On Linux each now asks the kernel for SIGTERM when its parent dies (``PR_SET_PDEATHSIG``),
 on which ``nmt train`` saves its last checkpoint and ends.  Checked with real processes: a parent
-that starts a child as :func:`nmt.evaluate.compare_jobs._start` does, then is killed with SIGKILL.
+that starts a child as :func:`nmt.comparison.jobs._start` does, then is killed with SIGKILL.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ PARENT = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from nmt.evaluate import compare_jobs
-    from nmt.evaluate.compare_plan import Plan
-    from nmt.evaluate.compare_runs import RunAction
+    from nmt.comparison import jobs as compare_jobs
+    from nmt.comparison.plan import Plan
+    from nmt.comparison.runs import RunAction
 
     # the child sleeps where nmt train would train
     compare_jobs.train_command = lambda plan, act: [sys.executable, "-c", "import time; time.sleep(120)"]

@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from nmt.evaluate.compare_jobs import _run_jobs
+from nmt.comparison.jobs import _run_jobs
 from nmt.util.errors import Interrupted
 
 

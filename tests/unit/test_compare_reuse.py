@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from nmt import config as C
+from nmt.comparison.runs import RunAction, check_finished_work, differences
 from nmt.config.saved import SPEED_ONLY, without_inert_options
-from nmt.evaluate.compare_runs import RunAction, check_finished_work, differences
 from nmt.util.errors import UserError
 
 
@@ -55,9 +55,9 @@ def test_finished_runs_of_another_config_are_listed_in_one_line_truncated() -> N
 def test_planning_compares_each_arm_once_not_every_pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """150 sweep values were 11,175 pairwise config comparisons (minutes for 1,000): each arm's config
     is now reduced once, so planning grows with the arms."""
+    from nmt.comparison.plan import Plan, check_plan
     from nmt.config import saved
     from nmt.config.arms import parse_sweep
-    from nmt.evaluate.compare_plan import Plan, check_plan
 
     reduced = []
     original = saved.without_inert_options

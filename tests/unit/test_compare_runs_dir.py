@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from nmt import config as C
-from nmt.evaluate.compare_plan import Plan, run_overrides
-from nmt.evaluate.compare_runs import run_action
+from nmt.comparison.plan import Plan, run_overrides
+from nmt.comparison.runs import run_action
 from nmt.run import events
 from nmt.run.paths import RunPaths
 from nmt.util.fileio import atomic_write_bytes

@@ -16,7 +16,7 @@ from torch import Tensor, nn
 
 from nmt.data.batching import Batch
 from nmt.data.tokenizer import BOS, EOS, PAD, UNK
-from nmt.train.loss import batch_loss
+from nmt.training.loss import batch_loss
 
 B, T, V = 3, 5, 11
 TGT_LEN = torch.tensor([5, 2, 3])  # scored positions per sentence, EOS included

@@ -1,7 +1,7 @@
 """Learning-rate and teacher-forcing schedules against their formulas; optimizer choice.
 
 Each expected value is computed here from the formula as documented (config descriptions and
-:mod:`nmt.train.optim`), not by calling the code under test.
+:mod:`nmt.training.optim`), not by calling the code under test.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from nmt.config import TrainConfig
-from nmt.train.optim import Schedule, build_optimizer, teacher_forcing_p
+from nmt.training.optim import Schedule, build_optimizer, teacher_forcing_p
 
 LR, MIN_LR = 0.01, 1e-4
 

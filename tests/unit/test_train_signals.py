@@ -1,4 +1,4 @@
-"""Stop signals during training (nmt.train.signals) and the epoch's progress reporter."""
+"""Stop signals during training (nmt.training.signals) and the epoch's progress reporter."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import signal
 
 import pytest
 
-from nmt.train.progress import EpochProgress
-from nmt.train.signals import STOP_SIGNALS, StopSignals
+from nmt.training.progress import EpochProgress
+from nmt.training.signals import STOP_SIGNALS, StopSignals
 
 
 @pytest.mark.parametrize("signum", STOP_SIGNALS)

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import run_cli
 from nmt.decode import translate
-from nmt.train.average import check_output as check_average_output
+from nmt.training.average import check_output as check_average_output
 from nmt.util.errors import UserError
 from nmt.util.fileio import remove_stale_temporaries
 from nmt.util.out_paths import check_not_link

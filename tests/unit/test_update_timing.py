@@ -1,4 +1,4 @@
-"""Seconds per training update on real batches (nmt.train.timing), on the toy corpus with tiny models."""
+"""Seconds per training update on real batches (nmt.training.timing), on the toy corpus with tiny models."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from nmt import config as config_mod
 from nmt.data.dataset import load_split
 from nmt.data.pipeline import Corpus
 from nmt.data.prepare import load_prepared
-from nmt.train import timing
+from nmt.training import timing
 
 CPU = torch.device("cpu")
 TINY_RNN = ["model.emb_size=16", "model.hidden_size=16", "train.max_tokens=60"]

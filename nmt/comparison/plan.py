@@ -31,13 +31,13 @@ class Plan:
     overrides: list[str] = field(default_factory=list)
     force: bool = False  # replace finished runs of another config (else the comparison is refused)
     match_params: Optional[str] = None  # an arm whose parameter count every other arm is resized to
-    time_updates: int = 0  # updates timed per arm alone after its runs (:mod:`nmt.evaluate.compare_timing`); 0: none
+    time_updates: int = 0  # updates timed per arm alone after its runs (:mod:`nmt.comparison.timing`); 0: none
 
     @functools.cached_property
     def arms(self) -> list[Arm]:  # expanded once per plan: every loop over arms and the reference read it
         if self.match_params is None:
             return self.arms_as_given
-        from nmt.evaluate.compare_match import match_arms
+        from nmt.comparison.match import match_arms
 
         return match_arms(self.config, self.overrides, self.arms_as_given, self.match_params)
 

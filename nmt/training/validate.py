@@ -17,7 +17,7 @@ from nmt.decode.inference import translate_ids
 from nmt.model.build import TranslationModel
 from nmt.run import events
 from nmt.score.metrics import score
-from nmt.train.loss import batch_loss
+from nmt.training.loss import batch_loss
 from nmt.util import runtime
 
 GPU_VALID_BATCH = 512  # greedy validation batch on CUDA when train.valid_batch_size is null

@@ -27,9 +27,9 @@ from nmt.data.batching import Batch, collate
 from nmt.data.pipeline import Corpus
 from nmt.model.build import build_model, count_parameters
 from nmt.model.seq2seq import Seq2Seq
-from nmt.train.loss import batch_loss
-from nmt.train.optim import apply_gradients, build_optimizer, teacher_forcing_p
-from nmt.train.setup import make_sampler
+from nmt.training.loss import batch_loss
+from nmt.training.optim import apply_gradients, build_optimizer, teacher_forcing_p
+from nmt.training.setup import make_sampler
 from nmt.util import runtime, threads
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Several ``--hyp`` files are compared with the first (the baseline) by paired bootstrap
 resampling and approximate randomization; ``report.json`` holds every number and
-``report.md`` (:mod:`nmt.evaluate.eval_page`) shows them to a person.
+``report.md`` (:mod:`nmt.evaluation.eval_page`) shows them to a person.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from nmt.config import with_decode_overrides
 from nmt.data.splits import split_name
-from nmt.evaluate.eval_page import eval_page, summary
-from nmt.evaluate.report_files import LENGTH_PLOT, REPORT_FILES, check_report_outputs, hypotheses_in
-from nmt.evaluate.run_report import check_out_folder
+from nmt.evaluation.eval_page import eval_page, summary
+from nmt.evaluation.report_files import LENGTH_PLOT, REPORT_FILES, check_report_outputs, hypotheses_in
+from nmt.evaluation.run_report import check_out_folder
 from nmt.run.paths import EVAL, RunPaths, report_stem, run_of_checkpoint
 from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
 from nmt.util.errors import UserError

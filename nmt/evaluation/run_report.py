@@ -3,7 +3,7 @@
 Writes into one folder ``report.md`` (the results table and the sacreBLEU signatures of its
 scores, parameters and training throughput, the figures) and two PNGs: validation BLEU
 against updates and against wall-clock minutes, one line per run.  The numbers come from
-:mod:`nmt.evaluate.run_summary`, the figures from :mod:`nmt.util.plots`; nothing is recomputed, so the
+:mod:`nmt.evaluation.run_summary`, the figures from :mod:`nmt.util.plots`; nothing is recomputed, so the
 report says exactly what training and ``nmt eval`` logged.
 """
 
@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
 
-from nmt.evaluate.compare_record import RECORD_FILES, write_runs_record
-from nmt.evaluate.report_files import check_report_outputs
-from nmt.evaluate.run_files import find_runs
-from nmt.evaluate.run_summary import RunSummary, results_table, summarize
+from nmt.evaluation.record import RECORD_FILES, write_runs_record
+from nmt.evaluation.report_files import check_report_outputs
+from nmt.evaluation.run_files import find_runs
+from nmt.evaluation.run_summary import RunSummary, results_table, summarize
 from nmt.run.paths import REPORT
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes

@@ -11,7 +11,7 @@ baseline for each seed (sacreBLEU's, on that seed's translations), BLEU by sourc
 over seeds), updates, training wall time, parameters, FLOPs per target token and, with
 ``--time-updates``, seconds per update measured alone; its title names the split, beam, seeds
 and updates.  Beside it, record.json / record.md hold the reproducibility record
-(:mod:`nmt.evaluate.compare_record`).  A run that already finished the same plan is
+(:mod:`nmt.comparison.record`).  A run that already finished the same plan is
 not retrained, and its saved score is reused while its best checkpoint is unchanged; a run of
 the same config that stopped before its end (Ctrl-C, a killed process) is resumed from its last
 checkpoint, exactly as ``nmt train --resume`` would; so an interrupted comparison continues
@@ -27,15 +27,16 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from nmt.comparison.jobs import check_jobs, train_side_by_side
+from nmt.comparison.plan import Plan, check_plan
+from nmt.comparison.record import build_record, write_record
+from nmt.comparison.runs import RunAction, check_finished_work, drop_stale_scores, planned_actions, train_run
+from nmt.comparison.scores import header, score_run, summarize, table_rows
+from nmt.comparison.timing import add_to_rows, summary, time_arms
 from nmt.config.variants import VARIANTS
-from nmt.evaluate.compare_jobs import check_jobs, train_side_by_side
-from nmt.evaluate.compare_plan import Plan, check_plan
-from nmt.evaluate.compare_record import RECORD_FILES, build_record, write_record
-from nmt.evaluate.compare_runs import RunAction, check_finished_work, drop_stale_scores, planned_actions, train_run
-from nmt.evaluate.compare_scores import header, score_run, summarize, table_rows
-from nmt.evaluate.compare_timing import add_to_rows, summary, time_arms
-from nmt.evaluate.report_files import REPORT_FILES, check_report_outputs
-from nmt.evaluate.run_report import check_out_folder
+from nmt.evaluation.record import RECORD_FILES
+from nmt.evaluation.report_files import REPORT_FILES, check_report_outputs
+from nmt.evaluation.run_report import check_out_folder
 from nmt.run.paths import REPORT, report_stem
 from nmt.score.metrics import write_report
 from nmt.util.errors import UserError
@@ -64,8 +65,8 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     """Train (or reuse) every run of the plan, score them, write report.json/.md; returns the table.
 
     ``jobs`` > 1 trains up to that many runs at once, each in a process of its own
-    (:mod:`nmt.evaluate.compare_jobs`), before they are scored.  With ``plan.time_updates``, each
-    arm is then timed alone (:mod:`nmt.evaluate.compare_timing`) for the ``s/update (alone)`` column.
+    (:mod:`nmt.comparison.jobs`), before they are scored.  With ``plan.time_updates``, each
+    arm is then timed alone (:mod:`nmt.comparison.timing`) for the ``s/update (alone)`` column.
     """
     started = time.monotonic()
     check_jobs(jobs)

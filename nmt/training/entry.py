@@ -1,7 +1,7 @@
 """The entry point of ``nmt train``: resolve the run (fresh or resumed), claim its folder, train.
 
-Apart from :mod:`nmt.train.loop` (the :class:`~nmt.train.loop.Trainer`) and
-:mod:`nmt.train.run_start` (the checks and the folder, torch-free for the CLI), which it joins.
+Apart from :mod:`nmt.training.loop` (the :class:`~nmt.training.loop.Trainer`) and
+:mod:`nmt.training.run_start` (the checks and the folder, torch-free for the CLI), which it joins.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Optional
 from nmt.run import checkpoint as ckpt
 from nmt.run.anchor import anchor_data
 from nmt.run.paths import RunPaths
-from nmt.train import distributed
-from nmt.train.loop import Trainer
-from nmt.train.results import RunOutcome
-from nmt.train.run_start import ConfigSource, claim_run, resolve_run, write_config
+from nmt.training import distributed
+from nmt.training.loop import Trainer
+from nmt.training.results import RunOutcome
+from nmt.training.run_start import ConfigSource, claim_run, resolve_run, write_config
 from nmt.util import torchrun
 
 
@@ -33,7 +33,7 @@ def run_training(
 
     ``config``: a YAML path, or the config itself (a mapping or a Config) from the library;
     ``interactive``: called from Python, where a second Ctrl-C raises KeyboardInterrupt
-    (:class:`~nmt.train.signals.StopSignals`).
+    (:class:`~nmt.training.signals.StopSignals`).
 
     Under torchrun every rank calls this; only rank 0 creates or changes files, and it holds
     the run directory's lock (:class:`nmt.run.folder.RunLock`) until the run ends.

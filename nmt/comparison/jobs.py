@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import IO
 
 from nmt import config as config_mod
+from nmt.comparison.plan import Plan
+from nmt.comparison.runs import RunAction
 from nmt.config.sections import DataConfig
 from nmt.data.pipeline import load_corpus
-from nmt.evaluate.compare_plan import Plan
-from nmt.evaluate.compare_runs import RunAction
 from nmt.util.children import die_with_parent
 from nmt.util.errors import Interrupted, UserError
 from nmt.util.signal_trap import SignalTrap
@@ -75,7 +75,7 @@ def check_jobs(jobs: int, option: str = "--jobs") -> None:
 
 
 def train_command(plan: Plan, act: RunAction) -> list[str]:
-    """The ``nmt train`` command line that trains (or resumes) one run as :func:`compare_runs.train_run` does."""
+    """The ``nmt train`` command line that trains (or resumes) one run as :func:`nmt.comparison.runs.train_run` does."""
     command = [sys.executable, "-m", "nmt", "train", "--no-progress"]
     if act.action == "resume":
         return [*command, "--resume", str(act.run_dir)]

@@ -12,22 +12,16 @@ from pathlib import Path
 from typing import Optional
 
 from nmt import config as config_mod
+from nmt.comparison.plan import Plan, run_overrides
 from nmt.config import saved as saved_configs
 from nmt.config.arms import Arm
 from nmt.config.saved import SPEED_ONLY
-from nmt.evaluate.compare_plan import Plan, run_overrides
 from nmt.run import events
 from nmt.run import folder as rundir
 from nmt.run.paths import RunPaths, is_score_cache
 from nmt.util.errors import Interrupted, UserError
 
 log = logging.getLogger(__name__)
-
-
-def last_stop(run_dir: Path) -> Optional[events.Stop]:
-    """The run's last stop event (None while it never stopped)."""
-    stops = events.of_kind(events.read(run_dir), events.Stop)
-    return stops[-1] if stops else None
 
 
 def completed(run_dir: Path) -> Optional[events.Stop]:
@@ -166,7 +160,7 @@ def drop_stale_scores(actions: list[RunAction]) -> None:
 def train_run(plan: Plan, act: RunAction, label: str, seed: int, steps: int, progress: bool) -> Path:
     """Train one arm and seed (or reuse its finished run, or resume its unfinished one); returns the
     run directory."""
-    from nmt.train.entry import run_training
+    from nmt.training.entry import run_training
 
     if act.action == "reuse":
         log.info(

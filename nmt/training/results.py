@@ -1,7 +1,7 @@
 """What training reports: one update (:class:`Update`, logged as a train event) and a finished run (:class:`RunOutcome`).
 
 Typed results, so the trainer builds metrics.jsonl events from them (:meth:`Update.event`;
-a validation's :meth:`nmt.train.validate.Validation.event`) instead of copying fields one by one.
+a validation's :meth:`nmt.training.validate.Validation.event`) instead of copying fields one by one.
 """
 
 from __future__ import annotations

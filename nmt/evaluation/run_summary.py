@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from nmt.evaluate.run_files import checkpoint_parameters, read_compare_scores, read_eval, read_run_events
+from nmt.evaluation.run_files import checkpoint_parameters, read_compare_scores, read_eval, read_run_events
 from nmt.run import events
 from nmt.run.paths import REPORT_EVALS, RunPaths
 

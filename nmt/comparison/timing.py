@@ -5,7 +5,7 @@ A run's training minutes are those of the machine as it was: shared with the run
 every run has trained (or was found finished), the comparison times each arm once more, in its
 own process and one arm after another, never while a run trains: N updates of the arm's model
 after :data:`WARMUP` untimed ones, on the first batches of the arm's training data
-(:func:`nmt.train.timing.time_updates`), with the arm's ``train.threads``, ``train.device``,
+(:func:`nmt.training.timing.time_updates`), with the arm's ``train.threads``, ``train.device``,
 ``train.amp`` and ``train.accumulate`` batches per update.  The seeds of an arm build one model
 (their first seed's config is timed) and arms that differ only in ``decode.*`` share one, so each
 model is timed once.
@@ -17,8 +17,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from nmt import config as config_mod
+from nmt.comparison.plan import Plan, run_overrides
 from nmt.config.arms import Arm
-from nmt.evaluate.compare_plan import Plan, run_overrides
 
 if TYPE_CHECKING:  # torch and the data stack load only when an arm is timed
     from nmt.data.pipeline import Corpus
@@ -49,7 +49,7 @@ def time_arm(plan: Plan, arm: Arm, steps: int, corpora: dict[str, Corpus]) -> di
     """Seconds per update of ``arm``'s model (its first seed's config), alone in this process;
     ``corpora`` keeps the training data loaded for earlier arms, so arms of one corpus load it once."""
     from nmt.data.pipeline import load_corpus
-    from nmt.train.timing import time_updates
+    from nmt.training.timing import time_updates
     from nmt.util import runtime, threads
 
     cfg = config_mod.load(plan.config, run_overrides(plan, arm, plan.seeds[0], steps))

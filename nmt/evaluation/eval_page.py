@@ -1,6 +1,6 @@
 """The ``report.md`` of ``nmt eval``: a page a person reads without opening ``report.json``.
 
-Built from the same payload that becomes ``report.json`` (see :func:`nmt.evaluate.eval_command.run_eval`), so
+Built from the same payload that becomes ``report.json`` (see :func:`nmt.evaluation.eval_command.run_eval`), so
 the two never disagree: what was scored, the scores of every system, the comparison with the
 baseline (the first system), BLEU by source length, the plot and the sacreBLEU signatures
 that make each number reproducible.

@@ -5,7 +5,7 @@ where ``--set`` may change only what :data:`nmt.config.saved.RESUME` leaves free
 mistake a user can fix is raised here before data loads (:func:`check_run` runs before
 torchrun starts the ranks).  Then rank 0 claims the folder (:func:`claim_run`): it refuses a
 folder nmt did not write, takes the writer's lock and, for a fresh run, clears an old run
-(``--overwrite``) and writes config.yaml.  The loop itself is :mod:`nmt.train.loop`.
+(``--overwrite``) and writes config.yaml.  The loop itself is :mod:`nmt.training.loop`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from nmt.config import Config
 from nmt.config.saved import RESUME, changes
 from nmt.run import folder as rundir
 from nmt.run.paths import RunPaths
-from nmt.train import tensorboard
+from nmt.training import tensorboard
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
 from nmt.util.out_paths import check_can_create

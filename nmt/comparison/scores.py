@@ -9,10 +9,10 @@ import statistics
 from pathlib import Path
 from typing import Any, Optional
 
+from nmt.comparison.plan import Plan
+from nmt.comparison.timing import COLUMN
 from nmt.config.arms import Arm
-from nmt.evaluate.compare_plan import Plan
-from nmt.evaluate.compare_runs import last_stop
-from nmt.evaluate.compare_timing import COLUMN
+from nmt.run.events import last_stop
 from nmt.run.paths import SCORED, RunPaths
 from nmt.score.metrics import bleu_by_length, compare_systems, score
 from nmt.score.seed_stats import mean_interval, paired_t_test, with_half
@@ -35,7 +35,7 @@ def score_run(run_dir: Path, plan: Plan, arm: Arm) -> dict[str, Any]:
     translations; a later comparison with the same checkpoint, split, beam and decoding options
     reads it instead of translating again.
     """
-    from nmt.evaluate.eval_command import translate_split
+    from nmt.evaluation.eval_command import translate_split
     from nmt.model.build import count_parameters
     from nmt.model.cost import flops_per_target_token
 

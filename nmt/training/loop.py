@@ -1,8 +1,8 @@
 """The training loop: updates, validation, checkpoints, exact resume, stop criteria.
 
 A run lives in ``runs/<name>/`` (its files: :class:`nmt.run.paths.RunPaths`); which folder and
-config, and the claim on it, are :mod:`nmt.train.run_start`'s, stop signals
-:mod:`nmt.train.signals`' and the progress bar :mod:`nmt.train.progress`'.  The trainer knows
+config, and the claim on it, are :mod:`nmt.training.run_start`'s, stop signals
+:mod:`nmt.training.signals`' and the progress bar :mod:`nmt.training.progress`'.  The trainer knows
 the model only through ``forward`` and ``state_dict``.
 
 Exact resume: a checkpoint holds every random stream, the optimizer and
@@ -10,7 +10,7 @@ schedules, and the position inside the epoch's batch order, which is a pure
 function of (seed, epoch); so on CPU a resumed run computes the same losses
 as one that was never interrupted.
 
-Several processes (torchrun, see :mod:`nmt.train.distributed`): with W ranks and
+Several processes (torchrun, see :mod:`nmt.training.distributed`): with W ranks and
 accumulation A, update u consumes the epoch's global batches
 [u*W*A, (u+1)*W*A), rank r the batches r, r+W, ... of them, and the loss is
 normalized by the target tokens of all of them.  So W ranks with
@@ -40,14 +40,14 @@ from nmt.run import checkpoint as ckpt
 from nmt.run import events
 from nmt.run.paths import RunPaths
 from nmt.run.state import TrainState, keep_checkpoints, stop_reason, validates_at_epoch_end
-from nmt.train import distributed, tensorboard
-from nmt.train import setup as train_setup
-from nmt.train.loss import batch_loss
-from nmt.train.optim import apply_gradients, teacher_forcing_p
-from nmt.train.progress import EpochProgress
-from nmt.train.results import RunOutcome, Update
-from nmt.train.signals import StopSignals
-from nmt.train.validate import Validation, validate
+from nmt.training import distributed, tensorboard
+from nmt.training import setup as train_setup
+from nmt.training.loss import batch_loss
+from nmt.training.optim import apply_gradients, teacher_forcing_p
+from nmt.training.progress import EpochProgress
+from nmt.training.results import RunOutcome, Update
+from nmt.training.signals import StopSignals
+from nmt.training.validate import Validation, validate
 from nmt.util import runtime, threads
 from nmt.util.errors import CheckpointError, UserError
 from nmt.util.errors import TrainingError as TrainingError  # re-exported: its home before it became a UserError
@@ -59,12 +59,12 @@ StopRule = Callable[[Validation], Optional[str]]
 
 
 class Trainer:
-    """Runs the updates, validations and checkpoints of one run over its :class:`~nmt.train.setup.Parts`.
+    """Runs the updates, validations and checkpoints of one run over its :class:`~nmt.training.setup.Parts`.
 
     ``should_stop``: an extra stop rule of the caller (e.g. a target score), asked after every
     validation; the reason it returns ends the run as ``train.max_steps`` would, with that reason
     in the stop event.  :meth:`request_stop` does the same from anywhere else.  ``interactive``:
-    started from Python rather than the CLI (:class:`~nmt.train.signals.StopSignals`).
+    started from Python rather than the CLI (:class:`~nmt.training.signals.StopSignals`).
     """
 
     def __init__(
@@ -172,7 +172,7 @@ class Trainer:
     def update(self, group: list[list[int]]) -> Update:
         """One optimizer update over the global ``group`` of batches.
 
-        This rank computes its :func:`~nmt.train.distributed.shard` of ``group``; every loss is
+        This rank computes its :func:`~nmt.training.distributed.shard` of ``group``; every loss is
         divided by the target tokens of the whole group, so the gradients summed over ranks are
         those of one process on all of ``group``.  DDP averages over the W ranks: hence ``* W``.
         """

@@ -1,4 +1,5 @@
 """Training: the loop and its set-up, loss, optimizers and schedules, validation, distributed runs, TensorBoard, averaging.
 
-Imports nmt.decode (validation searches greedily) and everything below it; never evaluation, serving or the CLI.
+Imports nmt.decode (validation searches greedily) and everything below it; never evaluation, comparison, serving or
+the CLI.
 """

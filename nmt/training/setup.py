@@ -25,9 +25,9 @@ from nmt.model.build import TranslationModel, build_model, count_parameters
 from nmt.model.seq2seq import Seq2Seq
 from nmt.model.size import check_fits
 from nmt.run.paths import RunPaths
-from nmt.train import distributed
-from nmt.train.optim import Schedule, build_optimizer
-from nmt.train.validate import ValidationSet
+from nmt.training import distributed
+from nmt.training.optim import Schedule, build_optimizer
+from nmt.training.validate import ValidationSet
 from nmt.util import runtime, threads
 from nmt.util.fileio import atomic_write_bytes
 
