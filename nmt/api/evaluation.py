@@ -13,9 +13,9 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Optional, Union, overload
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from nmt.api import arguments as check
 from nmt.api.records import Records
@@ -25,7 +25,6 @@ from nmt.util.errors import UserError, short_repr
 from nmt.util.logs import ensure_configured
 
 if TYPE_CHECKING:
-    from nmt.comparison.plan import Plan
     from nmt.config.arms import Sweep
 
 PathLike = Union[str, Path]
@@ -150,18 +149,23 @@ def evaluate(
 
 @dataclass(frozen=True)
 class Comparison:
-    """What ``nmt compare`` wrote: the report (report.json), its folder, and the table it prints."""
+    """What ``nmt compare`` wrote: the report (report.json), its folder, and the table it prints; or,
+    from a dry run, only :attr:`planned` (the report empty, nothing written)."""
 
     report: dict[str, Any]
     folder: Path
     text: str
+    planned: list[str] = field(default_factory=list)
+    """One line per run of the plan with what happens to it (``train``, ``reuse``, ``resume``, ...),
+    as ``nmt compare --dry-run`` prints them."""
 
     @property
     def records(self) -> Records:
         """One record per arm (variant or sweep point): seeds, BLEU and chrF means with 95% intervals,
         p-values against the baseline, updates, training minutes, parameters, FLOPs per token and,
-        where the comparison timed them, seconds per update alone (``s_per_update_alone``)."""
-        return Records(self.report["variants"])
+        where the comparison timed them, seconds per update alone (``s_per_update_alone``); none
+        after a dry run."""
+        return Records(self.report.get("variants", []))
 
     def to_pandas(self) -> Any:
         """:attr:`records` as a pandas DataFrame (needs pandas)."""
@@ -213,108 +217,6 @@ def default_runs_dir(config: Optional[Path], overrides: Sequence[str]) -> Path:
     return Path(load(config, overrides).runs_dir) / f"compare_{config.stem if config else 'defaults'}"
 
 
-def comparison_plan(
-    config: Optional[PathLike] = None,
-    *,
-    variants: Union[str, Sequence[str], None] = None,
-    sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None] = None,
-    seeds: Union[str, Sequence[int]] = (1, 2),
-    steps: Optional[int] = None,
-    baseline: Optional[str] = None,
-    split: str = "test",
-    beam: Optional[int] = None,
-    runs_dir: Optional[PathLike] = None,
-    overrides: Overrides = None,
-    force: bool = False,
-    match_params: Optional[str] = None,
-    time_updates: int = 0,
-) -> Plan:
-    """The comparison :func:`compare` runs (``nmt compare --dry-run`` lists its runs); checked as the
-    command checks its options."""
-    from nmt.comparison.plan import Plan, parse_list
-
-    config_path = check.optional_path("config", config)
-    names = _joined(variants, "variants")
-    for name, value in (("baseline", baseline), ("match_params", match_params)):
-        if value is not None:
-            check.text(name, value)
-    return Plan(
-        config=config_path,
-        variants=parse_list(names, "variants") if names is not None else None,
-        sweeps=_sweeps(sweep),
-        seeds=parse_list(_joined(seeds, "seeds") or "", "seeds", int),
-        steps=check.integer("steps", steps, minimum=0) if steps is not None else None,  # 0: the plan says why not
-        baseline=baseline,
-        split=check.text("split", split),
-        beam=check.decode_option("beam", beam),
-        overrides=override_list(overrides),
-        runs_dir=check.path("runs_dir", runs_dir)
-        if runs_dir is not None
-        else default_runs_dir(config_path, override_list(overrides)),
-        force=check.flag("force", force),
-        match_params=match_params,
-        time_updates=check.integer("time_updates", time_updates, minimum=0),
-    )
-
-
-def run_plan(plan: Plan, *, out: Optional[PathLike] = None, progress: bool = True, jobs: int = 1) -> Comparison:
-    """Train (or reuse) and score every run of ``plan``; the report's table as a :class:`Comparison`."""
-    from nmt.comparison.command import run_compare
-
-    check.integer("jobs", jobs, minimum=1)
-    check.flag("progress", progress)
-    ensure_configured()
-    folder = check.path("out", out) if out is not None else plan.runs_dir / REPORT
-    text = run_compare(plan, out=folder, progress=progress, jobs=jobs)
-    return Comparison(_read_report(folder), folder, text)
-
-
-@overload
-def compare(
-    config: Optional[PathLike] = None,
-    *,
-    variants: Union[str, Sequence[str], None] = None,
-    sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None] = None,
-    seeds: Union[str, Sequence[int]] = (1, 2),
-    steps: Optional[int] = None,
-    baseline: Optional[str] = None,
-    split: str = "test",
-    beam: Optional[int] = None,
-    runs_dir: Optional[PathLike] = None,
-    out: Optional[PathLike] = None,
-    overrides: Overrides = None,
-    progress: bool = True,
-    jobs: int = 1,
-    force: bool = False,
-    match_params: Optional[str] = None,
-    time_updates: int = 0,
-    dry_run: Literal[False] = False,
-) -> Comparison: ...
-
-
-@overload
-def compare(
-    config: Optional[PathLike] = None,
-    *,
-    variants: Union[str, Sequence[str], None] = None,
-    sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None] = None,
-    seeds: Union[str, Sequence[int]] = (1, 2),
-    steps: Optional[int] = None,
-    baseline: Optional[str] = None,
-    split: str = "test",
-    beam: Optional[int] = None,
-    runs_dir: Optional[PathLike] = None,
-    out: Optional[PathLike] = None,
-    overrides: Overrides = None,
-    progress: bool = True,
-    jobs: int = 1,
-    force: bool = False,
-    match_params: Optional[str] = None,
-    time_updates: int = 0,
-    dry_run: Literal[True],
-) -> list[str]: ...
-
-
 def compare(
     config: Optional[PathLike] = None,
     *,
@@ -334,10 +236,11 @@ def compare(
     match_params: Optional[str] = None,
     time_updates: int = 0,
     dry_run: bool = False,
-) -> Union[Comparison, list[str]]:
+) -> Comparison:
     """Train variants or option sweeps for the same number of updates over several seeds and compare
     their scores, as ``nmt compare`` does (finished runs are reused; report.json, report.md and the
-    reproducibility record are written to ``out``, default ``RUNS_DIR/report``).
+    reproducibility record are written to ``out``, default ``RUNS_DIR/report``).  The command calls
+    this function, so both check the same options with the same messages.
 
     Args:
         config: the base YAML config (None: the defaults).
@@ -349,36 +252,43 @@ def compare(
         match_params: an arm whose parameter count every other RNN arm is resized to (within 2%).
         time_updates: after the runs, time this many training updates of each arm alone, one arm
             after another in this process, for the ``s_per_update_alone`` record (0: no timing).
-        dry_run: train, score and write nothing: return the planned runs instead, one line per
-            run with what would happen to it (``train``, ``reuse``, ``resume``, ...), the lines
-            ``nmt compare --dry-run`` prints (``print(*nmt.compare(..., dry_run=True), sep="\\n")``).
-
-    Returns:
-        a :class:`Comparison`; with ``dry_run``, the list of planned-run lines (strings).
+        dry_run: train, score and write nothing: the result's :attr:`~Comparison.planned` lists the
+            runs with what would happen to each, the lines ``nmt compare --dry-run`` prints.
 
     Raises:
         nmt.util.errors.UserError: a bad option or plan, before anything trains; one line.
     """
-    plan = comparison_plan(
-        config,
-        variants=variants,
-        sweep=sweep,
-        seeds=seeds,
-        steps=steps,
-        baseline=baseline,
-        split=split,
-        beam=beam,
-        runs_dir=runs_dir,
-        overrides=overrides,
-        force=force,
-        match_params=match_params,
-        time_updates=time_updates,
-    )
-    if check.flag("dry_run", dry_run):
-        from nmt.comparison.command import planned_runs
+    from nmt.comparison.command import planned_runs, run_compare
+    from nmt.comparison.plan import Plan, parse_list
 
-        check.integer("jobs", jobs, minimum=1)
-        check.flag("progress", progress)
-        check.optional_path("out", out)
-        return planned_runs(plan)
-    return run_plan(plan, out=out, progress=progress, jobs=jobs)
+    config_path = check.optional_path("config", config)
+    names = _joined(variants, "variants")
+    for name, value in (("baseline", baseline), ("match_params", match_params)):
+        if value is not None:
+            check.text(name, value)
+    plan = Plan(
+        config=config_path,
+        variants=parse_list(names, "variants") if names is not None else None,
+        sweeps=_sweeps(sweep),
+        seeds=parse_list(_joined(seeds, "seeds") or "", "seeds", int),
+        steps=check.integer("steps", steps, minimum=0) if steps is not None else None,  # 0: the plan says why not
+        baseline=baseline,
+        split=check.text("split", split),
+        beam=check.decode_option("beam", beam),
+        overrides=override_list(overrides),
+        runs_dir=check.path("runs_dir", runs_dir)
+        if runs_dir is not None
+        else default_runs_dir(config_path, override_list(overrides)),
+        force=check.flag("force", force),
+        match_params=match_params,
+        time_updates=check.integer("time_updates", time_updates, minimum=0),
+    )
+    check.integer("jobs", jobs, minimum=1)
+    check.flag("progress", progress)
+    folder = check.path("out", out) if out is not None else plan.runs_dir / REPORT
+    if check.flag("dry_run", dry_run):
+        lines = planned_runs(plan)
+        return Comparison({}, folder, "\n".join(lines), lines)
+    ensure_configured()
+    text = run_compare(plan, out=folder, progress=progress, jobs=jobs)
+    return Comparison(_read_report(folder), folder, text)

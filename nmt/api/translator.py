@@ -220,9 +220,8 @@ class Translator:
                 the wrong type or out of range (naming the parameter), in one line.
         """
         lines = _check_lines(sentences, "sentences")
-        given = {
-            "beam": beam,
-            "n_best": n_best,
+        options = {
+            "sample": sample,
             "top_k": top_k,
             "top_p": top_p,
             "temperature": temperature,
@@ -234,24 +233,10 @@ class Translator:
             "max_len_b": max_len_b,
             "batch_size": batch_size,
         }
-        for name, value in given.items():
+        for name, value in {"beam": beam, "n_best": n_best, **options}.items():
             check.decode_option(name, value)
-        check.flag("sample", sample)
         check.flag("return_attention", return_attention)
-        options = decode_overrides(
-            sample=sample,
-            top_k=top_k,
-            top_p=top_p,
-            temperature=temperature,
-            seed=seed,
-            no_repeat_ngram=no_repeat_ngram,
-            coverage_penalty=coverage_penalty,
-            length_penalty=length_penalty,
-            max_len_a=max_len_a,
-            max_len_b=max_len_b,
-            batch_size=batch_size,
-        )
-        search = resolve_search(self.engine, beam, n_best, [*overrides, *options])
+        search = resolve_search(self.engine, beam, n_best, [*overrides, *decode_overrides(options)])
         ids, found = translate_lines(self.engine, search, lines, attention=return_attention)
         return [self._result(line, src, t, return_attention) for line, src, t in zip(lines, ids, found)]
 

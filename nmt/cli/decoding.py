@@ -93,7 +93,7 @@ def translate_cmd(
     from nmt.decode.request import decode_overrides
     from nmt.decode.translate import translate_file
 
-    overrides = (set_ or []) + decode_overrides(  # what nmt.Translator.translate builds from the same options
+    options = dict(  # what nmt.Translator.translate builds from the same options
         sample=sample,
         top_k=top_k,
         top_p=top_p,
@@ -104,6 +104,7 @@ def translate_cmd(
         max_len_a=max_len_a,
         max_len_b=max_len_b,
     )
+    overrides = (set_ or []) + decode_overrides(options)
     translate_file(
         lambda: open_engine(engine, checkpoint or [], model, compute_type=compute_type),
         input,

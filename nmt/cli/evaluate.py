@@ -205,29 +205,29 @@ def compare_cmd(
     nmt compare --config configs/demo.yaml --sweep train.teacher_forcing=1.0,0.5 --steps 600;
     nmt compare --config configs/multi30k_de_en_gpu.yaml --sweep model.dropout=0.4,0.5 --steps 2000 --jobs 4
     """
-    from nmt.api.evaluation import comparison_plan, run_plan  # what nmt.compare runs from Python
-    from nmt.comparison.command import planned_runs
+    from nmt.api.evaluation import compare  # what nmt.compare runs from Python
 
-    plan = comparison_plan(
-        config,
-        variants=variants,
-        sweep=sweep or [],
-        seeds=seeds,
-        steps=steps,
-        baseline=baseline,
-        split=split,
-        beam=beam,
-        runs_dir=runs_dir,
-        overrides=set_ or [],
-        force=force,
-        match_params=match_params,
-        time_updates=time_updates,
-    )
-    if dry_run:
-        typer.echo("\n".join(planned_runs(plan)))
-        return
     with saved_on_stop(ctx):  # one line and 128 + the signal, the runs saved
-        typer.echo(run_plan(plan, out=out, progress=progress_shown(progress), jobs=jobs).text)
+        result = compare(
+            config,
+            variants=variants,
+            sweep=sweep or [],
+            seeds=seeds,
+            steps=steps,
+            baseline=baseline,
+            split=split,
+            beam=beam,
+            runs_dir=runs_dir,
+            out=out,
+            overrides=set_ or [],
+            progress=progress_shown(progress),
+            jobs=jobs,
+            force=force,
+            match_params=match_params,
+            time_updates=time_updates,
+            dry_run=dry_run,
+        )
+    typer.echo(result.text)
 
 
 def variants_cmd() -> None:

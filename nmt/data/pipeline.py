@@ -17,31 +17,15 @@ from typing import Any
 from nmt.config import DataConfig
 from nmt.data import hub, sources
 from nmt.data.dataset import EncodedSplit, load_split
-from nmt.data.prepare import MANIFEST, load_prepared, prepare, read_manifest
+from nmt.data.prepare import MANIFEST, filter_settings, load_prepared, prepare, read_manifest, spm_settings
 from nmt.data.tokenizer import Tokenizer
 from nmt.util.errors import DataError
 from nmt.util.fileio import read_lines
 
 log = logging.getLogger(__name__)
 
-
-def _filters(cfg: DataConfig) -> dict[str, Any]:
-    return {
-        "min_len": cfg.min_len,
-        "max_len": cfg.max_len,
-        "max_ratio": cfg.max_ratio,
-        "normalization": cfg.normalization,
-    }
-
-
-def _spm(cfg: DataConfig) -> dict[str, Any]:
-    return {
-        "vocab_size": cfg.vocab_size,
-        "model_type": cfg.spm_type,
-        "joint": cfg.joint_vocab,
-        "character_coverage": cfg.character_coverage,
-        "input_sentence_size": cfg.input_sentence_size,
-    }
+FIXED_SPM = ("seed", "num_threads")
+"""SentencePiece settings no config changes (older manifests may lack them): not compared."""
 
 
 def source_info(cfg: DataConfig) -> dict[str, Any]:
@@ -90,8 +74,8 @@ def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False)
         cfg.prepared_dir,
         cfg.src,
         cfg.tgt,
-        filters=_filters(cfg),
-        spm=_spm(cfg),
+        filters=filter_settings(cfg),
+        spm=spm_settings(cfg),
         source_info=source_info(cfg),
         force=force,
         progress=progress,
@@ -108,9 +92,11 @@ def _same_text(manifest: dict[str, Any], cfg: DataConfig) -> bool:
 def _settings_match(manifest: dict[str, Any], cfg: DataConfig) -> bool:
     spm = manifest.get("spm", {})
     filters = manifest.get("cleaning", {}).get("filters", {})
-    wanted_filters = {k: v for k, v in _filters(cfg).items() if k != "normalization"}
+    wanted_filters = {k: v for k, v in filter_settings(cfg).items() if k != "normalization"}
     return (
-        _same_text(manifest, cfg) and all(spm.get(k) == v for k, v in _spm(cfg).items()) and filters == wanted_filters
+        _same_text(manifest, cfg)
+        and all(spm.get(k) == v for k, v in spm_settings(cfg).items() if k not in FIXED_SPM)
+        and filters == wanted_filters
     )
 
 

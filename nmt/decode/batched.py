@@ -35,6 +35,9 @@ from nmt.util.errors import UserError
 
 log = logging.getLogger(__name__)
 
+IdBatch = Sequence[Sequence[int]]
+"""Sentences as subword ids, one list each (no BOS or EOS): what the engines translate and force-decode."""
+
 
 @dataclass
 class Translation:

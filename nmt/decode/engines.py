@@ -16,14 +16,14 @@ says which, so ``nmt serve`` and its page can tell a user instead of failing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Protocol
 
 from nmt.config import DecodeConfig, apply_decode_overrides, from_dict
 from nmt.config.sections import MAX_BEAM_ROWS
 from nmt.data.tokenizer import Tokenizer
-from nmt.decode.batched import Translation, check_beam_size, check_n_best, translate_arrays
+from nmt.decode.batched import IdBatch, Translation, check_beam_size, check_n_best, translate_arrays
 from nmt.decode.forced import Forced, force_batches, force_decode
 from nmt.decode.model_info import ModelInfo as ModelInfo
 from nmt.decode.model_info import attention_label as attention_label
@@ -68,17 +68,10 @@ class Engine(Protocol):
         ...
 
     def translate(
-        self, ids: Sequence[Sequence[int]], decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
+        self, ids: IdBatch, decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
     ) -> list[Translation]: ...
 
-    def force(
-        self,
-        sources: Sequence[Sequence[int]],
-        targets: Sequence[Sequence[int]],
-        decode: DecodeConfig,
-        *,
-        attention: bool,
-    ) -> list[Forced]:
+    def force(self, sources: IdBatch, targets: IdBatch, decode: DecodeConfig, *, attention: bool) -> list[Forced]:
         """Score each target (ids, no EOS) given its source by forced decoding (:mod:`nmt.decode.forced`);
         ``attention`` where the engine has weights (not ctranslate2's)."""
         ...
@@ -132,7 +125,7 @@ class OnnxEngine:
         check_n_best(n_best, beam, False, MAX_BEAM_ROWS)
 
     def translate(
-        self, ids: Sequence[Sequence[int]], decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
+        self, ids: IdBatch, decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
     ) -> list[Translation]:
         return translate_arrays(
             self.model,
@@ -144,14 +137,7 @@ class OnnxEngine:
             return_attention=attention,
         )
 
-    def force(
-        self,
-        sources: Sequence[Sequence[int]],
-        targets: Sequence[Sequence[int]],
-        decode: DecodeConfig,
-        *,
-        attention: bool,
-    ) -> list[Forced]:
+    def force(self, sources: IdBatch, targets: IdBatch, decode: DecodeConfig, *, attention: bool) -> list[Forced]:
         return force_batches(
             sources,
             targets,
@@ -191,18 +177,13 @@ class CT2Engine:
 
     translator: Any  # nmt.decode.ct2.CT2Translator
     name: str = "ctranslate2"
+    src_tok: Tokenizer = field(init=False)
+    tgt_tok: Tokenizer = field(init=False)
+    step: int = field(init=False)
 
-    @property
-    def src_tok(self) -> Tokenizer:
-        return self.translator.src_tok
-
-    @property
-    def tgt_tok(self) -> Tokenizer:
-        return self.translator.tgt_tok
-
-    @property
-    def step(self) -> int:
-        return int(self.translator.manifest.step)
+    def __post_init__(self) -> None:
+        self.src_tok, self.tgt_tok = self.translator.src_tok, self.translator.tgt_tok
+        self.step = int(self.translator.manifest.step)
 
     def decode_config(self, overrides: Sequence[str]) -> DecodeConfig:
         return _decode_from(self.translator.manifest.decode, overrides)
@@ -211,20 +192,13 @@ class CT2Engine:
         self.translator.check_search(decode, beam, n_best)
 
     def translate(
-        self, ids: Sequence[Sequence[int]], decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
+        self, ids: IdBatch, decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
     ) -> list[Translation]:
         if attention:
             raise UserError("--engine ctranslate2 returns no attention weights; use --engine torch or onnxruntime")
         return self.translator.translate_ids(ids, decode, beam=beam, n_best=n_best)
 
-    def force(
-        self,
-        sources: Sequence[Sequence[int]],
-        targets: Sequence[Sequence[int]],
-        decode: DecodeConfig,
-        *,
-        attention: bool,
-    ) -> list[Forced]:
+    def force(self, sources: IdBatch, targets: IdBatch, decode: DecodeConfig, *, attention: bool) -> list[Forced]:
         if attention:
             raise UserError("--engine ctranslate2 returns no attention weights; use --engine torch or onnxruntime")
         if len(sources) != len(targets):

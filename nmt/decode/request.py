@@ -9,9 +9,9 @@ command line and the library cannot drift apart.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from nmt.config import DecodeConfig
 from nmt.decode.batched import Translation, encode_sources
@@ -27,41 +27,35 @@ class Search:
     n_best: int
 
 
-def decode_overrides(
-    *,
-    sample: bool = False,
-    top_k: Optional[int] = None,
-    top_p: Optional[float] = None,
-    temperature: Optional[float] = None,
-    seed: Optional[int] = None,
-    no_repeat_ngram: Optional[int] = None,
-    coverage_penalty: Optional[float] = None,
-    length_penalty: Optional[float] = None,
-    max_len_a: Optional[float] = None,
-    max_len_b: Optional[int] = None,
-    batch_size: Optional[int] = None,
-) -> list[str]:
-    """``decode.KEY=VALUE`` for every option given (None: the model's own value).
+DECODE_OPTIONS = (
+    "sample",
+    "top_k",
+    "top_p",
+    "temperature",
+    "seed",
+    "no_repeat_ngram",
+    "coverage_penalty",
+    "length_penalty",
+    "max_len_a",
+    "max_len_b",
+    "batch_size",
+)
+"""The decoding options a request names one by one (beside the beam and n-best size, which
+:func:`resolve_search` takes): each is the ``decode.*`` option of its name."""
+
+
+def decode_overrides(options: Mapping[str, Any]) -> list[str]:
+    """``decode.KEY=VALUE`` for every option of :data:`DECODE_OPTIONS` given (None: the model's own value).
 
     With ``sample`` the beam a config names gives way to 1: sampling draws instead of searching
     (a beam given beside it is refused by the engine's check).
     """
-    options = {
-        "no_repeat_ngram": no_repeat_ngram,
-        "coverage_penalty": coverage_penalty,
-        "length_penalty": length_penalty,
-        "top_k": top_k,
-        "top_p": top_p,
-        "temperature": temperature,
-        "seed": seed,
-        "max_len_a": max_len_a,
-        "max_len_b": max_len_b,
-        "batch_size": batch_size,
-        "sample": sample or None,
-    }
-    if sample:
-        options["beam"] = 1
-    return [f"decode.{key}={value}" for key, value in options.items() if value is not None]
+    unknown = sorted(set(options) - set(DECODE_OPTIONS))
+    assert not unknown, f"not decoding options: {unknown}"
+    chosen = {key: value for key, value in options.items() if value is not None and key != "sample"}
+    if options.get("sample"):
+        chosen.update(sample=True, beam=1)
+    return [f"decode.{key}={value}" for key, value in chosen.items()]
 
 
 def resolve_search(engine: Engine, beam: Optional[int], n_best: Optional[int], overrides: Sequence[str]) -> Search:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -17,7 +17,7 @@ import torch
 
 from nmt.config import DecodeConfig, with_decode_overrides
 from nmt.data.tokenizer import BOS, Tokenizer
-from nmt.decode.batched import Translation
+from nmt.decode.batched import IdBatch, Translation
 from nmt.decode.forced import Forced, force_batches, force_decode
 from nmt.decode.inference import Loaded, check_search, load_models, translate_ids
 from nmt.decode.model_info import ModelInfo, describe_model, model_info
@@ -35,6 +35,12 @@ class TorchEngine:
     loaded: Loaded
     device: torch.device
     name: str = "torch"
+    src_tok: Tokenizer = field(init=False)
+    tgt_tok: Tokenizer = field(init=False)
+    step: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.src_tok, self.tgt_tok, self.step = self.loaded.src_tok, self.loaded.tgt_tok, self.loaded.step
 
     @classmethod
     def open(
@@ -47,18 +53,6 @@ class TorchEngine:
         loaded = load_release(release, chosen) if release is not None else load_models(checkpoints, chosen)
         return cls(loaded, chosen)
 
-    @property
-    def src_tok(self) -> Tokenizer:
-        return self.loaded.src_tok
-
-    @property
-    def tgt_tok(self) -> Tokenizer:
-        return self.loaded.tgt_tok
-
-    @property
-    def step(self) -> int:
-        return self.loaded.step
-
     def decode_config(self, overrides: Sequence[str]) -> DecodeConfig:
         return with_decode_overrides(self.loaded.config, overrides).decode
 
@@ -66,21 +60,14 @@ class TorchEngine:
         check_search(decode, beam, n_best, self.loaded.model, overrides)
 
     def translate(
-        self, ids: Sequence[Sequence[int]], decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
+        self, ids: IdBatch, decode: DecodeConfig, *, beam: int, n_best: int, attention: bool
     ) -> list[Translation]:
         with torch.inference_mode():
             return translate_ids(
                 self.loaded.model, ids, decode, self.device, beam=beam, n_best=n_best, return_attention=attention
             )
 
-    def force(
-        self,
-        sources: Sequence[Sequence[int]],
-        targets: Sequence[Sequence[int]],
-        decode: DecodeConfig,
-        *,
-        attention: bool,
-    ) -> list[Forced]:
+    def force(self, sources: IdBatch, targets: IdBatch, decode: DecodeConfig, *, attention: bool) -> list[Forced]:
         model, device = self.loaded.model, self.device
 
         def run(src: np.ndarray, src_len: np.ndarray, tgt: np.ndarray) -> tuple[torch.Tensor, Optional[torch.Tensor]]:

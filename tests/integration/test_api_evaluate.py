@@ -69,13 +69,15 @@ def test_compare_returns_one_record_per_arm(toy_files, tmp_path):
     assert list(result.to_pandas()["variant"]) == ["bahdanau", "luong_dot"]
 
 
-def test_compare_dry_run_returns_the_lines_of_the_command_and_trains_nothing(toy_files, tmp_path, capsys):
+def test_compare_dry_run_plans_the_lines_of_the_command_and_trains_nothing(toy_files, tmp_path, capsys):
     _, files = toy_files
     sets = [s for s in toy_overrides(tmp_path, files) if not s.startswith(("name=", "runs_dir="))]
     runs = tmp_path / "cmp"
-    planned = nmt.compare(
+    result = nmt.compare(
         variants=["bahdanau", "luong_dot"], seeds=[1, 2], steps=4, runs_dir=runs, overrides=sets, dry_run=True
     )
+    planned = result.planned
+    assert result.records == [] and result.text.splitlines() == planned
     assert isinstance(planned, list) and len(planned) == 4 and all(isinstance(line, str) for line in planned)
     assert planned[0] == f"train    bahdanau seed 1: {runs / 'bahdanau_s1'}"
     assert not runs.exists() and not any(p.name == "report.json" for p in tmp_path.rglob("*"))
