@@ -8,7 +8,7 @@ runs per system):
 - the mean of an arm's scores with a 95% confidence interval ``mean ± t(0.975, n-1) · s / √n``
   (Student's t, ``s`` the sample standard deviation of the n seeds);
 - the paired t-test of an arm against the baseline: seed k of both arms shares its data order
-  and initial draw, so the n differences ``d_k = arm_k - baseline_k`` are tested against 0 with
+  (not its initial weights, which differ between arms of different shapes), so the n differences ``d_k = arm_k - baseline_k`` are tested against 0 with
   ``t = mean(d) / (s_d / √n)``, n - 1 degrees of freedom, two-sided;
 - Kendall's tau-b between two rankings of the same arms (on two language pairs, say): +1 when
   they order every pair of arms alike, -1 when they reverse it, about 0 when unrelated.
@@ -96,10 +96,22 @@ def with_half(value: float, half: Optional[float], digits: int = 2, sign: bool =
     return text if half is None else f"{text} ± {half:.{digits}f}"
 
 
+def check_finite(values: Sequence[float], what: str) -> list[float]:
+    """``values`` as floats, or a ValueError naming the first that is not a finite number (a NaN
+    score would otherwise give a number that means nothing, or a crash deep in ``statistics``)."""
+    out = []
+    for i, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"{what}: value {i} is {value!r}, not a finite number")
+        out.append(float(value))
+    return out
+
+
 def mean_interval(values: Sequence[float], level: float = LEVEL) -> Interval:
     """The mean of ``values`` with its Student's t interval at ``level``."""
     if not values:
         raise ValueError("mean_interval needs at least one value")
+    values = check_finite(values, "mean_interval")
     n, mean = len(values), statistics.fmean(values)
     if n < 2:
         return Interval(mean, None, n)
@@ -118,6 +130,7 @@ def paired_t_test(arm: Sequence[float], baseline: Sequence[float], level: float 
     """The paired t-test of ``arm`` against ``baseline`` (value k of both from seed k)."""
     if len(arm) != len(baseline):
         raise ValueError(f"paired_t_test needs as many values in both ({len(arm)} and {len(baseline)})")
+    arm, baseline = check_finite(arm, "paired_t_test (arm)"), check_finite(baseline, "paired_t_test (baseline)")
     diffs = [a - b for a, b in zip(arm, baseline)]
     interval = mean_interval(diffs, level)
     if len(diffs) < 2:
@@ -133,6 +146,7 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
     """Kendall's tau-b of two scorings of the same items (ties counted as neither order)."""
     if len(x) != len(y) or len(x) < 2:
         raise ValueError("kendall_tau needs two scorings of the same two or more items")
+    x, y = check_finite(x, "kendall_tau (x)"), check_finite(y, "kendall_tau (y)")
     concordant = discordant = ties_x = ties_y = 0
     for i in range(len(x)):
         for j in range(i + 1, len(x)):
