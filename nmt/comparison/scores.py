@@ -5,6 +5,7 @@ against the baseline and BLEU by length make the report's rows."""
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from pathlib import Path
 from typing import Any, Optional
@@ -14,7 +15,9 @@ from nmt.comparison.timing import COLUMN
 from nmt.config.arms import Arm
 from nmt.run.events import last_stop
 from nmt.run.paths import SCORED, RunPaths
+from nmt.score.across import holm
 from nmt.score.metrics import bleu_by_length, compare_systems, score
+from nmt.score.power import power_line
 from nmt.score.seed_stats import mean_interval, paired_t_test, with_half
 from nmt.util.fileio import atomic_write_bytes
 
@@ -141,7 +144,32 @@ def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[
                 "bleu_signature": first["bleu_signature"],
             }
         )
+    add_holm(rows)
     return rows
+
+
+def add_holm(rows: list[dict[str, Any]]) -> None:
+    """Each arm's ``p_seeds_holm``: its paired t-test's p-value adjusted by Holm's method over the
+    family of every arm's test against the baseline in this comparison (None where there is no test)."""
+    tested = [r for r in rows if r.get("p_seeds") is not None]
+    for row, adjusted in zip(tested, holm([r["p_seeds"] for r in tested])):
+        row["p_seeds_holm"] = round(adjusted, 4)
+    for row in rows:
+        row.setdefault("p_seeds_holm", None)
+
+
+def difference_spread(rows: list[dict[str, Any]], reference: str) -> Optional[float]:
+    """The standard deviation of the per-seed BLEU differences from the baseline, pooled over the
+    arms (root mean of their variances): the sigma the power of the paired test depends on."""
+    base = next((r["per_seed_bleu"] for r in rows if r["variant"] == reference), None)
+    variances = []
+    for r in rows:
+        if base is None or r["variant"] == reference:
+            continue
+        diffs = [r["per_seed_bleu"][s] - base[s] for s in r["per_seed_bleu"] if s in base]
+        if len(diffs) >= 2:
+            variances.append(statistics.variance(diffs))
+    return math.sqrt(statistics.fmean(variances)) if variances and statistics.fmean(variances) > 0 else None
 
 
 def p_cell(p_values: Optional[list[float]]) -> str:
@@ -176,6 +204,9 @@ def table_rows(rows: list[dict[str, Any]], plan: Optional[Plan] = None) -> list[
                 "chrF": with_half(r["chrf"], r.get("chrf_ci95")),
                 "ΔBLEU": "baseline" if baseline else with_half(r["delta_bleu"], r.get("delta_ci95"), sign=True),
                 "p seeds": "baseline" if baseline else ("-" if r.get("p_seeds") is None else f"{r['p_seeds']:.3f}"),
+                "p seeds (Holm)": "baseline"
+                if baseline
+                else ("-" if r.get("p_seeds_holm") is None else f"{r['p_seeds_holm']:.3f}"),
                 "p per seed": p_cell(r["p_values"]),
                 **{f"BLEU len {k}": v for k, v in r["bleu_by_length"].items()},
             }
@@ -196,8 +227,13 @@ def header(plan: Plan, rows: list[dict[str, Any]], steps: int) -> tuple[str, str
             f"BLEU and chrF are means over the {n} seeds ± the half-width of their 95% confidence interval "
             f"(Student's t, {n - 1} degrees of freedom); ΔBLEU is the mean difference to the baseline "
             f"({plan.reference}) over the same seeds ± its 95% interval, and `p seeds` the paired t-test of "
-            "those differences (two-sided)."
+            "those differences (two-sided); `p seeds (Holm)` adjusts it by Holm's method over the family of "
+            f"the {max(len(rows) - 1, 0)} arms' tests against the baseline in this table, the p-value to read "
+            "when asking whether any arm differs."
         )
+        sigma = difference_spread(rows, plan.reference)
+        if sigma is not None:
+            spread += f" Power: {power_line(sigma, n)}."
     else:
         spread = "One seed: scores without intervals, and no test across seeds."
     return title, (
