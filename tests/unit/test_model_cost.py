@@ -33,3 +33,21 @@ def test_counting_leaves_the_model_as_it_was():
     flops_per_target_token(m)
     assert m.training and all(p.grad is None for p in m.parameters())
     assert flops_per_target_token(m.eval()) == pytest.approx(flops_per_target_token(m))
+
+
+def test_the_additive_energy_s_v_product_is_counted():
+    """torch's counter has no formula for aten.mv, so Bahdanau's v^T tanh(W s + U h) went uncounted:
+    by hand it costs 2 * len(v) FLOPs per source position and target token."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from nmt.data.tokenizer import BOS
+
+    m, src_len, tgt_len = model(1000).eval(), 16, 16
+    (v,) = [p for name, p in m.named_parameters() if name.endswith(".v")]
+    src = torch.full((1, src_len), 5)
+    tgt = torch.full((1, tgt_len), 5)
+    tgt[0, 0] = BOS
+    with torch.no_grad(), FlopCounterMode(display=False) as plain:
+        m(src, torch.tensor([src_len]), tgt)
+    missing = flops_per_target_token(m, src_len, tgt_len) - plain.get_total_flops() / tgt_len
+    assert missing == 2 * v.numel() * src_len
