@@ -30,11 +30,14 @@ test-unit test-integration test-system: test-%: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) tests/$*
 
 # Lint, format check, types and the import layers, as configured in pyproject.toml; CI (.ci/run) and
-# the pre-commit hooks run the same, and each must report nothing. `ruff format nmt scripts tests` fixes
-# the format, `ruff check --fix` what can be fixed mechanically.
+# the pre-commit hooks run the same, and each must report nothing. The package and every Python file
+# beside it are held to the same rules: the benchmarks (scripts/), the docs build (docs_build/), CI's
+# own (.ci/) and the tests. `ruff format nmt scripts docs_build .ci tests` fixes the format, `ruff check
+# --fix` what can be fixed mechanically. mypy takes its files from pyproject.toml (the same, tests aside).
+PYTHON_DIRS := nmt scripts docs_build .ci tests
 lint: $(STAMP)
-	$(BIN)/ruff check nmt scripts tests
-	$(BIN)/ruff format --check nmt scripts tests
+	$(BIN)/ruff check $(PYTHON_DIRS)
+	$(BIN)/ruff format --check $(PYTHON_DIRS)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
@@ -42,7 +45,7 @@ lint: $(STAMP)
 # or anchor, or a page missing from the navigation in mkdocs.yml (CI runs this). docs-serve previews it.
 # NO_MKDOCS_2_WARNING silences Material's banner about MkDocs 2, which does not change the build.
 docs: $(STAMP)
-	$(BIN)/python scripts/config_reference.py --check
+	$(BIN)/python docs_build/config_reference.py --check
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 docs-serve: $(STAMP)
@@ -84,7 +87,7 @@ gpu-report: $(STAMP)
 
 # The distribution as a user gets it: wheel and sdist into dist/, the wheel installed into a fresh
 # environment (build/pkgtest) with the same torch pin and the default dependencies only, then, from
-# outside the repository (nothing read from the working tree), scripts/package_smoke.py trains a tiny
+# outside the repository (nothing read from the working tree), .ci/package_smoke.py trains a tiny
 # model, translates and scores it from Python and the CLI, and finds the export extra's engines
 # refused in one line (.ci/run runs this).
 PKGTEST := build/pkgtest
@@ -97,7 +100,7 @@ package: $(STAMP)
 	  $(CURDIR)/$(PKGTEST)/bin/python -c "import nmt, nmt.cli, nmt.labs.base as lab; \
 	    assert (lab.PACKAGED_CONFIGS / 'demo.yaml').is_file(), 'the labs configs are missing'; \
 	    print('import nmt from', nmt.__file__)" && \
-	  $(CURDIR)/$(PKGTEST)/bin/python $(CURDIR)/scripts/package_smoke.py
+	  $(CURDIR)/$(PKGTEST)/bin/python $(CURDIR)/.ci/package_smoke.py
 	@ls dist
 	# As Colab installs it: pip from the repository's git URL (here the checkout's committed HEAD), with a
 	# current pip (pip 23.2 refused the `name @ git+file://` form; 26.3 installs it).
@@ -105,7 +108,7 @@ package: $(STAMP)
 	$(PYTHON) -m venv $(PKGTEST)
 	$(PKGTEST)/bin/python -m pip install --quiet --upgrade pip
 	$(PKGTEST)/bin/python -m pip install --quiet -c constraints.txt "nmt-attention @ git+file://$(CURDIR)"
-	cd /tmp && $(CURDIR)/$(PKGTEST)/bin/nmt --version && $(CURDIR)/$(PKGTEST)/bin/python $(CURDIR)/scripts/package_smoke.py
+	cd /tmp && $(CURDIR)/$(PKGTEST)/bin/nmt --version && $(CURDIR)/$(PKGTEST)/bin/python $(CURDIR)/.ci/package_smoke.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -23,28 +23,35 @@ __version__ = "0.1.0"
 
 _API = "nmt.api"
 _EXPORTS = (
+    "AttentionHealth",
     "CheckpointError",
     "Comparison",
     "ConfigError",
     "DataError",
     "Evaluation",
+    "FitGap",
     "Hypothesis",
     "Records",
     "Run",
     "ScoreResult",
+    "Selection",
     "TrainingError",
     "TrainingInterrupted",
     "TranslationResult",
     "Translator",
     "UserError",
+    "attention_health",
     "compare",
     "evaluate",
+    "fit_gap",
     "load",
     "plot_attention",
     "plot_attention_grid",
+    "select",
     "train",
 )
-"""The names of :mod:`nmt.api` that ``nmt`` shows as its own."""
+"""The names of :mod:`nmt.api` that ``nmt`` shows as its own: the one list of the library's
+surface (``nmt.api.__all__`` is this list, so the two cannot drift apart)."""
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""What both benchmark scripts share: common options, the environment record, timing, output.
+"""What the benchmarks share: common options, the environment record, peak memory, one-line errors, output.
 
 Each benchmark prints one JSON object per measurement on stdout and logs on stderr, so
 ``python scripts/bench_x.py ... > results.jsonl`` keeps only the measurements.
@@ -9,11 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
-import platform
 import resource
 import sys
-from pathlib import Path
 from typing import Any, NoReturn
 
 import torch
@@ -21,18 +18,6 @@ import torch
 from nmt.util import runtime
 
 log = logging.getLogger("bench")
-
-
-def machine() -> str:
-    """The CPU, its cores, the GPU where torch sees one, and the versions that shape the numbers."""
-    cpu = platform.processor() or platform.machine()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        names = [line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if "model name" in line]
-        cpu = names[0] if names else cpu
-    gpu = f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ", no GPU"
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return f"{cpu}, {cores} cores{gpu}; Python {platform.python_version()}, torch {torch.__version__}"
 
 
 def add_common_options(parser: argparse.ArgumentParser, quick_help: str) -> None:

@@ -2,8 +2,9 @@
 
 They call the package (data, model, Trainer, decoding) and the other benchmark scripts'
 functions, so the report measures the code that ``nmt train`` and ``nmt translate`` run:
-one update is :func:`nmt.training.timing.train_update` (what bench_train times), one decoding setting
-:func:`bench_decode.bench_setting`, the time to a BLEU level :func:`bench_time_to_quality.records`.
+training throughput is :func:`nmt.training.timing.time_updates` (what bench_train and
+``nmt compare --time-updates`` time with), one decoding setting :func:`bench_decode.bench_setting`,
+the time to a BLEU level :func:`bench_time_to_quality.records`.
 Which measurements run, in what order and for how long is gpu_report.py's business.
 """
 
@@ -28,21 +29,16 @@ import bench_time_to_quality
 import bench_train
 from nmt import config as config_mod
 from nmt.config import Config
-from nmt.data.batching import collate
 from nmt.data.pipeline import load_corpus, prepare_corpus
 from nmt.decode.inference import Loaded, load_checkpoint, translate_ids
 from nmt.evaluation.run_files import read_run_events
-from nmt.model.build import build_model, count_parameters
-from nmt.model.seq2seq import Seq2Seq
 from nmt.run import events
 from nmt.run import folder as rundir
 from nmt.run.paths import RunPaths
 from nmt.score.metrics import score
 from nmt.training.loop import Trainer
-from nmt.training.optim import build_optimizer, teacher_forcing_p
 from nmt.training.run_start import open_run_dir
-from nmt.training.setup import make_sampler
-from nmt.training.timing import train_update
+from nmt.training.timing import time_updates
 from nmt.util import runtime, threads
 from nmt.util.fileio import read_lines
 
@@ -126,7 +122,8 @@ def measure_throughput(spec: Throughput, overrides: list[str], steps: int, devic
 
     One untimed pass over those batches first (torch.compile compiles, reduce-overhead records
     a CUDA graph for every batch shape it will meet, the allocator and cuDNN settle), then the
-    timed pass over the same batches.  Batches are collated and on the device before either.
+    timed pass over the same batches: :func:`nmt.training.timing.time_updates` with
+    ``same_batches``.  Batches are collated and on the device before either.
     """
     variant = bench_train.parse_variant(spec.variant)
     args = argparse.Namespace(config=spec.config, set=[*overrides, f"train.compile='{spec.compile}'"])
@@ -135,27 +132,12 @@ def measure_throughput(spec: Throughput, overrides: list[str], steps: int, devic
     threads.configure(t.threads)
     amp = runtime.amp_dtype(device, t.amp)
     corpus = load_corpus(cfg.data, splits=("train",))
-    split = corpus.splits["train"]
-    order = make_sampler(split, t).batches(0)
-    batches = [collate(split, order[i % len(order)], t.max_len) for i in range(steps)]
-    n_tokens = [b.n_tgt_tokens for b in batches]  # counted on the CPU: no sync in the loop
-    batches = [b.to(device) for b in batches]
-
     fresh_memory(device)
-    runtime.seed_everything(t.seed)
-    model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size)
-    model.to(device).train()
-    if t.compile != "off" and isinstance(model, Seq2Seq):  # the config allows it for the RNN only
-        model.decoder.compile_step(t.compile)
-    optimizer, scaler = build_optimizer(t, model), runtime.grad_scaler(device, amp)
-    step_args = (t, amp, device, variant.fast)
-    with runtime.Stopwatch(device) as untimed:
-        for batch, n in zip(batches, n_tokens):
-            train_update(model, optimizer, scaler, [batch], n, *step_args)
-    with runtime.Stopwatch(device) as clock:
-        for batch, n in zip(batches, n_tokens):
-            threads.tick()
-            train_update(model, optimizer, scaler, [batch], n, *step_args)
+    timing = time_updates(
+        cfg, corpus, updates=steps, warmup=steps, device=device, amp=amp, fast=variant.fast, same_batches=True
+    )
+    # the GPU peak over the whole measurement (model, untimed pass, timed pass), as :func:`peak_memory` gives elsewhere
+    peak_gpu = None if timing.peak_gpu_mb is None else max(timing.peak_gpu_mb, timing.warmup_peak_gpu_mb or 0.0)
     return {
         "event": "throughput",
         "measurement": spec.label,
@@ -164,17 +146,17 @@ def measure_throughput(spec: Throughput, overrides: list[str], steps: int, devic
         "variant": spec.variant,
         "arch": cfg.model.arch,
         "compile": t.compile,
-        "fast_path": not isinstance(model, Seq2Seq)
-        or (teacher_forcing_p(t, 0) >= 1.0 and model.decoder.can_run_fast and variant.fast is not False),
-        "params": count_parameters(model),
+        "fast_path": timing.fast_path,
+        "params": timing.params,
         "max_tokens": t.max_tokens,
         "updates": steps,
-        "tokens": sum(n_tokens),
-        "target_tokens_per_s": round(sum(n_tokens) / clock.seconds, 1),
-        "ms_per_update": round(1000 * clock.seconds / steps, 2),
-        "untimed_pass_s": round(untimed.seconds, 2),
+        "tokens": timing.tokens,
+        "target_tokens_per_s": round(timing.tokens_per_second, 1),
+        "ms_per_update": round(1000 * timing.seconds_per_update, 2),
+        "untimed_pass_s": round(timing.warmup_seconds, 2),
         "amp": runtime.amp_name(amp),
-        **peak_memory(device),
+        "peak_gpu_mb": peak_gpu,
+        "peak_rss_mb": common.peak_rss_mb(),
     }
 
 

@@ -1,8 +1,9 @@
 """``nmt serve`` as a child process on a free loopback port: for tests, benchmarks and screenshots.
 
-Lives beside the scripts, not in the package: ``nmt`` never starts itself this way. The scripts
-import it as ``_serve_process`` (their folder is on ``sys.path`` when they run) and
-tests/conftest.py puts scripts/ on ``sys.path`` for the tests' ``serving``.
+Lives beside the benchmarks, not in the package: ``nmt`` never starts itself this way. The
+benchmarks import it as ``_serve_process`` (their folder is on ``sys.path`` when they run),
+docs_build/page_screenshot.py adds scripts/ to its path for it, and tests/conftest.py puts
+scripts/ on ``sys.path`` for the tests' ``serving``.
 """
 
 from __future__ import annotations

@@ -43,8 +43,7 @@ class Client:
     """One keep-alive connection to the server (opened again when the server closed an idle one)."""
 
     def __init__(self, url: str) -> None:
-        parts = urlsplit(url)
-        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=300)
+        self.conn = http.client.HTTPConnection(urlsplit(url).netloc, timeout=300)  # netloc: "host:port"
 
     def _send(self, method: str, path: str, body: Optional[bytes] = None) -> tuple[int, dict[str, Any]]:
         for attempt in (1, 2):

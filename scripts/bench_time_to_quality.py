@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any, NoReturn, Optional
 
 import _bench_common as common
-from _run_files import read_events
 from nmt import config as config_mod
 from nmt.config import Config, DataConfig
+from nmt.evaluation.run_files import read_run_events
 from nmt.run import events
 from nmt.run import folder as rundir
 from nmt.training.loop import Trainer
@@ -247,7 +247,11 @@ def main(argv: Optional[list[str]] = None) -> None:
     except UserError as exc:
         common.fail(SCRIPT, str(exc))
     logging.getLogger(SCRIPT).info("%s", outcome.summary)
-    for record in records(read_events(run_dir, SCRIPT), args.levels, args.config, run_dir):
+    try:
+        run_events = read_run_events(run_dir)
+    except UserError as exc:
+        sys.exit(f"{SCRIPT}: error: {exc}")
+    for record in records(run_events, args.levels, args.config, run_dir):
         common.emit(record)
     if outcome.exit_code:
         sys.exit(outcome.exit_code)

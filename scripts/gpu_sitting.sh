@@ -2,7 +2,7 @@
 # One GPU sitting of about nine minutes, for a session lent a GPU for a quarter of an hour:
 #  1. the GPU recipe for the 43-BLEU target (configs/multi30k_de_en_gpu_reg.yaml), seeds 1 and 2
 #     side by side for RECIPE_MIN minutes each, each model chosen on validation and read on
-#     test2016 once (scripts/choose_on_valid.py);
+#     test2016 once (train.select in the config, then nmt select --test test2016);
 #  2. beside them, the four-pair comparison of the lecture variants: nmt compare on Multi30k
 #     de-en, en-de, fr-en and cs-en, VARIANTS x seeds 1,2,3 at 600 updates, each pair JOBS
 #     runs at a time; a pair still training at COMPARE_DEADLINE seconds is interrupted (its
@@ -56,7 +56,7 @@ for seed in 1 2; do
   ( "${NMT[@]}" train --config configs/multi30k_de_en_gpu_reg.yaml --no-progress --set name=gpu_reg_s$seed \
       --set train.seed=$seed --set train.time_budget_min="$RECIPE_MIN" "${DATA[@]}" "${RECIPE[@]}" \
       >"$OUT/train-gpu_reg_s$seed.log" 2>&1 &&
-    python3 scripts/choose_on_valid.py "$run" --last 5 --beam 5 --test test2016 \
+    "${NMT[@]}" select "$run" --last 5 --beam 5 --test test2016 --json \
       >"$OUT/choose-gpu_reg_s$seed.jsonl" 2>"$OUT/choose-gpu_reg_s$seed.log"
     note "recipe seed $seed ended: $(tail -n 1 "$OUT/choose-gpu_reg_s$seed.jsonl" 2>/dev/null)" ) &
 done

@@ -23,8 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from _bench_common import machine
 from nmt.labs import LAB_MODULES
+from nmt.util.runtime import machine
 
 
 def timed(argv: list[str], log: Path) -> tuple[float, int]:

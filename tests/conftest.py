@@ -346,10 +346,13 @@ def random_batch(B: int = 3, S: int = 6, T: int = 5) -> tuple[torch.Tensor, torc
 # --- nmt serve ------------------------------------------------------------------------------
 
 SCRIPTS = REPO / "scripts"
-if str(SCRIPTS) not in sys.path:
-    # The helpers that start a server (_serve_process) and a browser (_chromium) live beside the
-    # scripts that use them too; test modules import them from there, as the scripts do.
-    sys.path.append(str(SCRIPTS))
+DOCS_BUILD = REPO / "docs_build"
+for _folder in (SCRIPTS, DOCS_BUILD):
+    # The helpers that start a server (_serve_process, scripts/) and a browser (_chromium, docs_build/)
+    # live beside the scripts that use them too; test modules import them, and the scripts they test,
+    # from there, as the scripts do.
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 
 @contextmanager

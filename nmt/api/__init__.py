@@ -7,7 +7,11 @@
   :func:`plot_attention_grid` several results' as panels of one figure with one colour bar;
 - :func:`train` trains a model from a YAML file, a mapping or a Config into a :class:`Run`;
 - :func:`evaluate` and :func:`compare` run ``nmt eval`` and ``nmt compare`` and return their
-  tables as records (a pandas DataFrame with ``.to_pandas()`` where pandas is installed).
+  tables as records (a pandas DataFrame with ``.to_pandas()`` where pandas is installed);
+- :func:`select` chooses a run's model on validation (best.pt or the average of the last N) and
+  reads a test split once with it, as ``nmt select`` does, into a :class:`Selection`;
+- :func:`fit_gap` and :func:`attention_health` run ``nmt diagnose fit-gap`` and ``nmt diagnose
+  attention``: lists of :class:`FitGap` and :class:`AttentionHealth` rows.
 
 Results are dataclasses of plain types and NumPy arrays (:mod:`nmt.api.results`); a mistake the
 caller can fix raises :class:`~nmt.util.errors.UserError` (one line, naming the parameter where an
@@ -17,33 +21,32 @@ Imports every stage below it; only nmt.cli imports it.  Torch is imported when a
 loads or a run trains, not before.
 """
 
-from nmt.api.evaluation import Comparison, Evaluation, compare, evaluate
-from nmt.api.plotting import plot_attention, plot_attention_grid
-from nmt.api.records import Records
-from nmt.api.results import Hypothesis, ScoreResult, TranslationResult
-from nmt.api.training import Run, TrainingInterrupted, train
-from nmt.api.translator import Translator, load
-from nmt.util.errors import CheckpointError, ConfigError, DataError, TrainingError, UserError
+from nmt import _EXPORTS
+from nmt.api.diagnosis import AttentionHealth as AttentionHealth
+from nmt.api.diagnosis import FitGap as FitGap
+from nmt.api.diagnosis import attention_health as attention_health
+from nmt.api.diagnosis import fit_gap as fit_gap
+from nmt.api.evaluation import Comparison as Comparison
+from nmt.api.evaluation import Evaluation as Evaluation
+from nmt.api.evaluation import compare as compare
+from nmt.api.evaluation import evaluate as evaluate
+from nmt.api.plotting import plot_attention as plot_attention
+from nmt.api.plotting import plot_attention_grid as plot_attention_grid
+from nmt.api.records import Records as Records
+from nmt.api.results import Hypothesis as Hypothesis
+from nmt.api.results import ScoreResult as ScoreResult
+from nmt.api.results import TranslationResult as TranslationResult
+from nmt.api.selection import Selection as Selection
+from nmt.api.selection import select as select
+from nmt.api.training import Run as Run
+from nmt.api.training import TrainingInterrupted as TrainingInterrupted
+from nmt.api.training import train as train
+from nmt.api.translator import Translator as Translator
+from nmt.api.translator import load as load
+from nmt.util.errors import CheckpointError as CheckpointError
+from nmt.util.errors import ConfigError as ConfigError
+from nmt.util.errors import DataError as DataError
+from nmt.util.errors import TrainingError as TrainingError
+from nmt.util.errors import UserError as UserError
 
-__all__ = [
-    "CheckpointError",
-    "Comparison",
-    "ConfigError",
-    "DataError",
-    "Evaluation",
-    "Hypothesis",
-    "Records",
-    "Run",
-    "ScoreResult",
-    "TrainingError",
-    "TrainingInterrupted",
-    "TranslationResult",
-    "Translator",
-    "UserError",
-    "compare",
-    "evaluate",
-    "load",
-    "plot_attention",
-    "plot_attention_grid",
-    "train",
-]
+__all__ = list(_EXPORTS)  # nmt/__init__.py's list, the one definition of the surface

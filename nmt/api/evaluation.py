@@ -73,7 +73,7 @@ def _checkpoints(checkpoint: Union[PathLike, Sequence[PathLike], None]) -> list[
         paths = [check.path("checkpoint", checkpoint)]
     else:
         paths = check.paths("checkpoint", checkpoint)
-    return [RunPaths(p).best if RunPaths(p).best.is_file() else p for p in paths]
+    return [RunPaths(p).chosen if RunPaths(p).best.is_file() else p for p in paths]
 
 
 def evaluate(

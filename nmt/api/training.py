@@ -55,6 +55,13 @@ class Run:
         return path if path.is_file() else None
 
     @property
+    def chosen(self) -> Optional[Path]:
+        """The checkpoint the run stands for: the one :func:`nmt.select` (or ``train.select``) chose,
+        as ``selection.json`` names it, else best.pt; None before the first validation."""
+        path = RunPaths(self.folder).chosen
+        return path if path.is_file() else None
+
+    @property
     def last(self) -> Optional[Path]:
         """``checkpoints/last.pt``, the checkpoint a resumed run continues from."""
         path = RunPaths(self.folder).last
@@ -91,7 +98,7 @@ class Run:
         return stops[-1].reason if stops else None
 
     def translator(self, engine: Optional[str] = None, device: str = "auto") -> Translator:
-        """The run's best model, loaded (:func:`nmt.load` of this folder)."""
+        """The run's model, loaded (:func:`nmt.load` of this folder: :attr:`chosen`)."""
         return load(self.folder, engine=engine, device=device)
 
 

@@ -69,7 +69,7 @@ def _engine_for(path: Path, engine: Optional[str]) -> tuple[str, list[Path], Opt
     if (path / MANIFEST).is_file():
         name = engine or ENGINES[read_manifest(path).format]
         return name, [], path
-    best = RunPaths(path).best
+    best = RunPaths(path).chosen  # the model nmt select (or train.select) chose, else best.pt
     if best.is_file():
         if engine not in (None, "torch"):
             raise UserError(f"{path}: a run folder runs on engine 'torch'; export it for {engine} (nmt export)")

@@ -21,6 +21,7 @@ from nmt.cli import decoding as cli_decoding
 from nmt.cli import evaluate as cli_evaluate
 from nmt.cli import export as cli_export
 from nmt.cli import labs as cli_labs
+from nmt.cli import tools as cli_tools
 from nmt.cli.help_format import hide_flag_types, reflow_commands
 from nmt.cli.options import ConfigOpt, ProgressOpt, SetOpt, progress_shown
 from nmt.util import logs, torchrun
@@ -207,6 +208,7 @@ def train_cmd(
 
 cli_decoding.register(app)  # translate, serve: after train
 cli_evaluate.register(app)  # eval, average, compare, variants, report: listed after serve
+cli_tools.register(app)  # select, diagnose: the last steps on a trained run
 cli_export.register(app)  # export: after the commands that make and score models
 cli_labs.register(app)  # lab: last
 reflow_commands(app)  # each docstring paragraph wrapped once to the terminal (nmt.cli.help_format)

@@ -13,7 +13,7 @@ Three changes make it serve editors and match what :func:`nmt.config.load` accep
 
 The schema checks each option on its own; checks across options (``decode.n_best`` at most
 ``decode.beam``, the attention sizes, ...) run when the config loads.  ``nmt config --schema``
-prints :func:`schema_text`; ``scripts/config_reference.py`` writes it to ``configs/schema.json``.
+prints :func:`schema_text`; ``docs_build/config_reference.py`` writes it to ``configs/schema.json``.
 """
 
 from __future__ import annotations

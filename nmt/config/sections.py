@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from nmt.config.section import Section
 
@@ -83,6 +84,18 @@ class DataConfig(Section):
         """Ten hex digits of a hash of ``local_files`` as written (split -> paths, in split order)."""
         spec = json.dumps({split: list(files) for split, files in sorted(self.local_files.items())})
         return hashlib.sha256(spec.encode("utf-8")).hexdigest()[:10]
+
+
+SELECT_PATTERN = "best|(average|on_valid)_last_[1-9][0-9]*"
+"""Valid ``train.select``: ``best``, ``average_last_N`` or ``on_valid_last_N`` (the JSON Schema lists the three)."""
+
+
+def select_rule(select: str) -> tuple[str, int]:
+    """``train.select`` as (rule, N): ("best", 0), ("average", N) or ("on_valid", N)."""
+    if select == "best":
+        return "best", 0
+    rule, _, last = select.rpartition("_last_")
+    return rule, int(last)
 
 
 class TrainConfig(Section):
@@ -171,6 +184,21 @@ class TrainConfig(Section):
         ge=0,
         description="Latest validated step checkpoints kept besides last.pt (for nmt average --last; 0 = none).",
     )
+    select: str = Field(
+        "best",
+        json_schema_extra={
+            "anyOf": [
+                {"type": "string", "const": "best"},
+                {"type": "string", "pattern": "^average_last_[1-9][0-9]*$"},
+                {"type": "string", "pattern": "^on_valid_last_[1-9][0-9]*$"},
+            ]
+        },
+        description="The model the run stands for when training ends (what nmt.load and nmt.evaluate of the "
+        "run folder load): best (best.pt); average_last_N (the average of the last N validated checkpoints, "
+        "checkpoints/avg_lastN.pt); on_valid_last_N (whichever of the two translates the validation split "
+        "with higher BLEU at decode.beam, best.pt on a tie, as nmt select does). N from 2 to keep_last; "
+        "the choice is recorded in RUN/selection.json.",
+    )
     log_every: int = Field(100, ge=1, description="Write a training line to metrics.jsonl every N updates.")
     valid_attention_map: bool = Field(
         True,
@@ -193,6 +221,29 @@ class TrainConfig(Section):
     tf_k: float = Field(1000.0, ge=1.0, description="inverse_sigmoid: p = k / (k + exp(step / k)).")
     label_smoothing: float = Field(0.1, ge=0.0, lt=1.0, description="Label smoothing of the cross-entropy.")
     max_nonfinite: int = Field(10, ge=1, description="Stop after this many non-finite losses in a row.")
+
+    @field_validator("select")
+    @classmethod
+    def _select_rule(cls, value: str) -> str:
+        if not re.fullmatch(SELECT_PATTERN, value):
+            raise ValueError(
+                f"train.select={value[:40]}: give best, average_last_N or on_valid_last_N (N: checkpoints averaged)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _check_select(self) -> TrainConfig:
+        rule, last = select_rule(self.select)
+        if rule != "best" and last < 2:
+            raise ValueError(
+                f"train.select={self.select}: an average of one checkpoint is that checkpoint; N is 2 or more"
+            )
+        if last > self.keep_last:
+            raise ValueError(
+                f"train.select={self.select} averages the last {last} validated checkpoints: set train.keep_last "
+                f"to {last} or more (it is {self.keep_last})"
+            )
+        return self
 
 
 MAX_BEAM_ROWS = 4096

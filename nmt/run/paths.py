@@ -9,7 +9,8 @@ instead of spelling its name, so the layout can be read (and changed) here alone
       config.yaml                the resolved config the run trains with
       spm.src.model, spm.tgt.model   its SentencePiece models
       metrics.jsonl              the event log (nmt.run.events)
-      checkpoints/               best.pt, last.pt and step files step0000120.pt
+      selection.json             the model nmt select chose and the test splits it read (nmt.run.selection)
+      checkpoints/               best.pt, last.pt and step files step0000120.pt; avg_last5.pt (nmt select)
       attention/                 one validation heat map per validated step, step0000120.png
       tb/                        TensorBoard's copy of the events
       eval/, eval-ensemble/      nmt eval's default folders (one model, an ensemble)
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from nmt.run import selection
+
 CONFIG = "config.yaml"
 METRICS = "metrics.jsonl"
 LOCK = ".lock"
@@ -42,16 +45,22 @@ REPORT_EVALS = {"greedy": "eval-greedy", "beam5": "eval-beam5"}
 REPORT = "report"
 """The stem of a report's two files (report.json, report.md), and the default folder of the
 reports that cover several runs (``nmt report``, ``nmt compare``), beside the runs."""
+SELECTION = "selection.json"
+"""The record of the model ``nmt select`` (or ``train.select``) chose, and of each test split read."""
 SCORED = "scored.json"
 """nmt compare's saved score of one run, inside its ``compare-<split>`` folder."""
 
 TRAINER_CHECKPOINT = re.compile(r"best\.pt|last\.pt|step\d+\.pt")
 """The checkpoint names the trainer writes, and may overwrite or delete, in ``checkpoints/``."""
+AVERAGE_CHECKPOINT = re.compile(r"avg_last\d+\.pt")
+"""The averages of the last N validated checkpoints that model selection writes in ``checkpoints/``
+(``nmt select``, ``train.select``): the last step of training, so a run's own files, which
+``--overwrite`` deletes with the run; ``nmt average -o`` may still write them without ``--force``."""
 
-TRAINER_FILES = frozenset({CONFIG, METRICS, LOCK, "spm.src.model", "spm.tgt.model"})
-"""The files ``nmt train`` writes at the top of a run folder."""
+TRAINER_FILES = frozenset({CONFIG, METRICS, LOCK, SELECTION, "spm.src.model", "spm.tgt.model"})
+"""The files ``nmt train`` (with model selection, its last step) writes at the top of a run folder."""
 TRAINER_FOLDERS = {
-    CHECKPOINTS: TRAINER_CHECKPOINT,
+    CHECKPOINTS: re.compile(f"{TRAINER_CHECKPOINT.pattern}|{AVERAGE_CHECKPOINT.pattern}"),
     ATTENTION: re.compile(r"step\d+\.png"),
     TENSORBOARD: re.compile(r"events\.out\.tfevents\.[\w.-]+"),
 }
@@ -68,7 +77,7 @@ def _step_name(step: int, suffix: str) -> str:
 
 @dataclass(frozen=True)
 class RunPaths:
-    """Where each file of the run in ``root`` lives; builds paths, touches nothing."""
+    """Where each file of the run in ``root`` lives; builds paths, touches nothing (but :attr:`chosen`)."""
 
     root: Path
 
@@ -105,6 +114,23 @@ class RunPaths:
     def last(self) -> Path:
         """The latest checkpoint, the one ``--resume`` continues from."""
         return self.checkpoints / LAST
+
+    def average(self, last: int) -> Path:
+        """``checkpoints/avg_lastN.pt``: the average of the last ``last`` validated checkpoints that
+        model selection writes (and replaces on its next call)."""
+        return self.checkpoints / f"avg_last{last}.pt"
+
+    @property
+    def selection(self) -> Path:
+        """``selection.json``: which checkpoint model selection chose, and every test split it read."""
+        return self.root / SELECTION
+
+    @property
+    def chosen(self) -> Path:
+        """The checkpoint the run folder stands for: the one :attr:`selection` names (``nmt select``,
+        ``train.select``), else best.pt.  Reads selection.json (the one property here that reads a
+        file); a record that is not nmt's, or names a checkpoint that is gone, is a UserError."""
+        return selection.chosen_checkpoint(self.root, self.selection) or self.best
 
     def step(self, step: int) -> Path:
         """The checkpoint of update ``step`` (``train.keep_best`` / ``keep_last``)."""

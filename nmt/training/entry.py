@@ -1,7 +1,8 @@
 """The entry point of ``nmt train``: resolve the run (fresh or resumed), claim its folder, train.
 
-Apart from :mod:`nmt.training.loop` (the :class:`~nmt.training.loop.Trainer`) and
-:mod:`nmt.training.run_start` (the checks and the folder, torch-free for the CLI), which it joins.
+Apart from :mod:`nmt.training.loop` (the :class:`~nmt.training.loop.Trainer`),
+:mod:`nmt.training.run_start` (the checks and the folder, torch-free for the CLI) and
+:mod:`nmt.training.select_model` (``train.select``, the last step), which it joins.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from pathlib import Path
 from typing import Optional
 
 from nmt.run import checkpoint as ckpt
+from nmt.run import selection
 from nmt.run.anchor import anchor_data
 from nmt.run.paths import RunPaths
 from nmt.training import distributed
 from nmt.training.loop import Trainer
 from nmt.training.results import RunOutcome
 from nmt.training.run_start import ConfigSource, claim_run, resolve_run, write_config
+from nmt.training.select_model import select_at_end
 from nmt.util import torchrun
 
 
@@ -43,11 +46,18 @@ def run_training(
     with distributed.process_group(cfg.train.device) as dist, contextlib.ExitStack() as held:
         dist.on_main(lambda: claim_run(cfg, run_dir, resume is None, overwrite, held))
         if resume is None:
-            return Trainer(cfg, run_dir, progress, dist, interactive=interactive).fit()
-        saved = ckpt.load(RunPaths(run_dir).last)  # a bad file fails before data loads
-        # Relative data paths mean the folder the run started in, not this one (config.yaml keeps them as given).
-        trainer = Trainer(anchor_data(cfg, run_dir), run_dir, progress, dist, interactive=interactive)
-        trainer.restore(saved)
-        if overrides and dist.is_main:
-            write_config(cfg, run_dir)
-        return trainer.fit()
+            trainer = Trainer(cfg, run_dir, progress, dist, interactive=interactive)
+        else:
+            saved = ckpt.load(RunPaths(run_dir).last)  # a bad file fails before data loads
+            # Relative data paths mean the folder the run started in, not this one (config.yaml keeps them as given).
+            trainer = Trainer(anchor_data(cfg, run_dir), run_dir, progress, dist, interactive=interactive)
+            trainer.restore(saved)
+            if dist.is_main:
+                selection.retire(RunPaths(run_dir).selection, saved.state.step)  # chosen among older checkpoints
+            if overrides and dist.is_main:
+                write_config(cfg, run_dir)
+        outcome = trainer.fit()
+        # The last step of a finished run: train.select (other ranks wait at the group's closing barrier).
+        if dist.is_main and not outcome.exit_code:
+            outcome = select_at_end(outcome, cfg, run_dir, trainer.device)
+        return outcome

@@ -9,8 +9,13 @@ to the device before the clock starts, so two configs of one corpus are timed on
 batches; a corpus with fewer batches is cycled.  The thread count is the caller's
 (:func:`nmt.util.threads.configure`; a governor is let re-check it every update, as in training).
 
-``scripts/bench_train.py`` (one batch per update, a variant's decoder path) and ``nmt compare
---time-updates`` (each arm alone, after its runs) both time with it.
+``same_batches`` warms up on the timed updates' own batches instead of the ones before them, so
+that torch.compile has compiled, and ``reduce-overhead`` has recorded a CUDA graph, for every batch
+shape the clock will meet.
+
+``scripts/bench_train.py`` (one batch per update, a variant's decoder path), ``nmt compare
+--time-updates`` (each arm alone, after its runs) and ``scripts/gpu_report.py`` (an untimed pass
+over the timed batches first, ``same_batches``) all time with it.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ class UpdateTiming:
     seconds: float  # the timed updates together, device work included
     updates: int  # timed updates
     warmup: int  # untimed updates before them
+    warmup_seconds: float  # the untimed updates together, device work and compilation included
     batches_per_update: int
     tokens: int  # target tokens (EOS included) of the timed updates
     threads: int  # torch intra-op threads when the clock stopped
@@ -50,6 +56,7 @@ class UpdateTiming:
     loss_first: float  # loss per target token of the first update (warm-up included) ...
     loss_last: float  # ... and of the last
     peak_gpu_mb: Optional[float]  # the timed updates' peak of allocated CUDA memory; None off CUDA
+    warmup_peak_gpu_mb: Optional[float]  # the same from the model's build through the warm-up; None off CUDA
 
     @property
     def seconds_per_update(self) -> float:
@@ -119,18 +126,28 @@ def time_updates(
     amp: Optional[torch.dtype],
     batches_per_update: int = 1,
     fast: Optional[bool] = None,
+    same_batches: bool = False,
 ) -> UpdateTiming:
     """Build ``cfg``'s model (seeded by ``train.seed``) and time ``updates`` training updates of
     ``batches_per_update`` batches each after ``warmup`` untimed ones, on ``corpus``'s training split.
 
-    ``fast`` picks the RNN decoder's path (None: automatic; False: step by step).  The updates
+    ``fast`` picks the RNN decoder's path (None: automatic; False: step by step).  ``same_batches``
+    takes the warm-up's batches from the timed updates' own (cycled) rather than from before them:
+    with ``warmup == updates``, one untimed pass over exactly the batches then timed.  The updates
     change the model and optimizer built here, nothing of the caller's but the random streams
     (seeded here) and the thread governor's count.
     """
     if updates < 1 or warmup < 0 or batches_per_update < 1:
         raise ValueError(f"updates {updates}, warmup {warmup}, batches_per_update {batches_per_update}")
     t = cfg.train
-    work = _update_batches(corpus, t, warmup + updates, batches_per_update, device)
+    if same_batches:
+        timed = _update_batches(corpus, t, updates, batches_per_update, device)
+        work = [timed[i % updates] for i in range(warmup)] + timed
+    else:
+        work = _update_batches(corpus, t, warmup + updates, batches_per_update, device)
+    cuda = device.type == "cuda"
+    if cuda:
+        torch.cuda.reset_peak_memory_stats(device)
     runtime.seed_everything(t.seed)  # the same initial weights for every timing of a config
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device).train()
     if t.compile != "off" and isinstance(model, Seq2Seq):  # the config allows it for the RNN only
@@ -138,8 +155,10 @@ def time_updates(
     optimizer = build_optimizer(t, model)
     scaler = runtime.grad_scaler(device, amp)
     step = (t, amp, device, fast)
-    losses = [train_update(model, optimizer, scaler, batches, n, *step) for batches, n in work[:warmup]]
-    if device.type == "cuda":
+    with runtime.Stopwatch(device) as warm:
+        losses = [train_update(model, optimizer, scaler, batches, n, *step) for batches, n in work[:warmup]]
+    warmup_peak = _peak_mb(device) if cuda else None
+    if cuda:
         torch.cuda.reset_peak_memory_stats(device)
     with runtime.Stopwatch(device) as clock:
         for batches, n in work[warmup:]:
@@ -152,6 +171,7 @@ def time_updates(
         seconds=clock.seconds,
         updates=updates,
         warmup=warmup,
+        warmup_seconds=warm.seconds,
         batches_per_update=batches_per_update,
         tokens=sum(n for _batches, n in work[warmup:]),
         threads=torch.get_num_threads(),
@@ -159,5 +179,11 @@ def time_updates(
         fast_path=bool(fast_path),
         loss_first=losses[0].item() / work[0][1],
         loss_last=losses[-1].item() / work[-1][1],
-        peak_gpu_mb=round(torch.cuda.max_memory_allocated(device) / 2**20, 1) if device.type == "cuda" else None,
+        peak_gpu_mb=_peak_mb(device) if cuda else None,
+        warmup_peak_gpu_mb=warmup_peak,
     )
+
+
+def _peak_mb(device: torch.device) -> float:
+    """Peak allocated CUDA memory in MiB since the last reset of ``device``'s peak."""
+    return round(torch.cuda.max_memory_allocated(device) / 2**20, 1)

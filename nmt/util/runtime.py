@@ -23,24 +23,33 @@ from nmt.util.allocator import keep_freed_memory  # noqa: F401  (scripts call it
 log = logging.getLogger(__name__)
 
 
+def _cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo where there is one, else what ``platform`` says)."""
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            return next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), name)
+    except OSError:
+        return name
+
+
 def hardware(device: torch.device) -> dict[str, Any]:
     """What a speed or wall-clock figure depends on: the device's name, cores, threads, torch."""
-    if device.type == "cuda":
-        name = torch.cuda.get_device_name(device)
-    else:
-        name = platform.processor() or platform.machine()
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8") as handle:
-                name = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), name)
-        except OSError:
-            pass
     return {
         "device": device.type,
-        "device_name": name,
+        "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else _cpu_name(),
         "cpus": os.cpu_count(),
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
     }
+
+
+def machine() -> str:
+    """This machine in one line, as a benchmark's or an executed notebook's record names it: the CPU,
+    the cores this process may use, the GPU where torch sees one, the Python and torch versions."""
+    gpu = f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ", no GPU"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{_cpu_name()}, {cores} cores{gpu}; Python {platform.python_version()}, torch {torch.__version__}"
 
 
 def synchronize(device: torch.device) -> None:

@@ -2,7 +2,7 @@
 student would open site/index.html: what a reader sees, not what the Markdown says.
 
 Every page: no raw LaTeX left in its text (the equations are MathML written at build time,
-scripts/mkdocs_maths.py), every equation drawn with a size, every image loaded.  Every lab page:
+docs_build/mkdocs_maths.py), every equation drawn with a size, every image loaded.  Every lab page:
 its numbered steps are one ordered list, not a paragraph that swallowed them (a sub-list indented
 by three spaces did that once).  The checks are tried on pages made to fail, so they can fail.
 Screenshots of a few pages are kept beside the built site (``screenshots/``) for a reader of CI.

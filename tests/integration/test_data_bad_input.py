@@ -160,7 +160,8 @@ def test_training_refuses_a_prepared_corpus_with_an_empty_valid_split(
         ],
     ).data
     raw = {"train": load_local({"train": train}, "de", "en", hf_cache_dir=tmp_path / "hf")["train"], "valid": ([], [])}
-    from nmt.data.pipeline import _filters, _spm, source_info
+    from nmt.data.pipeline import source_info
+    from nmt.data.prepare import filter_settings, spm_settings
 
     with monkeypatch.context() as old_version:  # what an older version wrote without complaint
         old_version.setattr(prepare_module, "_check_not_empty", lambda corpus, raw: None)
@@ -170,8 +171,8 @@ def test_training_refuses_a_prepared_corpus_with_an_empty_valid_split(
             cfg.prepared_dir,
             "de",
             "en",
-            filters=_filters(cfg),
-            spm=_spm(cfg),
+            filters=filter_settings(cfg),
+            spm=spm_settings(cfg),
             source_info=source_info(cfg),
         )
     with pytest.raises(DataError, match=r"split 'valid' in .* has no sentence pairs"):

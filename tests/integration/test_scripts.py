@@ -194,45 +194,6 @@ def test_bench_decode_bad_engine_options_fail_in_one_line(args, needle, tmp_path
     assert proc.stderr.strip().count("\n") == 0 and needle in proc.stderr
 
 
-# --- seeds_table.py ---------------------------------------------------------------------------
-
-
-def test_seeds_table_aggregates_seeds_and_ensembles(trained_toy, tmp_path):
-    """Two 'seeds' (the toy checkpoint and its average with itself, so equal scores) and an
-    ensemble, scored by `nmt eval`: means, spreads and member counts come from their reports."""
-    best = trained_toy / "checkpoints" / "best.pt"
-
-    def evaluate(out: Path, *checkpoints: Path) -> float:
-        args = [a for c in checkpoints for a in ("--checkpoint", str(c))]
-        proc = subprocess.run(
-            [sys.executable, "-m", "nmt", "eval", *args, "--split", "test", "--beam", "1", "--out", str(out)],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert proc.returncode == 0, proc.stderr
-        (system,) = json.loads((out / "report.json").read_text())["systems"].values()
-        return system["bleu"]
-
-    single = evaluate(tmp_path / "toy_s1" / "eval-best-test", best)
-    assert evaluate(tmp_path / "toy_s2" / "eval-best-test", best) == single
-    ens = evaluate(tmp_path / "toy_ens" / "eval-best-test", best, trained_toy / "checkpoints" / "last.pt")
-    proc = run_script("seeds_table.py", str(tmp_path / "toy"), "--splits", "test")
-    assert proc.returncode == 0, proc.stderr
-    rows = {r["candidate"]: r for r in json_lines(proc.stdout)}
-    assert set(rows) == {"best", "ens-best"}  # nothing else was scored
-    assert rows["best"]["bleu"] == {"mean": round(single, 2), "sd": 0.0, "values": [round(single, 2)] * 2}
-    assert rows["ens-best"]["members"] == 2 and rows["ens-best"]["bleu"]["values"] == [round(ens, 2)]
-    proc = run_script("seeds_table.py", str(tmp_path / "toy"), "--splits", "test", "--markdown")
-    assert f"| toy | best | {single:.2f} ± 0.00 |" in proc.stdout
-
-
-def test_seeds_table_without_runs_fails_in_one_line(tmp_path):
-    proc = run_script("seeds_table.py", str(tmp_path / "nothing"))
-    assert proc.returncode != 0 and proc.stdout == "" and "no runs" in proc.stderr
-
-
 # --- bench_time_to_quality.py ----------------------------------------------------------------
 
 TTQ = "bench_time_to_quality.py"

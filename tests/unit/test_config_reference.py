@@ -1,7 +1,7 @@
 """The config JSON Schema and the reference page: up to date, and saying what the config model says.
 
 ``configs/schema.json`` and ``docs/reference/configuration.md`` are written by
-``scripts/config_reference.py``; these tests fail when either differs from what the script
+``docs_build/config_reference.py``; these tests fail when either differs from what the script
 writes now, when a config in ``configs/`` does not validate, or when the schema accepts or
 refuses an option value differently from the loader (:func:`nmt.config.from_dict`).
 """
@@ -45,7 +45,7 @@ def nested(path: str, value: Any) -> dict[str, Any]:
 def test_committed_files_are_what_the_script_writes():
     """The script's --check finds nothing to rewrite (run it after changing an option)."""
     done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "config_reference.py"), "--check"],
+        [sys.executable, str(REPO / "docs_build" / "config_reference.py"), "--check"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -55,7 +55,7 @@ def test_committed_files_are_what_the_script_writes():
 
 def test_check_fails_with_a_diff_on_a_stale_file(tmp_path, capsys):
     """--check exits 1 and shows the changed line when a generated file was edited by hand."""
-    script = importlib.import_module("config_reference")  # scripts/ is on sys.path (tests/conftest.py)
+    script = importlib.import_module("config_reference")  # docs_build/ is on sys.path (tests/conftest.py)
     script.write(tmp_path)
     assert script.check(tmp_path) == 0
     page = tmp_path / script.PAGE

@@ -1,4 +1,4 @@
-"""scripts/mkdocs_maths.py: every equation becomes MathML, and one it cannot draw fails the build in one line."""
+"""docs_build/mkdocs_maths.py: every equation becomes MathML, and one it cannot draw fails the build in one line."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from mkdocs.exceptions import PluginError
 
 from conftest import REPO
 
-mkdocs_maths = importlib.import_module("mkdocs_maths")  # scripts/ is on sys.path (tests/conftest.py)
+mkdocs_maths = importlib.import_module("mkdocs_maths")  # docs_build/ is on sys.path (tests/conftest.py)
 
 
 @dataclass
@@ -106,7 +106,7 @@ def test_a_build_that_meets_an_unknown_command_fails_in_one_line_without_a_trace
     (tmp_path / "mkdocs.yml").write_text(
         "site_name: t\n"
         "markdown_extensions:\n  - pymdownx.arithmatex:\n      generic: true\n"
-        f"hooks:\n  - {REPO / 'scripts' / 'mkdocs_maths.py'}\n",
+        f"hooks:\n  - {REPO / 'docs_build' / 'mkdocs_maths.py'}\n",
         encoding="utf-8",
     )
     done = subprocess.run(

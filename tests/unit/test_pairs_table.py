@@ -1,13 +1,9 @@
-"""scripts/pairs_table.py: per-pair intervals, the summary and Kendall's tau from JSON lines."""
+"""docs_build/pairs_table.py: per-pair intervals, the summary and Kendall's tau from JSON lines."""
 
+import importlib
 import json
-import sys
-from pathlib import Path
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-sys.path.insert(0, str(SCRIPTS))
-
-import pairs_table  # noqa: E402  (after the path insert)
+pairs_table = importlib.import_module("pairs_table")  # docs_build/ is on sys.path (tests/conftest.py)
 
 
 def record(pair: str, variant: str, seed: int, bleu: float) -> dict:

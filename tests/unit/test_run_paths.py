@@ -33,6 +33,8 @@ def test_every_path_lies_inside_its_run(tmp_path: Path) -> None:
         run.report_eval("greedy"),
         run.report_eval("beam5"),
         run.compare_folder("test"),
+        run.selection,
+        run.average(5),
     ]
     assert all(f.parent == run.root or run.root in f.parents for f in files)
     assert len(set(files)) == len(files)  # no two roles share a path
@@ -86,6 +88,7 @@ LAYOUT_NAMES = {
     f"{P.REPORT}.json",
     f"{P.REPORT}.md",
     P.SCORED,
+    P.SELECTION,
 }
 
 

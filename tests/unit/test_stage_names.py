@@ -24,6 +24,8 @@ def _ours() -> list[Path]:
     folders = [
         ("nmt", "*.py"),
         ("scripts", "*.py"),
+        ("docs_build", "*.py"),
+        (".ci", "*.py"),
         ("tests", "*.py"),
         ("docs", "*.md"),
         ("docs", "*.ipynb"),

@@ -56,6 +56,25 @@ def test_accumulated_updates_take_the_same_batches_and_the_same_start(corpus):
     assert one.loss_first == again.loss_first and one.loss_last == again.loss_last  # seeded: the same model
 
 
+def test_same_batches_warms_up_on_the_batches_then_timed(corpus, monkeypatch):
+    """The GPU report's untimed pass: the warm-up runs over the timed updates' own batches (cycled),
+    so the timed updates are the first of epoch 0's order, as with no warm-up at all."""
+    cfg = config_mod.load(None, TINY_RNN)
+    cold = timing.time_updates(cfg, corpus, updates=3, warmup=0, device=CPU, amp=None)
+    steps = []
+    apply = timing.apply_gradients
+
+    def counted(*args, **kwargs):
+        steps.append(1)
+        return apply(*args, **kwargs)
+
+    monkeypatch.setattr(timing, "apply_gradients", counted)
+    warm = timing.time_updates(cfg, corpus, updates=3, warmup=5, device=CPU, amp=None, same_batches=True)
+    assert len(steps) == 8 and warm.tokens == cold.tokens
+    assert warm.loss_first == cold.loss_first  # the warm-up's first update is the first timed batch
+    assert warm.warmup_seconds > 0 and cold.warmup_seconds >= 0 and warm.warmup_peak_gpu_mb is None
+
+
 def test_nothing_to_time_is_refused(corpus):
     cfg = config_mod.load(None, TINY_RNN)
     with pytest.raises(ValueError):

@@ -15,9 +15,9 @@ Two steps, so that a table can be finished over several sittings from the JSON l
 
 Commands (from the repository root)::
 
-    python scripts/pairs_table.py --collect runs/pairs --out docs/measurements/pairs_DATE_MACHINE.jsonl \\
+    python docs_build/pairs_table.py --collect runs/pairs --out docs/measurements/pairs_DATE_MACHINE.jsonl \\
         --note machine=H100 --note commit=HASH
-    python scripts/pairs_table.py docs/measurements/pairs_DATE_MACHINE.jsonl
+    python docs_build/pairs_table.py docs/measurements/pairs_DATE_MACHINE.jsonl
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def on_page_content(text: str, page: Any, **_: Any) -> str:
         except UnknownLatex as exc:
             raise PluginError(
                 f"{page.file.src_path}: {exc} in the equation {shown}; latex2mathml, which draws the site's "
-                "equations, does not know it: correct it, or define it in scripts/mkdocs_maths.py (DEFINITIONS)"
+                "equations, does not know it: correct it, or define it in docs_build/mkdocs_maths.py (DEFINITIONS)"
             ) from None
         except Exception as exc:  # latex2mathml raises several kinds: name the equation whatever it was
             raise PluginError(f"{page.file.src_path}: cannot convert the equation {shown}: {_reason(exc)}") from None

@@ -2,8 +2,8 @@
 
 Uses Debian's ``chromium`` and ``chromedriver`` through Selenium; nothing is downloaded
 (``SE_OFFLINE`` keeps Selenium Manager from looking for drivers online). Lives beside the
-scripts, not in the package, as ``_serve_process`` does: scripts/page_screenshot.py imports it
-as ``_chromium`` and tests/conftest.py puts scripts/ on ``sys.path`` for tests/browser.
+docs build, not in the package, as scripts/_serve_process.py does: docs_build/page_screenshot.py
+imports it as ``_chromium`` and tests/conftest.py puts docs_build/ on ``sys.path`` for tests/browser.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ every model's result and saves the window.
 
 Command behind docs/serve_page.png::
 
-    python scripts/page_screenshot.py --out docs/serve_page.png --width 1950 --height 1250 \\
+    python docs_build/page_screenshot.py --out docs/serve_page.png --width 1950 --height 1250 \\
         --checkpoint bahdanau=runs/compare_m30k_600/bahdanau_s1/checkpoints/best.pt \\
         --checkpoint luong_general=runs/compare_m30k_600/luong_general_s1/checkpoints/best.pt \\
         --checkpoint qkv=runs/compare_m30k_600/qkv_s1/checkpoints/best.pt \\
@@ -20,6 +20,10 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Optional
+
+# nmt serve as a child process is the benchmarks' helper (scripts/_serve_process.py, bench_serve.py's too):
+# shared from there rather than copied here.
+sys.path.append(str(Path(__file__).resolve().parents[1] / "scripts"))
 
 from _chromium import headless_chromium, missing, translate_on_page
 from _serve_process import server_process

@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from _run_files import read_eval
+from nmt.evaluation import run_files
+from nmt.util.errors import UserError
 
 SCRIPT = "seeds_table.py"
 PER_SEED = ("best", "avg_last5", "avg_best5")
@@ -35,6 +36,15 @@ def seed_runs(prefix: Path) -> list[Path]:
     if not runs:
         sys.exit(f"{SCRIPT}: error: no runs {prefix}_s<seed>")
     return runs
+
+
+def read_eval(folder: Path) -> Optional[dict[str, Any]]:
+    """The one system scored in ``folder/report.json`` (:func:`nmt.evaluation.run_files.read_eval`);
+    None without a report; a malformed report ends the script with one line."""
+    try:
+        return run_files.read_eval(folder)
+    except UserError as exc:
+        sys.exit(f"{SCRIPT}: error: {exc}")
 
 
 def summary(values: list[float]) -> dict[str, Any]:
@@ -52,8 +62,9 @@ def rows(prefix: Path, splits: list[str]) -> list[dict[str, Any]]:
     candidates += [(f"ens-{c}", [Path(f"{prefix}_ens")], c) for c in ENSEMBLES]
     for name, folders, folder_tag in candidates:
         for split in splits:
-            scores: list[Optional[dict[str, Any]]] = [read_eval(f / f"eval-{folder_tag}-{split}") for f in folders]
-            if any(s is None for s in scores):
+            found = [read_eval(f / f"eval-{folder_tag}-{split}") for f in folders]
+            scores = [s for s in found if s is not None]
+            if len(scores) < len(found):
                 continue
             out.append(
                 {

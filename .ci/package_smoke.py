@@ -6,7 +6,7 @@ Python and from the command line, and refuse an engine of the ``export`` extra i
 failed for want of safetensors (then only in the ``export`` extra).  Run from outside the
 repository, so nothing is imported from the working tree::
 
-    cd /tmp && /path/to/venv/bin/python /path/to/scripts/package_smoke.py
+    cd /tmp && /path/to/venv/bin/python /path/to/.ci/package_smoke.py
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ TINY: dict[str, Any] = {
         "vocab_size": 200,
     },
     "model": {"emb_size": 16, "hidden_size": 16},
-    "train": {"max_steps": 6, "valid_every": 3, "max_tokens": 800, "threads": 1, "tensorboard": False},
+    "train": {"max_steps": 6, "valid_every": 3, "keep_last": 2, "max_tokens": 800, "threads": 1, "tensorboard": False},
     "decode": {"beam": 2},
 }
 EXPORT_EXTRA = ("onnx", "onnxscript", "onnxruntime", "ctranslate2")
@@ -84,10 +84,25 @@ def main() -> None:
         assert released.returncode == 0
         (again,) = nmt.load(root / "release").translate(["The cats do not like the dogs."])
         assert again.text == result.text, (again.text, result.text)
+        # The user tools of the package: model selection and diagnosis, as commands and functions.
+        selection = nmt.select(run.folder, last=2, beam=2, test="test")
+        assert selection.chosen and (run.folder / "selection.json").is_file()
+        tool = subprocess.run(
+            [str(nmt_command), "diagnose", "fit-gap", str(run.best), "--train-pairs", "20"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert tool.stdout.strip().startswith("{"), tool.stdout
+        refused = subprocess.run(
+            [str(nmt_command), "select", str(run.folder), "--last", "9"], capture_output=True, text=True
+        )
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
     print(
         f"package smoke: trained {TINY['train']['max_steps']} updates, translated {result.text!r} "
         f"(forced score {forced.total:.3f}), test BLEU {scores['bleu']:.2f}, the CLI wrote {cli.stdout.strip()!r}, "
-        "a safetensors export translates alike, onnx export asks for the extra"
+        f"a safetensors export translates alike, onnx export asks for the extra, nmt select chose {selection.chosen}, "
+        "nmt diagnose fit-gap ran, a bad --last is one line"
     )
 
 

@@ -6,9 +6,9 @@ these copies instead (mkdocs-jupyter, mkdocs.yml). The copy's first cell and its
 (``nmt_execution``) record the setting, the date, the command and the machine, so a smoke-setting
 copy, whose numbers say nothing about translation, can never pass for a class-setting result::
 
-    python scripts/execute_notebooks.py --setting smoke            # seconds each: tiny synthetic runs
-    python scripts/execute_notebooks.py --setting class 01 03      # about 10 minutes each on 2 CPU cores
-    python scripts/execute_notebooks.py --clean-only               # clean the copies in docs/notebooks again
+    python docs_build/execute_notebooks.py --setting smoke            # seconds each: tiny synthetic runs
+    python docs_build/execute_notebooks.py --setting class 01 03      # about 10 minutes each on 2 CPU cores
+    python docs_build/execute_notebooks.py --clean-only               # clean the copies in docs/notebooks again
 
 A copy keeps what its cells printed and drew, not the noise around it: each cell's progress bars and
 informational log lines are dropped, a training run's log becomes one summary line (its size, its
@@ -41,7 +41,7 @@ from typing import Any, Optional
 import nbformat
 from nbclient import NotebookClient
 
-from _bench_common import machine
+from nmt.util.runtime import machine
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = "execute_notebooks.py"
@@ -288,7 +288,7 @@ def main(argv: list[str]) -> None:
         return
     with tempfile.TemporaryDirectory(prefix="nmt-notebooks-") as scratch:
         workdir = (args.workdir or Path(scratch)).resolve()
-        command = neutral_paths(shlex.join(["python", f"scripts/{SCRIPT}", *argv]), machine_paths(workdir))
+        command = neutral_paths(shlex.join(["python", f"docs_build/{SCRIPT}", *argv]), machine_paths(workdir))
         workdir.mkdir(parents=True, exist_ok=True)
         if not (workdir / "configs").exists():
             (workdir / "configs").symlink_to(REPO / "configs")

@@ -1,0 +1,52 @@
+"""What ``nmt diagnose`` measures, as plain data: :class:`FitGap` and :class:`AttentionHealth`.
+
+Torch-free, so that ``import nmt.api`` stays light; each row's ``to_dict()`` is the JSON line the
+command prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+
+@dataclass(frozen=True)
+class FitGap:
+    """One checkpoint's cross-entropy per target token on training pairs and on validation."""
+
+    checkpoint: Path
+    step: int
+    train_pairs: int  # the pairs sampled (all of the training split where it has fewer)
+    train_loss: float
+    train_ppl: float
+    valid_loss: float
+    valid_ppl: float
+    gap: float  # valid_loss - train_loss: near 0 under-fits, wide over-fits
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON (the checkpoint as a string), one line of ``nmt diagnose fit-gap``."""
+        return {**asdict(self), "checkpoint": str(self.checkpoint)}
+
+
+@dataclass(frozen=True)
+class AttentionHealth:
+    """One variant's attention after ``steps`` updates, measured on ``batches`` held-out training batches."""
+
+    variant: str
+    steps: int
+    batches: int
+    loss: float  # mean cross-entropy per target token of the measured batches (train.label_smoothing applied)
+    energy_std: float
+    entropy: float
+    max_weight: float
+    context_rms: float
+    readout_saturation: float
+    attention_weight_norm: float
+    grad_norm: dict[str, float]  # per part of the model (nmt.diagnosis.probes.PARTS)
+    config: Optional[str]  # the base config file (None: the defaults)
+    overrides: list[str]  # the --set overrides every variant took
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON, one line of ``nmt diagnose attention``."""
+        return asdict(self)
