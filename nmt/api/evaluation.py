@@ -10,6 +10,7 @@ commands call these functions in turn, keeping one path from options to report.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     from nmt.config.arms import Sweep
 
 PathLike = Union[str, Path]
+
+log = logging.getLogger(__name__)
 
 
 def _read_report(folder: Path) -> dict[str, Any]:
@@ -217,6 +220,21 @@ def default_runs_dir(config: Optional[Path], overrides: Sequence[str]) -> Path:
     return Path(load(config, overrides).runs_dir) / f"compare_{config.stem if config else 'defaults'}"
 
 
+def _power(seeds: Sequence[int], spread: Any, target: Any) -> list[str]:
+    """The design's power line for a stated ``spread`` (none without one)."""
+    if spread is None:
+        if target is not None:
+            raise UserError("target: give spread too (the power of a design depends on the spread between seeds)")
+        return []
+    from nmt.score.power import power_line
+
+    sigma = check.number("spread", spread, above=0.0)
+    delta = None if target is None else check.number("target", target, above=0.0)
+    if len(seeds) < 2:
+        return ["power: one seed has no test across seeds; give --seeds with two or more"]
+    return [f"power: {power_line(sigma, len(seeds), delta)}"]
+
+
 def compare(
     config: Optional[PathLike] = None,
     *,
@@ -236,6 +254,8 @@ def compare(
     match_params: Optional[str] = None,
     time_updates: int = 0,
     dry_run: bool = False,
+    spread: Optional[float] = None,
+    target: Optional[float] = None,
 ) -> Comparison:
     """Train variants or option sweeps for the same number of updates over several seeds and compare
     their scores, as ``nmt compare`` does (finished runs are reused; report.json, report.md and the
@@ -254,6 +274,10 @@ def compare(
             after another in this process, for the ``s_per_update_alone`` record (0: no timing).
         dry_run: train, score and write nothing: the result's :attr:`~Comparison.planned` lists the
             runs with what would happen to each, the lines ``nmt compare --dry-run`` prints.
+        spread: the standard deviation of per-seed BLEU differences between arms, from earlier runs
+            or a stated guess: the plan's text then ends with the smallest difference its seeds
+            detect with 80% power (:func:`nmt.score.power.power_line`), said before any run.
+        target: with ``spread``, a BLEU difference to detect: the line adds the seeds it needs.
 
     Raises:
         nmt.util.errors.UserError: a bad option or plan, before anything trains; one line.
@@ -286,9 +310,12 @@ def compare(
     check.integer("jobs", jobs, minimum=1)
     check.flag("progress", progress)
     folder = check.path("out", out) if out is not None else plan.runs_dir / REPORT
+    design = _power(plan.seeds, spread, target)
     if check.flag("dry_run", dry_run):
         lines = planned_runs(plan)
-        return Comparison({}, folder, "\n".join(lines), lines)
+        return Comparison({}, folder, "\n".join([*lines, *design]), lines)
+    for line in design:
+        log.info("%s", line)
     ensure_configured()
     text = run_compare(plan, out=folder, progress=progress, jobs=jobs)
     return Comparison(_read_report(folder), folder, text)

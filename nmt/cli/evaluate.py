@@ -165,7 +165,23 @@ def compare_cmd(
         help="Only list each run as reuse, train, replace (an unfinished run, "
         "which training overwrites), kept (a finished run of another config, "
         "which only --force replaces) or refused (files nmt did not write); "
-        "train nothing.",
+        "train nothing. With --spread, also say what the design can detect.",
+    ),
+    spread: Optional[float] = typer.Option(
+        None,
+        "--spread",
+        help="The standard deviation of per-seed BLEU differences between two arms, from earlier runs or a "
+        "stated guess (0.72 on the four-pair comparison): the plan then says, before any run, the smallest "
+        "difference its seeds detect with 80% power and, with --target, the seeds a difference needs.",
+        metavar="SIGMA",
+        show_default=False,
+    ),
+    target: Optional[float] = typer.Option(
+        None,
+        "--target",
+        help="A BLEU difference the comparison should be able to detect (with --spread): the seeds it needs.",
+        metavar="DELTA",
+        show_default=False,
     ),
     match_params: Optional[str] = typer.Option(
         None,
@@ -226,6 +242,8 @@ def compare_cmd(
             match_params=match_params,
             time_updates=time_updates,
             dry_run=dry_run,
+            spread=spread,
+            target=target,
         )
     typer.echo(result.text)
 

@@ -131,3 +131,35 @@ def test_to_pandas_without_pandas_says_how_to_get_it(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_pandas)
     with pytest.raises(UserError, match="pip install pandas"):
         nmt.Records([{"a": 1}]).to_pandas()
+
+
+def test_a_dry_run_says_what_its_design_can_detect(tmp_path, capsys):
+    """Power, said before the runs: from a stated spread, the smallest difference three seeds detect at
+    80% power, and the seeds a target difference needs (issue 61, item 4)."""
+    plan = {"variants": ["bahdanau", "luong_dot"], "seeds": [1, 2, 3], "steps": 4, "runs_dir": tmp_path / "c"}
+    result = nmt.compare(**plan, dry_run=True, spread=0.72, target=1.22)
+    last = result.text.splitlines()[-1]
+    assert last.startswith("power: with 3 seeds") and "2.35 BLEU or more with 80% power" in last
+    assert last.endswith("a difference of 1.22 needs 5 seeds") and len(result.planned) == 6
+    for extra, needle in (({"target": 1.0}, "^target: give spread too"), ({"spread": -1.0}, "^spread=-1.0")):
+        with pytest.raises(UserError, match=needle):
+            nmt.compare(**plan, dry_run=True, **extra)
+    code, out, _err = run_cli(
+        [
+            "compare",
+            "--variants",
+            "bahdanau,luong_dot",
+            "--seeds",
+            "1,2,3",
+            "--steps",
+            "4",
+            "--runs-dir",
+            str(tmp_path / "c"),
+            "--dry-run",
+            "--spread",
+            "0.72",
+        ],
+        capsys,
+    )
+    assert code == 0 and out.splitlines()[-1].startswith("power: with 3 seeds")
+    assert not (tmp_path / "c").exists()
