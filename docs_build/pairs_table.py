@@ -10,8 +10,11 @@ Two steps, so that a table can be finished over several sittings from the JSON l
 2. ``FILE.jsonl ...``: the tables, in Markdown on stdout.  Per pair: each variant's mean BLEU over
    seeds ± its 95% t interval, its difference to the baseline ± the interval of the paired
    differences, the paired t-test over seeds, and its rank.  Then a summary (each variant's ΔBLEU
-   and rank per pair) and Kendall's tau-b between the pairs' rankings by mean BLEU
-   (:mod:`nmt.score.seed_stats`).
+   and rank per pair), Kendall's tau-b between the pairs' rankings by mean BLEU
+   (:mod:`nmt.score.seed_stats`), and the statistics across pairs (:mod:`nmt.score.across`): each
+   variant's pooled difference with its interval over the pairs, where it is positive, the
+   partial-conjunction count, Holm's adjusted p-values within each pair, and Kendall's W with
+   Friedman's test.
 
 Commands (from the repository root)::
 
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from nmt.run import events
+from nmt.score.across import holm, kendall_w, pooled_effect, replicability_count
 from nmt.score.seed_stats import kendall_tau, mean_interval, paired_t_test
 
 SCRIPT = "pairs_table.py"
@@ -163,7 +167,7 @@ def summary(tables: dict[str, list[dict[str, Any]]]) -> list[str]:
             delta = "baseline" if r["baseline"] else f"{r['test'].difference.mean:+.2f}"
             parts.append(f"{delta} ({r['rank']})")
         ranks = [cells[p][v]["rank"] for p in pairs if v in cells[p]]
-        lines.append(f"| {v} | " + " | ".join(parts) + f" | {statistics.fmean(ranks):.1f} |")
+        lines.append(f"| {v} | " + " | ".join(parts) + f" | {statistics.fmean(ranks):.2f} |")
     lines += ["", *tau_table(pairs, variants, cells, "all variants")]
     if "none" in variants and len(variants) > 3:  # none is last everywhere: the ranking among attentions alone
         lines += [
@@ -194,6 +198,64 @@ def tau_table(pairs: list[str], variants: list[str], cells: dict[str, dict[str, 
     return lines
 
 
+def across_pairs(
+    grouped: dict[str, dict[str, dict[int, dict[str, Any]]]], tables: dict[str, list[dict[str, Any]]]
+) -> list[str]:
+    """Each variant's effect pooled over the pairs (:mod:`nmt.score.across`): the mean of its per-pair
+    differences with a t interval over the pairs, the pairs and seed pairs where it is positive, and
+    the partial-conjunction count; Holm within each pair; then Kendall's W with Friedman's test."""
+    pairs = list(tables)
+    cells = {p: {r["variant"]: r for r in rows} for p, rows in tables.items()}
+    variants = [r["variant"] for r in next(iter(tables.values()))]
+    lines = [
+        f"| variant | pooled ΔBLEU (95% CI over {len(pairs)} pairs) | p (t, {len(pairs) - 1} df) | pairs with Δ > 0 "
+        "| seed pairs with Δ > 0 | pairs where it holds (partial conjunction, α 0.05) "
+        f"| Holm p per pair ({', '.join(pairs)}) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    holm_by_pair = {}
+    for p in pairs:
+        tested = [
+            v for v in variants if v in cells[p] and not cells[p][v]["baseline"] and cells[p][v]["test"].p is not None
+        ]
+        holm_by_pair[p] = dict(zip(tested, holm([cells[p][v]["test"].p for v in tested])))
+    for v in variants:
+        shared = [p for p in pairs if v in cells[p]]
+        if not shared or cells[shared[0]][v]["baseline"]:
+            continue
+        effect = pooled_effect([cells[p][v]["test"].difference.mean for p in shared])
+        baseline = next(r["variant"] for r in tables[shared[0]] if r["baseline"])
+        seed_pairs = [
+            grouped[p][v][s]["bleu"] - grouped[p][baseline][s]["bleu"]
+            for p in shared
+            for s in grouped[p][v]
+            if s in grouped[p][baseline]
+        ]
+        count = replicability_count([cells[p][v]["test"].p for p in shared if cells[p][v]["test"].p is not None])
+        p_cell = "-" if effect.p is None else f"{effect.p:.3f}"
+        holms = ", ".join(f"{holm_by_pair[p].get(v, float('nan')):.3f}" for p in shared)
+        lines.append(
+            f"| {v} | {effect.difference.cell(sign=True)} | {p_cell} | {effect.positive} of {effect.groups} "
+            f"| {sum(d > 0 for d in seed_pairs)} of {len(seed_pairs)} | {count} | {holms} |"
+        )
+    means = {p: {v: cells[p][v]["bleu"].mean for v in variants} for p in pairs if all(v in cells[p] for v in variants)}
+    if len(means) >= 2:
+        w = kendall_w(means)
+        lines += [
+            "",
+            f"Kendall's W, all variants: {w.w:.3f} (Friedman chi-square {w.chi2:.2f}, {w.df} df, p = {w.p:.4f}); mean "
+            "ranks " + ", ".join(f"{v} {r:.2f}" for v, r in sorted(w.mean_ranks.items(), key=lambda kv: kv[1])),
+        ]
+        if "none" in variants and len(variants) > 3:
+            attention = kendall_w({p: {v: m for v, m in row.items() if v != "none"} for p, row in means.items()})
+            lines += [
+                "",
+                f"Kendall's W, attention variants only (none left out): {attention.w:.3f} "
+                f"(Friedman chi-square {attention.chi2:.2f}, {attention.df} df, p = {attention.p:.4f})",
+            ]
+    return lines
+
+
 def tables(records: list[dict[str, Any]]) -> str:
     grouped = by_pair(records)
     rows = {p: pair_rows(v) for p, v in grouped.items()}
@@ -202,6 +264,8 @@ def tables(records: list[dict[str, Any]]) -> str:
         any_record = next(iter(next(iter(variant_runs.values())).values()))
         lines += pair_table(pair, rows[pair], any_record) + [""]
     lines += summary(rows)
+    if len(rows) >= 2:
+        lines += ["", *across_pairs(grouped, rows)]
     return "\n".join(lines) + "\n"
 
 

@@ -34,5 +34,25 @@ def test_rankings_that_agree_give_tau_one_and_a_reversal_minus_one(tmp_path, cap
     assert "| de-en |  | +1.00 | -1.00 |" in page  # fr-en ranks alike, cs-en in reverse
     # the shift of 0.1 per seed is the same in both arms: the paired differences have no spread
     assert "| qkv | 1,000 | 2.50 | 31.20 ± 0.25 | +1.00 ± 0.00 | 0.000 | 1 |" in page
-    assert "| none | -10.00 (4) | -10.00 (4) | +10.00 (1) | 3.0 |" in page
+    assert "| none | -10.00 (4) | -10.00 (4) | +10.00 (1) | 3.00 |" in page
     assert "attention variants only (none left out)" in page
+
+
+def test_the_pages_statistics_across_pairs_come_from_the_json_lines(tmp_path, capsys):
+    """Pooled effects, the partial-conjunction count, Holm within each pair and Kendall's W, printed
+    by the command the pairs page cites (issue 61, item 3)."""
+    scores = {"bahdanau": 30.0, "qkv": 31.0, "none": 20.0, "scaled_dot": 29.0}
+    noise = {1: 0.0, 2: 0.3, 3: -0.2}
+    lines = [
+        record(pair, v, s, b + shift + (noise[s] if v != "bahdanau" else 0.0))
+        for pair, shift in (("de-en", 0.0), ("fr-en", 5.0), ("cs-en", -3.0))
+        for v, b in scores.items()
+        for s in (1, 2, 3)
+    ]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    pairs_table.main([str(path)])
+    page = capsys.readouterr().out
+    # qkv is +1 + mean(noise) = +1.033 on every pair: no spread across pairs, positive on all three
+    assert "| qkv | +1.03 ± 0.00 | 0.000 | 3 of 3 | 9 of 9 |" in page
+    assert "Kendall's W, all variants: 1.000 (Friedman chi-square 9.00, 3 df, p = 0.0293)" in page
