@@ -260,17 +260,13 @@ def apply_override(raw: dict[str, Any], assignment: str) -> None:
     _assign(node, tuple(parts), parse_value(key.strip(), value))
 
 
-def _is_section(path: tuple[str, ...]) -> bool:
-    """Whether ``path`` names a config section (``train``, ``model.attention``), not an option."""
-    return _section_model((*path, "")) is not None
-
-
 def _assign(node: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     """Set ``path``'s last key in ``node`` to ``value``; a mapping given for a section is merged into
     what the section holds (``train={"max_steps": 3}`` changes max_steps alone), never replacing
     the section's other options with their defaults."""
     key = path[-1]
-    if isinstance(value, dict) and _is_section(path) and isinstance(node.get(key, {}), dict):
+    is_section = _section_model((*path, "")) is not None  # train, model.attention: not an option
+    if isinstance(value, dict) and is_section and isinstance(node.get(key, {}), dict):
         section = node.setdefault(key, {})
         for inner, inner_value in value.items():
             _assign(section, (*path, str(inner)), inner_value)

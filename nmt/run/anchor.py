@@ -43,7 +43,7 @@ def anchor_data(cfg: Config, run_dir: Path) -> Config:
     """``cfg`` with its relative ``data.root`` and ``data.mirror`` made absolute against the folder
     the run was started in, when that is not the current folder (logged); else ``cfg`` itself."""
     start = started_in(cfg, run_dir)
-    if start is None or start == Path.cwd().resolve() or start == Path(os.path.abspath(Path.cwd())):
+    if start is None or start == Path.cwd():  # both absolute, as os.getcwd and os.path.abspath give them
         return cfg
     update = {
         key: str(start / value)

@@ -28,9 +28,9 @@ def corpus(toy_prepared: Path, tmp_path: Path) -> Corpus:
     return Corpus(toy_prepared, manifest, src_tok, tgt_tok, {"train": train})
 
 
-@pytest.mark.parametrize("overrides", [TINY_RNN, TINY_TRANSFORMER], ids=["rnn", "transformer"])
-def test_the_updates_asked_are_timed_after_the_warmup(corpus, monkeypatch, overrides):
-    steps = []
+def count_optimizer_steps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one at each optimizer step the timing takes (its apply_gradients, wrapped)."""
+    steps: list[int] = []
     apply = timing.apply_gradients
 
     def counted(*args, **kwargs):
@@ -38,6 +38,12 @@ def test_the_updates_asked_are_timed_after_the_warmup(corpus, monkeypatch, overr
         return apply(*args, **kwargs)
 
     monkeypatch.setattr(timing, "apply_gradients", counted)
+    return steps
+
+
+@pytest.mark.parametrize("overrides", [TINY_RNN, TINY_TRANSFORMER], ids=["rnn", "transformer"])
+def test_the_updates_asked_are_timed_after_the_warmup(corpus, monkeypatch, overrides):
+    steps = count_optimizer_steps(monkeypatch)
     cfg = config_mod.load(None, overrides)
     result = timing.time_updates(cfg, corpus, updates=3, warmup=2, device=CPU, amp=None)
     assert len(steps) == 5 and result.updates == 3 and result.warmup == 2  # one optimizer step per update
@@ -61,14 +67,7 @@ def test_same_batches_warms_up_on_the_batches_then_timed(corpus, monkeypatch):
     so the timed updates are the first of epoch 0's order, as with no warm-up at all."""
     cfg = config_mod.load(None, TINY_RNN)
     cold = timing.time_updates(cfg, corpus, updates=3, warmup=0, device=CPU, amp=None)
-    steps = []
-    apply = timing.apply_gradients
-
-    def counted(*args, **kwargs):
-        steps.append(1)
-        return apply(*args, **kwargs)
-
-    monkeypatch.setattr(timing, "apply_gradients", counted)
+    steps = count_optimizer_steps(monkeypatch)
     warm = timing.time_updates(cfg, corpus, updates=3, warmup=5, device=CPU, amp=None, same_batches=True)
     assert len(steps) == 8 and warm.tokens == cold.tokens
     assert warm.loss_first == cold.loss_first  # the warm-up's first update is the first timed batch
