@@ -34,7 +34,7 @@ test-unit test-integration test-system: test-%: $(STAMP)
 # beside it are held to the same rules: the benchmarks (scripts/), the docs build (docs_build/), CI's
 # own (.ci/) and the tests. `ruff format nmt scripts docs_build .ci tests` fixes the format, `ruff check
 # --fix` what can be fixed mechanically. mypy takes its files from pyproject.toml (the same, tests aside).
-PYTHON_DIRS := nmt scripts docs_build .ci tests
+PYTHON_DIRS := nmt scripts docs_build .ci tests examples
 lint: $(STAMP)
 	$(BIN)/ruff check $(PYTHON_DIRS)
 	$(BIN)/ruff format --check $(PYTHON_DIRS)

@@ -10,6 +10,8 @@
   tables as records (a pandas DataFrame with ``.to_pandas()`` where pandas is installed);
 - :func:`select` chooses a run's model on validation (best.pt or the average of the last N) and
   reads a test split once with it, as ``nmt select`` does, into a :class:`Selection`;
+- :class:`Energy`, :func:`register_attention`, :func:`check_attention` and :func:`register_schedule`
+  add an attention or a teacher-forcing schedule of your own (:mod:`nmt.api.extending`);
 - :func:`fit_gap` and :func:`attention_health` run ``nmt diagnose fit-gap`` and ``nmt diagnose
   attention``: lists of :class:`FitGap` and :class:`AttentionHealth` rows.
 
@@ -21,6 +23,8 @@ Imports every stage below it; only nmt.cli imports it.  Torch is imported when a
 loads or a run trains, not before.
 """
 
+from typing import Any
+
 from nmt import _EXPORTS
 from nmt.api.diagnosis import AttentionHealth as AttentionHealth
 from nmt.api.diagnosis import FitGap as FitGap
@@ -30,6 +34,10 @@ from nmt.api.evaluation import Comparison as Comparison
 from nmt.api.evaluation import Evaluation as Evaluation
 from nmt.api.evaluation import compare as compare
 from nmt.api.evaluation import evaluate as evaluate
+from nmt.api.extending import PluginError as PluginError
+from nmt.api.extending import check_attention as check_attention
+from nmt.api.extending import register_attention as register_attention
+from nmt.api.extending import register_schedule as register_schedule
 from nmt.api.plotting import plot_attention as plot_attention
 from nmt.api.plotting import plot_attention_grid as plot_attention_grid
 from nmt.api.records import Records as Records
@@ -50,3 +58,12 @@ from nmt.util.errors import TrainingError as TrainingError
 from nmt.util.errors import UserError as UserError
 
 __all__ = list(_EXPORTS)  # nmt/__init__.py's list, the one definition of the surface
+
+
+def __getattr__(name: str) -> Any:
+    """:class:`Energy` is a torch module: imported when first asked for, so ``import nmt`` stays torch-free."""
+    if name == "Energy":
+        from nmt.model.energies import Energy
+
+        return Energy
+    raise AttributeError(f"module 'nmt.api' has no attribute {name!r}")

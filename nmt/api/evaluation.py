@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from nmt.api import arguments as check
+from nmt.api.extending import allowing_modules
 from nmt.api.records import Records
 from nmt.api.training import Overrides, override_list
 from nmt.run.paths import REPORT, RunPaths, report_json
@@ -96,6 +97,7 @@ def evaluate(
     bootstrap_samples: int = 1000,
     ar_trials: int = 10000,
     seed: int = 12345,
+    modules: Sequence[str] = (),
 ) -> Evaluation:
     """Score systems with sacreBLEU as ``nmt eval`` does, writing report.json and report.md.
 
@@ -113,6 +115,7 @@ def evaluate(
         bootstrap_samples: resamples of the paired bootstrap (1 or more).
         ar_trials: trials of approximate randomization (1 or more).
         seed: the tests' random seed, 0 to 2**32 - 1.
+        modules: modules a checkpoint may load its attention from (see :func:`nmt.load`).
 
     Raises:
         nmt.util.errors.UserError: a bad combination, path or file, or an argument of the wrong
@@ -130,23 +133,24 @@ def evaluate(
         check.choice("engine", engine, ENGINE_NAMES)
     engine = engine or (ENGINES[read_manifest(model_dir).format] if model_dir is not None else "torch")
     folder = check.path("out", out) if out is not None else default_out(checkpoints)
-    summary = run_eval(
-        checkpoints=checkpoints,
-        split=check.text("split", split),
-        hyps=hyp_files,
-        ref=check.optional_path("ref", ref),
-        src=check.optional_path("src", src),
-        out=folder,
-        beam=check.decode_option("beam", beam),
-        overrides=override_list(overrides),
-        test=check.text("test", test),
-        bootstrap_samples=check.integer("bootstrap_samples", bootstrap_samples, minimum=1),
-        ar_trials=check.integer("ar_trials", ar_trials, minimum=1),
-        seed=check.integer("seed", seed, minimum=1, maximum=check.MAX_SEED),
-        model=model_dir,
-        engine=engine,
-        compute_type=check.text("compute_type", compute_type),
-    )
+    with allowing_modules(modules):
+        summary = run_eval(
+            checkpoints=checkpoints,
+            split=check.text("split", split),
+            hyps=hyp_files,
+            ref=check.optional_path("ref", ref),
+            src=check.optional_path("src", src),
+            out=folder,
+            beam=check.decode_option("beam", beam),
+            overrides=override_list(overrides),
+            test=check.text("test", test),
+            bootstrap_samples=check.integer("bootstrap_samples", bootstrap_samples, minimum=1),
+            ar_trials=check.integer("ar_trials", ar_trials, minimum=1),
+            seed=check.integer("seed", seed, minimum=1, maximum=check.MAX_SEED),
+            model=model_dir,
+            engine=engine,
+            compute_type=check.text("compute_type", compute_type),
+        )
     return Evaluation(_read_report(folder), folder, summary)
 
 
@@ -256,6 +260,7 @@ def compare(
     dry_run: bool = False,
     spread: Optional[float] = None,
     target: Optional[float] = None,
+    modules: Sequence[str] = (),
 ) -> Comparison:
     """Train variants or option sweeps for the same number of updates over several seeds and compare
     their scores, as ``nmt compare`` does (finished runs are reused; report.json, report.md and the
@@ -278,10 +283,38 @@ def compare(
             or a stated guess: the plan's text then ends with the smallest difference its seeds
             detect with 80% power (:func:`nmt.score.power.power_line`), said before any run.
         target: with ``spread``, a BLEU difference to detect: the line adds the seeds it needs.
+        modules: modules to import first, whose registered attentions ``variants`` may then name
+            (``["examples/attention/cosine.py"]`` for ``variants="bahdanau,cosine"``); names or ``.py`` paths.
 
     Raises:
         nmt.util.errors.UserError: a bad option or plan, before anything trains; one line.
     """
+    with allowing_modules(modules):
+        return _compare(**{k: v for k, v in locals().items() if k != "modules"})
+
+
+def _compare(
+    config: Optional[PathLike],
+    variants: Union[str, Sequence[str], None],
+    sweep: Union[str, Sequence[str], Mapping[str, Sequence[Any]], None],
+    seeds: Union[str, Sequence[int]],
+    steps: Optional[int],
+    baseline: Optional[str],
+    split: str,
+    beam: Optional[int],
+    runs_dir: Optional[PathLike],
+    out: Optional[PathLike],
+    overrides: Overrides,
+    progress: bool,
+    jobs: int,
+    force: bool,
+    match_params: Optional[str],
+    time_updates: int,
+    dry_run: bool,
+    spread: Optional[float],
+    target: Optional[float],
+) -> Comparison:
+    """:func:`compare` with its modules allowed."""
     from nmt.comparison.command import planned_runs, run_compare
     from nmt.comparison.plan import Plan, parse_list
 

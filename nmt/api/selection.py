@@ -8,10 +8,12 @@ run folder loads the chosen checkpoint), and returns the :class:`Selection` as p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional, Union
 
 from nmt.api import arguments as check
+from nmt.api.extending import allowing_modules
 from nmt.training.selection import Selection
 from nmt.util.logs import ensure_configured
 
@@ -26,6 +28,7 @@ def select(
     beam: int = 5,
     valid: str = "valid",
     test: Optional[str] = None,
+    modules: Sequence[str] = (),
 ) -> Selection:
     """Choose a run's model on validation BLEU: best.pt or the average of its last ``last`` validated
     checkpoints (best.pt on a tie), each translated with beam ``beam``; then read ``test`` once with
@@ -41,6 +44,7 @@ def select(
         beam: beam size of every translation, 1 or more.
         valid: the split the choice is made on; Multi30k's upstream names (``val``) are taken too.
         test: the split read once with the chosen model, or None.
+        modules: modules the run's checkpoints may load their attention from (see :func:`nmt.load`).
 
     Raises:
         nmt.util.errors.UserError: an argument of the wrong type or value (naming the parameter), a
@@ -50,11 +54,12 @@ def select(
     from nmt.training.select_model import run_select
 
     ensure_configured()
-    return run_select(
-        check.path("run", run),
-        last=check.integer("last", last, minimum=2),
-        beam=check.integer("beam", beam, minimum=1),
-        valid=check.text("valid", valid),
-        test=None if test is None else check.text("test", test),
-        names=NAMES,
-    )
+    with allowing_modules(modules):
+        return run_select(
+            check.path("run", run),
+            last=check.integer("last", last, minimum=2),
+            beam=check.integer("beam", beam, minimum=1),
+            valid=check.text("valid", valid),
+            test=None if test is None else check.text("test", test),
+            names=NAMES,
+        )

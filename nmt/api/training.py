@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from nmt.api import arguments as check
+from nmt.api.extending import allowing_modules
 from nmt.api.records import Records
 from nmt.api.translator import Translator, load
 from nmt.config import Config
@@ -97,9 +98,9 @@ class Run:
         stops = events.of_kind(self.events(), events.Stop)
         return stops[-1].reason if stops else None
 
-    def translator(self, engine: Optional[str] = None, device: str = "auto") -> Translator:
+    def translator(self, engine: Optional[str] = None, device: str = "auto", modules: Sequence[str] = ()) -> Translator:
         """The run's model, loaded (:func:`nmt.load` of this folder: :attr:`chosen`)."""
-        return load(self.folder, engine=engine, device=device)
+        return load(self.folder, engine=engine, device=device, modules=modules)
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -140,6 +141,7 @@ def train(
     progress: bool = True,
     resume: Union[str, Path, None] = None,
     overwrite: bool = False,
+    modules: Sequence[str] = (),
 ) -> Run:
     """Train a model as ``nmt train`` does and return its :class:`Run`.
 
@@ -153,6 +155,10 @@ def train(
         overwrite: replace an existing run of the same name: only a folder that holds nothing but
             what training wrote; one that also holds other files (an evaluation report, notes, an
             averaged checkpoint) is refused, naming them, and left as it is.
+        modules: modules to import first (names or ``.py`` paths), for an attention or schedule
+            the config names by its registered name (``model.attention.type: cosine``); a name in
+            import-path form (``cosine:CosineEnergy``) is imported without it.  A resumed run's
+            checkpoint may load code from them.
 
     A mapping given for a section (``{"train": {"max_steps": 3}}``) changes the options it names
     and keeps the section's others, as ``{"train.max_steps": 3}`` does.
@@ -171,14 +177,15 @@ def train(
     elif config is not None and not isinstance(config, (Mapping, Config)):
         raise UserError(f"config: give a YAML path, a mapping, a Config or None, not {type(config).__name__}")
     assignments = override_list(overrides)
-    outcome = run_training(
-        config,
-        assignments,
-        resume=check.optional_path("resume", resume),
-        overwrite=check.flag("overwrite", overwrite),
-        progress=check.flag("progress", progress),
-        interactive=True,
-    )
+    with allowing_modules(modules):
+        outcome = run_training(
+            config,
+            assignments,
+            resume=check.optional_path("resume", resume),
+            overwrite=check.flag("overwrite", overwrite),
+            progress=check.flag("progress", progress),
+            interactive=True,
+        )
     assert outcome.run_dir is not None, "the trainer names its run"
     run = Run(Path(outcome.run_dir), outcome.summary)
     if outcome.signal:

@@ -15,6 +15,7 @@ from typing import Any, Optional, Union, overload
 import numpy as np
 
 from nmt.api import arguments as check
+from nmt.api.extending import allowing_modules
 from nmt.api.results import EOS_PIECE, Hypothesis, ScoreResult, TranslationResult, host_array
 from nmt.config.sections import MAX_OUTPUT_TOKENS
 from nmt.decode.batched import Translation
@@ -86,6 +87,7 @@ def load(
     *,
     threads: int = 0,
     compute_type: str = "float32",
+    modules: Sequence[str] = (),
 ) -> Translator:
     """Load a model to translate with: a checkpoint file (``.pt``), a run folder (its best
     checkpoint, ``checkpoints/best.pt``) or a folder written by ``nmt export``.
@@ -101,6 +103,10 @@ def load(
             torch's thread count for the whole process (``torch.set_num_threads``), which stays
             set after the call: the caller's own torch work runs with it too, until it is set again.
         compute_type: CTranslate2's weights: ``"float32"`` or ``"int8"``.
+        modules: modules allowed to supply code the checkpoint was trained with (an attention or a
+            schedule of your own, see :func:`nmt.register_attention`): names, or ``.py`` paths.
+            A checkpoint never imports code by itself; one that needs a module not named here is
+            refused in one line naming it, and one whose module's source changed since training too.
 
     Raises:
         nmt.util.errors.UserError: a path that is none of these, an engine that cannot run it, a
@@ -115,8 +121,9 @@ def load(
     check.choice("device", device, ("auto", "cpu", "cuda", "mps"))
     check_count(threads)
     check.text("compute_type", compute_type)  # its values: nmt.decode.engines.check_compute_type
-    name, checkpoints, folder = _engine_for(where, engine)
-    opened = open_engine(name, checkpoints, folder, compute_type=compute_type, threads=threads, device=device)
+    with allowing_modules(modules):
+        name, checkpoints, folder = _engine_for(where, engine)
+        opened = open_engine(name, checkpoints, folder, compute_type=compute_type, threads=threads, device=device)
     return Translator(opened, where)
 
 

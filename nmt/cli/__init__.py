@@ -23,7 +23,7 @@ from nmt.cli import export as cli_export
 from nmt.cli import labs as cli_labs
 from nmt.cli import tools as cli_tools
 from nmt.cli.help_format import hide_flag_types, reflow_commands
-from nmt.cli.options import ConfigOpt, ProgressOpt, SetOpt, progress_shown
+from nmt.cli.options import ConfigOpt, ModuleOpt, ProgressOpt, SetOpt, progress_shown, use_modules
 from nmt.util import logs, torchrun
 from nmt.util.errors import UserError
 from nmt.util.out_paths import os_error_line
@@ -171,6 +171,7 @@ def train_cmd(
         help="Train in N processes (DistributedDataParallel, one per GPU, or Gloo on CPU) by running "
         "torchrun --nproc_per_node N for you. An update then holds N x accumulate x max_tokens.",
     ),
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Train a model; writes runs/<name>/ with config, checkpoints and metrics.jsonl.
 
@@ -180,6 +181,7 @@ def train_cmd(
     Example: nmt train --config configs/demo.yaml --set train.teacher_forcing=0.5;
     on 4 GPUs: nmt train --config configs/demo.yaml --nproc 4
     """
+    use_modules(module)
     from nmt.training import distributed
 
     shown = progress_shown(progress)
@@ -192,6 +194,7 @@ def train_cmd(
         args += ["--config", str(config)] if config else []
         args += [arg for assignment in set_ or [] for arg in ("--set", assignment)]
         args += ["--resume", str(resume)] if resume else []
+        args += [arg for name in module or [] for arg in ("--module", name)]
         args += (["--overwrite"] if overwrite else []) + (["--progress"] if shown else ["--no-progress"])
         distributed.relaunch(nproc, args)
     from nmt.training.entry import run_training

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from nmt.cli.options import ComputeTypeOpt, EngineOpt, ModelDirOpt, SetOpt
+from nmt.cli.options import ComputeTypeOpt, EngineOpt, ModelDirOpt, ModuleOpt, SetOpt, use_modules
 from nmt.config.sections import MAX_BEAM_ROWS
 from nmt.serve.limits import READ_TIMEOUT, Limits
 
@@ -76,6 +76,7 @@ def translate_cmd(
         help="Output length limit a * source tokens + b: b, at most 1024 (decode.max_len_b). "
         "No output exceeds 1024 tokens.",
     ),
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Translate text with greedy or beam search, or by sampling, one output line per input line.
 
@@ -89,6 +90,7 @@ def translate_cmd(
     nmt translate --checkpoint best.pt --sample --top-p 0.9 --n-best 5 --seed 7;
     nmt translate --engine onnxruntime --model exports/demo-onnx -i in.txt
     """
+    use_modules(module)
     from nmt.decode.engines import open_engine
     from nmt.decode.request import decode_overrides
     from nmt.decode.translate import translate_file
@@ -175,6 +177,7 @@ def serve_cmd(
         help="Seconds a client has to send a whole request (from connecting or the previous "
         "response); slower gets 408 or a closed connection.",
     ),
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Serve models over HTTP: POST /translate, GET /models, GET /health, and a page at / to explore attention.
 
@@ -193,6 +196,7 @@ def serve_cmd(
     Examples: nmt serve --checkpoint bahdanau=runs/a/checkpoints/best.pt --checkpoint qkv=runs/b/checkpoints/best.pt;
     nmt serve --engine onnxruntime --model demo=exports/demo-onnx
     """
+    use_modules(module)
     from nmt.serve.server import serve
 
     limits = Limits(

@@ -13,7 +13,17 @@ from typing import Optional
 
 import typer
 
-from nmt.cli.options import ComputeTypeOpt, ConfigOpt, EngineOpt, ModelDirOpt, ProgressOpt, SetOpt, progress_shown
+from nmt.cli.options import (
+    ComputeTypeOpt,
+    ConfigOpt,
+    EngineOpt,
+    ModelDirOpt,
+    ModuleOpt,
+    ProgressOpt,
+    SetOpt,
+    progress_shown,
+    use_modules,
+)
 from nmt.cli.stopping import saved_on_stop
 
 
@@ -49,6 +59,7 @@ def eval_cmd(
     ar_trials: int = typer.Option(10000, help="Trials of approximate randomization."),
     seed: int = typer.Option(12345, help="Seed of both tests (a positive integer), so p-values repeat."),
     set_: Optional[list[str]] = SetOpt,
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Score with sacreBLEU (BLEU, chrF, TER), by source length, and compare systems by paired
     bootstrap resampling and approximate randomization; writes report.json and report.md.
@@ -57,6 +68,7 @@ def eval_cmd(
     nmt eval --hyp a.txt --hyp b.txt --ref ref.txt --src src.txt --test both --seed 7;
     nmt eval --engine onnxruntime --model exports/demo-onnx --src test.de --ref test.en
     """
+    use_modules(module)
     from nmt.api.evaluation import evaluate  # what nmt.evaluate runs from Python
 
     typer.echo(
@@ -99,12 +111,14 @@ def average_cmd(
         help="Replace an existing -o file, or write a name the trainer owns (best.pt, last.pt, "
         "a step file in a run's checkpoints folder); never one of the checkpoints averaged.",
     ),
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Average the parameters of several checkpoints into one, for translate and eval.
 
     Examples: nmt average runs/m30k --last 5 -o runs/m30k/checkpoints/avg.pt;
     nmt average a.pt b.pt c.pt -o avg.pt
     """
+    use_modules(module)
     from nmt.training.average import run_average
 
     typer.echo(run_average(inputs, output, last=last, best=best, force=force))
@@ -207,6 +221,7 @@ def compare_cmd(
         "Runs that differ only in speed options (train.threads, log_every, tensorboard) "
         "are reused either way.",
     ),
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Train variants or option sweeps for the same number of updates over several seeds and compare their scores.
 
@@ -221,6 +236,7 @@ def compare_cmd(
     nmt compare --config configs/demo.yaml --sweep train.teacher_forcing=1.0,0.5 --steps 600;
     nmt compare --config configs/multi30k_de_en_gpu.yaml --sweep model.dropout=0.4,0.5 --steps 2000 --jobs 4
     """
+    use_modules(module)
     from nmt.api.evaluation import compare  # what nmt.compare runs from Python
 
     with saved_on_stop(ctx):  # one line and 128 + the signal, the runs saved
@@ -248,16 +264,19 @@ def compare_cmd(
     typer.echo(result.text)
 
 
-def variants_cmd() -> None:
-    """List the named variants that nmt compare trains, with the overrides each applies.
+def variants_cmd(module: Optional[list[str]] = ModuleOpt) -> None:
+    """List the named variants that nmt compare trains, with the overrides each applies; with
+    --module, the attentions that module registers too.
 
-    Example: nmt variants
+    Example: nmt variants --module examples/attention/cosine.py
     """
-    from nmt.config.variants import VARIANTS
+    use_modules(module)
+    from nmt.config.variants import VARIANTS, registered_variants, variant_overrides
 
-    width = max(len(name) for name in VARIANTS)
-    for name, overrides in VARIANTS.items():
-        typer.echo(f"{name:<{width}}  {' '.join(overrides)}")
+    names = [*VARIANTS, *registered_variants()]
+    width = max(len(name) for name in names)
+    for name in names:
+        typer.echo(f"{name:<{width}}  {' '.join(variant_overrides(name))}")
 
 
 def report_cmd(

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
+
+from nmt.cli.options import ModuleOpt, use_modules
 
 FORMATS = ("onnx", "ctranslate2", "safetensors")
 
@@ -21,6 +24,7 @@ def export_cmd(
     ),
     output: Path = typer.Option(..., "--output", "-o", help="The folder to write (absent or empty)."),
     force: bool = typer.Option(False, "--force", help="Replace an earlier export in that folder."),
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Write a checkpoint as a folder that nmt translate, eval and serve load with --model DIR.
 
@@ -31,6 +35,7 @@ def export_cmd(
     Examples: nmt export --checkpoint runs/demo/checkpoints/best.pt --format onnx -o exports/demo-onnx;
     nmt translate --engine onnxruntime --model exports/demo-onnx -i in.txt
     """
+    use_modules(module)
     from nmt.util.errors import UserError
     from nmt.util.extras import require
 
@@ -39,8 +44,8 @@ def export_cmd(
     if not checkpoint.is_file():
         raise UserError(f"--checkpoint {checkpoint}: no such file")
     if format == "onnx":
-        for module in ("onnx", "onnxscript"):
-            require(module, "export", "nmt export --format onnx")
+        for extra in ("onnx", "onnxscript"):
+            require(extra, "export", "nmt export --format onnx")
         from nmt.export.onnx_export import export_onnx
 
         export_onnx(checkpoint, output, force=force)

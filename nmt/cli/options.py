@@ -36,3 +36,20 @@ def progress_shown(flag: Optional[bool]) -> bool:
         return flag
     stream = sys.stderr
     return stream is not None and hasattr(stream, "isatty") and stream.isatty()
+
+
+ModuleOpt = typer.Option(
+    None,
+    "--module",
+    help="A module of your own to import first and to trust (repeatable): a name found in this folder or "
+    "on PYTHONPATH, or a .py file. It registers an attention or a schedule (nmt.register_attention); "
+    "a checkpoint that needs it loads only when it is named here.",
+)
+
+
+def use_modules(modules: Optional[list[str]]) -> None:
+    """Import the ``--module`` modules and let checkpoints load code from them (this command only)."""
+    if modules:
+        from nmt.util.registry import allow
+
+        allow(modules)

@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from nmt.cli.options import ConfigOpt, SetOpt
+from nmt.cli.options import ConfigOpt, ModuleOpt, SetOpt, use_modules
 
 diagnose_app = typer.Typer(
     help="Why a model learns as it does: a checkpoint's fit gap, the attention's health during training.",
@@ -47,6 +47,7 @@ def select_cmd(
     as_json: bool = typer.Option(
         False, "--json", help="Print the result as one JSON object (what nmt.select returns) instead of lines."
     ),
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Choose a run's model on validation: best.pt or the average of its last N validated checkpoints
     (higher validation BLEU; best.pt on a tie); then, with --test, read that split once with it.
@@ -60,6 +61,7 @@ def select_cmd(
     Examples: nmt select runs/multi30k_de_en_gpu_reg --last 5 --beam 5;
     nmt select runs/multi30k_de_en_gpu_reg --last 5 --beam 5 --test test2016
     """
+    use_modules(module)
     from nmt.training.select_model import run_select
 
     result = run_select(run, last=last, beam=beam, valid=valid, test=test)
@@ -77,6 +79,7 @@ def fit_gap_cmd(
     threads: int = typer.Option(
         0, "--threads", help="CPU threads (0: one per core other processes leave free, as nmt commands use)."
     ),
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Over- or under-fitting? Each checkpoint's cross-entropy on sampled training pairs next to validation.
 
@@ -89,6 +92,7 @@ def fit_gap_cmd(
 
     Example: nmt diagnose fit-gap runs/tf30_s1/checkpoints/best.pt --train-pairs 3000
     """
+    use_modules(module)
     from nmt.diagnosis.fit_gap import run_fit_gap
 
     for row in run_fit_gap(checkpoints, train_pairs=train_pairs, seed=seed, thread_count=threads):
@@ -120,6 +124,7 @@ def attention_cmd(
     ),
     threads: int = typer.Option(0, "--threads", help="CPU threads (0: train.threads, else one per free core)."),
     set_: Optional[list[str]] = SetOpt,
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """How healthy each variant's attention is: energy scale, entropy, saturation and gradients, at
     init and during training.
@@ -133,6 +138,7 @@ def attention_cmd(
     Example: nmt diagnose attention --config configs/multi30k_de_en_luong_general.yaml
     --variants bahdanau,luong_general --steps 0,100
     """
+    use_modules(module)
     from nmt.diagnosis.attention_health import DEFAULT_VARIANTS, run_attention_health
 
     names = DEFAULT_VARIANTS if variants is None else [v.strip() for v in variants.split(",")]

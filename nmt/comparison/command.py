@@ -33,7 +33,7 @@ from nmt.comparison.record import build_record, write_record
 from nmt.comparison.runs import RunAction, check_finished_work, drop_stale_scores, planned_actions, train_run
 from nmt.comparison.scores import header, score_run, summarize, table_rows
 from nmt.comparison.timing import add_to_rows, summary, time_arms
-from nmt.config.variants import VARIANTS
+from nmt.config.variants import VARIANTS, registered_variants, variant_overrides
 from nmt.evaluation.record import RECORD_FILES
 from nmt.evaluation.report_files import REPORT_FILES, check_report_outputs
 from nmt.evaluation.run_report import check_out_folder
@@ -112,7 +112,9 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
             "overrides": plan.overrides,
         },
         "variants": rows,
-        "known_variants": {k: list(v) for k, v in VARIANTS.items() if k in (plan.variants or [])},
+        "known_variants": {
+            k: variant_overrides(k) for k in plan.variants or [] if k in VARIANTS or k in registered_variants()
+        },
         **({"update_timing": timing} if timing else {}),
     }
     claim(out, [*REPORT_FILES, *RECORD_FILES])

@@ -37,6 +37,7 @@ from nmt.config.sections import DataConfig
 from nmt.data.pipeline import load_corpus
 from nmt.util.children import die_with_parent
 from nmt.util.errors import Interrupted, UserError
+from nmt.util.registry import given_modules
 from nmt.util.signal_trap import SignalTrap
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ def check_jobs(jobs: int, option: str = "--jobs") -> None:
 def train_command(plan: Plan, act: RunAction) -> list[str]:
     """The ``nmt train`` command line that trains (or resumes) one run as :func:`nmt.comparison.runs.train_run` does."""
     command = [sys.executable, "-m", "nmt", "train", "--no-progress"]
+    command += [arg for module in given_modules() for arg in ("--module", module)]  # the user's attention
     if act.action == "resume":
         return [*command, "--resume", str(act.run_dir)]
     config = ["--config", str(plan.config)] if plan.config else []

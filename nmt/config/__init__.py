@@ -32,6 +32,7 @@ from nmt.config.model_sections import (
     SelfAttentionConfig,
     TransformerConfig,
 )
+from nmt.config.named_code import import_named_code
 from nmt.config.section import Section
 from nmt.config.sections import NORMALIZATIONS, SPM_MODEL_TYPES, DataConfig, DecodeConfig, TrainConfig
 
@@ -370,6 +371,8 @@ def load(
         fill_saved_defaults(raw)
     for assignment in overrides:
         apply_override(raw, assignment)
+    folder = Path(path).parent if isinstance(path, (str, Path)) else None
+    import_named_code(raw, folder)
     return from_dict(raw)
 
 

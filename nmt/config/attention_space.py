@@ -10,7 +10,9 @@ no torch: the config imports it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
+
+from nmt.util.registry import Registry
 
 ATTENTION_TYPES = (
     "none",
@@ -24,9 +26,67 @@ ATTENTION_TYPES = (
 )
 
 ATTENTION_ENERGIES = ("uniform", "dot", "scaled_dot", "bilinear", "mlp", "gaussian", "location")
+"""nmt's own energies (:mod:`nmt.model.energies`); a user's join them through :func:`register_attention`."""
 ATTENTION_MAPS = ("identity", "linear")
 # Energies that compare mapped queries and keys element by element, so their sizes must agree.
 SAME_SIZE_ENERGIES = ("dot", "scaled_dot", "mlp", "gaussian")
+
+ATTENTIONS = Registry("attention", "model.attention.energy")
+"""Every energy a config may name: nmt's own and the user's, one registry."""
+ATTENTIONS.reserve(ATTENTION_ENERGIES)
+
+
+def register_attention(name: str, energy: Optional[type] = None) -> Any:
+    """Register an energy class (a subclass of ``nmt.Energy``) under ``name``, so configs can name it
+    (``model.attention.type: NAME``, ``nmt compare --variants bahdanau,NAME``).
+
+    ``register_attention("cosine", CosineEnergy)`` registers and returns the class;
+    ``@register_attention("cosine")`` above the class does the same.
+    """
+    if energy is None:
+        return ATTENTIONS.decorator(name)
+    return ATTENTIONS.register(name, energy)
+
+
+class Traits(NamedTuple):
+    """What an energy reads, which decides the maps and sizes it works with."""
+
+    reads_query: bool
+    reads_keys: bool
+    same_size: bool
+
+
+_BUILTIN_TRAITS = {
+    "uniform": Traits(False, False, False),
+    "location": Traits(True, False, False),
+    "bilinear": Traits(True, True, False),
+    **{name: Traits(True, True, True) for name in SAME_SIZE_ENERGIES},
+}
+"""The built-in energies' class attributes, for configs read before :mod:`nmt.model` is imported
+(tests/unit/test_attention_registry.py checks they agree)."""
+
+
+def energy_traits(name: str) -> Traits:
+    """The traits of energy ``name`` (registered, or nmt's own)."""
+    if name in _BUILTIN_TRAITS:
+        return _BUILTIN_TRAITS[name]
+    cls = ATTENTIONS.get(name).target
+    return Traits(*(bool(getattr(cls, trait, True)) for trait in Traits._fields))
+
+
+def energy_defaults(name: str) -> dict[str, Any]:
+    """The axes a config gets when its attention type names energy ``name`` (the class's ``defaults``)."""
+    if name in _BUILTIN_TRAITS:
+        return {}
+    defaults = dict(getattr(ATTENTIONS.get(name).target, "defaults", {}) or {})
+    unknown = sorted(set(defaults) - set(AXES) - {"style"})
+    if unknown:
+        raise ValueError(
+            f"attention {name!r}: defaults may set {', '.join((*AXES, 'style'))}, not {', '.join(unknown)}"
+        )
+    return defaults
+
+
 # Each attention type is a point of the design space (plus the decoder style it implies).
 _IDENTITY = dict(query_map="identity", key_map="identity", value_map="identity", out_proj=False, heads=1)
 _QK_LINEAR = dict(_IDENTITY, query_map="linear", key_map="linear")
@@ -43,6 +103,16 @@ ATTENTION_PRESETS: dict[str, dict[str, Any]] = {
 # type=custom: no preset; energy must be given, every other axis defaults to this.
 CUSTOM_ATTENTION: dict[str, Any] = dict(_IDENTITY, energy=None, style="luong")
 AXES = ("energy", "query_map", "key_map", "value_map", "out_proj", "heads")
+
+
+def attention_point(type_: str) -> dict[str, Any]:
+    """The point (axes and style) an attention type starts from: a preset's; ``custom``'s (energy
+    required); or, for a registered energy's name, ``custom`` with that energy and its class's ``defaults``."""
+    if type_ in ATTENTION_PRESETS:
+        return ATTENTION_PRESETS[type_]
+    if type_ == "custom":
+        return CUSTOM_ATTENTION
+    return {**CUSTOM_ATTENTION, "energy": type_, **energy_defaults(type_)}
 
 
 def scores_unscalable(energy: str, query_map: str, key_map: str) -> bool:
@@ -88,25 +158,31 @@ def attention_problem(
     ``size_fix``: a fix the caller knows for unequal query and key sizes, named first.
     """
     e, qm, km, vm, heads = (axes[k] for k in ("energy", "query_map", "key_map", "value_map", "heads"))
-    if e == "uniform" and "linear" in (qm, km):
+    traits = energy_traits(e)
+    if not traits.reads_query and not traits.reads_keys and "linear" in (qm, km):
         return (
-            f"{opt('energy')}=uniform scores neither query nor key, so {opt('query_map')}={qm} and "
+            f"{opt('energy')}={e} scores neither query nor key, so {opt('query_map')}={qm} and "
             f"key_map={km} would be unused parameters; set both to identity"
         )
-    if e == "location" and km == "linear":
+    if not traits.reads_keys and km == "linear":
         return (
-            f"{opt('energy')}=location scores positions from the query alone, so {opt('key_map')}=linear "
+            f"{opt('energy')}={e} scores positions from the query alone, so {opt('key_map')}=linear "
             f"would be an unused parameter; set key_map=identity"
         )
+    if not traits.reads_query and qm == "linear":
+        return (
+            f"{opt('energy')}={e} scores the keys alone, so {opt('query_map')}=linear "
+            f"would be an unused parameter; set query_map=identity"
+        )
     a_q, a_k, a_v = attention_sizes(query_size, key_size, qm, km, vm, dim)
-    if e in SAME_SIZE_ENERGIES and a_q != a_k:
+    if traits.same_size and a_q != a_k:
         fix = "key_map=linear" if km == "identity" else f"{opt('dim')}=null"
         return (
             f"{opt('energy')}={e} with {opt('query_map')}={qm} and key_map={km} needs equal query and key "
             f"sizes: {sides[0]} {a_q} vs {sides[1]} {a_k}{note}; use {size_fix + ', ' if size_fix else ''}{fix} "
             "or energy=bilinear"
         )
-    split = [("query/key", a_q)] if e not in ("uniform", "location") else []
+    split = [("query/key", a_q)] if traits.reads_keys else []
     for what, size in split + [("value", a_v)]:
         if size % heads:
             return (

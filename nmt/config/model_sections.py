@@ -11,14 +11,16 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 
 from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from nmt.config.attention_space import (
     ATTENTION_ENERGIES,
     ATTENTION_MAPS,
     ATTENTION_PRESETS,
     ATTENTION_TYPES,
+    ATTENTIONS,
     AXES,
-    CUSTOM_ATTENTION,
+    attention_point,
     attention_problem,
 )
 from nmt.config.section import Section, _model_option
@@ -28,10 +30,13 @@ from nmt.util.errors import short_repr
 class AttentionConfig(Section):
     """Cross-attention: a preset or a custom point of the design space, and the decoder style."""
 
-    type: Literal[ATTENTION_TYPES + ("custom",)] = Field(  # type: ignore[valid-type]
+    type: str = Field(
         "bahdanau",
         description="Preset (" + ", ".join(ATTENTION_TYPES) + ") that fills every axis left null "
-        "(an axis you set overrides it), or custom: no preset, energy required, other axes identity/false/1.",
+        "(an axis you set overrides it); custom: no preset, energy required, other axes identity/false/1; "
+        "or a registered energy's name or import path (module:Class, the module found beside the config "
+        "or on PYTHONPATH): custom with that energy and the axes its class's defaults name "
+        "(docs/adding_an_attention.md).",
     )
     style: Literal["auto", "bahdanau", "luong"] = Field(
         "auto",
@@ -75,8 +80,10 @@ class AttentionConfig(Section):
         "saturation (docs/attention_diagnosis.md). A linear map can scale the scores itself, so qkv "
         "and custom points with one get no e^s.",
     )
-    energy: Optional[Literal[ATTENTION_ENERGIES]] = Field(  # type: ignore[valid-type]
-        None, description="Energy: " + ", ".join(ATTENTION_ENERGIES) + "; null = the preset's."
+    energy: Optional[str] = Field(
+        None,
+        description="Energy: " + ", ".join(ATTENTION_ENERGIES) + ", a registered energy's name or an "
+        "import path module:Class; null = the preset's.",
     )
     query_map: Optional[Literal[ATTENTION_MAPS]] = Field(  # type: ignore[valid-type]
         None, description="Query map: identity or linear (bias-free); null = the preset's."
@@ -101,24 +108,56 @@ class AttentionConfig(Section):
         256, ge=1, description="location: source positions W_a scores (must cover train.max_len, decode.max_src_len)."
     )
 
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in ATTENTION_PRESETS and value != "custom" and value not in ATTENTIONS:
+            presets = ", ".join(repr(t) for t in (*ATTENTION_TYPES, "custom"))
+            raise PydanticCustomError(
+                "unknown_attention",
+                f"expected a preset ({presets}), a registered energy or an import path module:Class",
+            )
+        return value
+
+    @field_validator("energy")
+    @classmethod
+    def _known_energy(cls, value: Optional[str]) -> Optional[str]:
+        return _registered_energy(value) if value is not None else None
+
     def axes(self) -> dict[str, Any]:
         """The resolved point: energy, query_map, key_map, value_map, out_proj, heads."""
-        base = ATTENTION_PRESETS.get(self.type, CUSTOM_ATTENTION)
+        base = attention_point(self.type)
         return {k: base[k] if getattr(self, k) is None else getattr(self, k) for k in AXES}
 
     @property
     def resolved_style(self) -> str:
         if self.style != "auto":
             return self.style
-        return ATTENTION_PRESETS.get(self.type, CUSTOM_ATTENTION)["style"]
+        return str(attention_point(self.type)["style"])
+
+
+def _registered_energy(value: str) -> str:
+    if value not in ATTENTIONS:
+        names = ", ".join(repr(n) for n in ATTENTIONS.names())
+        raise PydanticCustomError(
+            "unknown_energy", f"expected one of {names}, a registered energy or an import path module:Class"
+        )
+    return value
 
 
 class SelfAttentionConfig(Section):
     """The axes of a self-attention block; defaults are Transformer-like (scaled dot, QKV, W_o)."""
 
-    energy: Literal[ATTENTION_ENERGIES] = Field(  # type: ignore[valid-type]
-        "scaled_dot", description="Energy: " + ", ".join(ATTENTION_ENERGIES) + "."
+    energy: str = Field(
+        "scaled_dot",
+        description="Energy: " + ", ".join(ATTENTION_ENERGIES) + ", a registered energy's name or an import path.",
     )
+
+    @field_validator("energy")
+    @classmethod
+    def _known_energy(cls, value: str) -> str:
+        return _registered_energy(value)
+
     query_map: Literal[ATTENTION_MAPS] = Field("linear", description="Query map: identity or linear.")  # type: ignore[valid-type]
     key_map: Literal[ATTENTION_MAPS] = Field("linear", description="Key map: identity or linear.")  # type: ignore[valid-type]
     value_map: Literal[ATTENTION_MAPS] = Field("linear", description="Value map: identity or linear.")  # type: ignore[valid-type]
@@ -347,7 +386,7 @@ class ModelConfig(Section):
         if att.type == "custom" and att.energy is None:
             raise ValueError(
                 "model.attention.type=custom needs model.attention.energy (one of "
-                + ", ".join(ATTENTION_ENERGIES)
+                + ", ".join(ATTENTIONS.names())
                 + ")"
             )
         axes = att.axes()

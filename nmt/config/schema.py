@@ -22,6 +22,9 @@ import json
 from typing import Any
 
 from nmt.config import RUN_NAME_MAX_BYTES, RUN_NAME_PATTERN, Config
+from nmt.config.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
+from nmt.config.schedules import TF_SCHEDULE_NAMES
+from nmt.util.registry import PATH
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 """The JSON Schema draft the YAML language server (and so most editors) validates with."""
@@ -76,6 +79,23 @@ def _add_validator_rules(schema: dict[str, Any]) -> None:
     name = option_schema(schema, "name")  # Config._plain_name: one folder name, ASCII, not '.' or '..'
     name["pattern"] = rf"^(?!\.\.?$){RUN_NAME_PATTERN.pattern}$"
     name["maxLength"] = RUN_NAME_MAX_BYTES
+    # Registry names (AttentionConfig._known_type, _registered_energy, TrainConfig._known_schedule):
+    # nmt's own, or an import path; a name registered from Python is unknown to an editor.
+    named = {
+        "model.attention.type": (*ATTENTION_TYPES, "custom", *ATTENTION_ENERGIES),
+        "model.attention.energy": ATTENTION_ENERGIES,
+        "model.enc_self_attention.energy": ATTENTION_ENERGIES,
+        "model.dec_self_attention.energy": ATTENTION_ENERGIES,
+        "train.tf_schedule": TF_SCHEDULE_NAMES,
+    }
+    for path, names in named.items():
+        node = option_schema(schema, path)
+        branches = [{"type": "string", "enum": list(names)}, {"type": "string", "pattern": f"^{PATH.pattern}$"}]
+        if "anyOf" in node:  # Optional: null is one of them
+            node["anyOf"] = [b for b in node["anyOf"] if b.get("type") != "string"] + branches
+        else:
+            node.pop("type", None)
+            node["anyOf"] = branches
 
 
 def config_schema() -> dict[str, Any]:

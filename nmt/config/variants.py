@@ -10,6 +10,7 @@ trailed it, docs/attention_diagnosis.md, hypothesis 12).
 
 from __future__ import annotations
 
+from nmt.config.attention_space import ATTENTION_ENERGIES, ATTENTIONS
 from nmt.util.errors import UserError
 
 VARIANTS: dict[str, tuple[str, ...]] = {
@@ -31,11 +32,23 @@ VARIANTS: dict[str, tuple[str, ...]] = {
 }
 
 
+def registered_variants() -> list[str]:
+    """The energies registered by the user (``nmt.register_attention``): each is a variant of its own."""
+    return [name for name in ATTENTIONS.names() if name not in ATTENTION_ENERGIES and ":" not in name]
+
+
 def variant_overrides(name: str) -> list[str]:
-    """The overrides of variant ``name``; a UserError naming the known ones otherwise."""
-    if name not in VARIANTS:
-        raise UserError(f"unknown variant {name!r}; choose from {', '.join(VARIANTS)}")
-    return list(VARIANTS[name])
+    """The overrides of variant ``name`` (a registered energy ``X``: ``model.attention.type=X``);
+    a UserError naming the known ones otherwise."""
+    if name in VARIANTS:
+        return list(VARIANTS[name])
+    if name in registered_variants():
+        return [f"model.attention.type={name}"]
+    known = [*VARIANTS, *registered_variants()]
+    raise UserError(
+        f"unknown variant {name!r}; choose from {', '.join(known)} (or register an attention: nmt.register_attention, "
+        "--module)"
+    )
 
 
 def run_name(name: str) -> str:

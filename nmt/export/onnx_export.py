@@ -5,7 +5,8 @@ SentencePiece models, and export.json, whose ``graph`` names the arrays the two 
 (:class:`~nmt.export.onnx_graphs.Fields`), so :mod:`nmt.engine.onnx_model` can call them and
 nmt's own searches (:mod:`nmt.decode.batched`) can reorder them.  Every model kind nmt trains
 exports: the RNN with any attention, self-attention blocks and either decoder style, and the
-Transformer.  Ensembles do not (export each member, or average them first with ``nmt average``).
+Transformer, and a user's registered attention where its forward traces (else one ExportError naming
+it).  Ensembles do not (export each member, or average them first with ``nmt average``).
 """
 
 from __future__ import annotations
@@ -14,19 +15,39 @@ import logging
 import secrets
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from nmt.decode.inference import load_checkpoint
+from nmt.config.attention_space import ATTENTIONS
+from nmt.decode.inference import Loaded, load_checkpoint
 from nmt.decode.model_info import describe_model
 from nmt.engine.export_folder import check_new_folder, new_folder
-from nmt.engine.manifest import EXPORT_FILES, SPM_FILES, SRC_SPM, TGT_SPM, Manifest, write_manifest
+from nmt.engine.manifest import EXPORT_FILES, SPM_FILES, SRC_SPM, TGT_SPM, ExportError, Manifest, write_manifest
 from nmt.engine.onnx_model import EXPORT_ID
 from nmt.export.onnx_trace import OPSET, export_graphs, tag_graphs
+from nmt.model.attention import Attention
 
 FORMAT = "onnx"
 
 log = logging.getLogger(__name__)
+
+
+def _traced(loaded: Loaded, folder: Path) -> Any:
+    """:func:`export_graphs`; a user's attention that does not trace is one ExportError naming it."""
+    theirs = sorted(
+        {m.kind for m in loaded.model.modules() if isinstance(m, Attention) and not ATTENTIONS.get(m.kind).builtin}
+    )
+    if not theirs:
+        return export_graphs(loaded.model, folder)
+    try:
+        return export_graphs(loaded.model, folder)
+    except Exception as exc:  # the exporter's errors have no common type; ours trace by the tests
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise ExportError(
+            f"attention {', '.join(theirs)} does not export to ONNX (its forward does not trace: {reason}); "
+            "translate with the checkpoint (--engine torch) instead"
+        ) from None
 
 
 def export_onnx(checkpoint: Path, out: Path, *, force: bool = False) -> Path:
@@ -35,7 +56,7 @@ def export_onnx(checkpoint: Path, out: Path, *, force: bool = False) -> Path:
     check_new_folder(Path(out), force)
     loaded = load_checkpoint(Path(checkpoint), torch.device("cpu"))
     with new_folder(Path(out), force) as folder:
-        fields = export_graphs(loaded.model, folder)
+        fields = _traced(loaded, folder)
         export_id = secrets.token_hex(8)  # in both graphs and export.json: the three files belong together
         tag_graphs(folder, EXPORT_ID, export_id)
         for role, tok in ((SRC_SPM, loaded.src_tok), (TGT_SPM, loaded.tgt_tok)):

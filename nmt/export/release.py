@@ -24,12 +24,13 @@ import torch
 import yaml
 from safetensors.torch import save
 
+from nmt.config.named_code import code_record
 from nmt.config.saved import saved_config
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.model_info import describe_model
 from nmt.decode.release import CONFIG, FORMAT, WEIGHTS, shared_names
 from nmt.engine.export_folder import check_new_folder, new_folder
-from nmt.engine.manifest import EXPORT_FILES, SPM_FILES, SRC_SPM, TGT_SPM, Manifest, write_manifest
+from nmt.engine.manifest import EXPORT_FILES, SPM_FILES, SRC_SPM, TGT_SPM, ExportError, Manifest, write_manifest
 from nmt.model.build import TranslationModel, build_model
 from nmt.run import checkpoint as ckpt
 from nmt.util.errors import CheckpointError
@@ -48,6 +49,12 @@ def write_release(checkpoint: Path, out: Path, force: bool) -> Path:
     """
     check_new_folder(out, force)
     saved = ckpt.load(checkpoint)
+    theirs = [record["name"] for record in code_record(saved.config)]
+    if theirs:
+        raise ExportError(
+            f"{checkpoint}: a release holds weights, not code, and this model needs yours ({', '.join(theirs)}); "
+            "export --format onnx (the graphs hold the code), or share the checkpoint with its module"
+        )
     try:
         config = saved_config(saved.config)
         src_tok = Tokenizer(saved.tokenizers["src"], source=f"{checkpoint} (source tokenizer)")

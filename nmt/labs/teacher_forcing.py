@@ -147,7 +147,7 @@ def settings(ctx: LabContext) -> list[Setting]:
     k = inverse_sigmoid_k(steps, FLOOR)
     constant, scheduled = plans(ctx)
 
-    from nmt.training.optim import teacher_forcing_p  # torch: imported when the rows are built, not at import
+    from nmt.training.schedules import teacher_forcing_p  # torch: imported when the rows are built, not at import
 
     def p_at(kind: str, step: int) -> float:  # p of update step + 1 (the trainer reads the step counter before it)
         return teacher_forcing_p(TrainConfig(tf_schedule=kind, tf_min=FLOOR, tf_decay_steps=steps, tf_k=k), step)

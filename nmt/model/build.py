@@ -15,6 +15,7 @@ from nmt.data.tokenizer import PAD
 from nmt.model.attention import Attention
 from nmt.model.decoder import Decoder
 from nmt.model.encoder import Encoder
+from nmt.model.energies import Energy
 from nmt.model.self_attention import SelfAttentionBlock, SelfAttentionEncoder
 from nmt.model.seq2seq import Seq2Seq
 from nmt.model.transformer import Transformer
@@ -68,12 +69,12 @@ def init_weights(model: nn.Module) -> None:
                     nn.init.zeros_(param)
                     if isinstance(module, nn.LSTM) and name.startswith("bias_ih"):
                         nn.init.ones_(blocks[1])  # forget gate (i, f, g, o)
+        elif isinstance(module, Energy):
+            module.after_init()  # after Linear: e.g. the bilinear W scaled from its Xavier draw
         elif isinstance(module, Attention):
             with torch.no_grad():  # after Linear: scales the Xavier weights just drawn
                 if module.out_proj is not None:
                     module.out_proj.weight.mul_(module.out_init_gain)
-                if module.bilinear is not None:
-                    module.bilinear.weight.mul_(module.bilinear_init_gain)
                 for proj in (module.query_proj, module.key_proj):
                     if proj is not None:
                         proj.weight.div_(module.qk_gain)

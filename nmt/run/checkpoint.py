@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 import torch
 
+from nmt.config.named_code import admit_code, code_record
 from nmt.config.saved import saved_config
 from nmt.run.paths import RunPaths
 from nmt.run.state import TrainState
@@ -72,6 +73,9 @@ class Checkpoint:
         for name in ("optimizer", "schedule", "scaler", "rng", "rng_ranks", "averaged_from"):
             if getattr(self, name) is not None:
                 payload[name] = getattr(self, name)
+        code = code_record(self.config)  # the user's attention or schedule: where it lives, its source's hash
+        if code:
+            payload["code"] = code
         return payload
 
     @classmethod
@@ -96,6 +100,7 @@ class Checkpoint:
                 f"{'newer than this nmt reads' if newer else 'not one this nmt reads'} (it reads "
                 f"{', '.join(map(str, READS))}){'; upgrade nmt to load it' if newer else ''}"
             )
+        admit_code(payload.get("code"), source)  # before the config names it: imports allowed modules only
         check_config(payload.get("config"), source)
         try:
             state = payload["state"] if version >= 2 else _state_v1(payload)

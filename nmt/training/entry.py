@@ -21,6 +21,7 @@ from nmt.training.loop import Trainer
 from nmt.training.results import RunOutcome
 from nmt.training.run_start import ConfigSource, claim_run, resolve_run, write_config
 from nmt.training.select_model import select_at_end
+from nmt.training.user_code import check_user_code
 from nmt.util import torchrun
 
 
@@ -43,6 +44,7 @@ def run_training(
     """
     torchrun.check_environment()  # the library's callers too: WORLD_SIZE without RANK is one line, not a KeyError
     cfg, run_dir = resolve_run(config, overrides, resume)
+    check_user_code(cfg)  # a registered attention or schedule, before the run's folder is touched
     with distributed.process_group(cfg.train.device) as dist, contextlib.ExitStack() as held:
         dist.on_main(lambda: claim_run(cfg, run_dir, resume is None, overwrite, held))
         if resume is None:

@@ -43,9 +43,10 @@ from nmt.run.state import TrainState, keep_checkpoints, stop_reason, validates_a
 from nmt.training import distributed, tensorboard
 from nmt.training import setup as train_setup
 from nmt.training.loss import batch_loss
-from nmt.training.optim import apply_gradients, teacher_forcing_p
+from nmt.training.optim import apply_gradients
 from nmt.training.progress import EpochProgress
 from nmt.training.results import RunOutcome, Update
+from nmt.training.schedules import teacher_forcing_p
 from nmt.training.signals import StopSignals
 from nmt.training.validate import Validation, validate
 from nmt.util import runtime, threads

@@ -86,23 +86,6 @@ class Schedule:
         self._apply()
 
 
-def teacher_forcing_p(cfg: TrainConfig, step: int) -> float:
-    """Probability of feeding the reference token at update ``step``.
-
-    constant: ``teacher_forcing``; linear: down to ``tf_min`` over ``tf_decay_steps``;
-    inverse_sigmoid: ``k / (k + exp(step / k))`` scaled by ``teacher_forcing``
-    (scheduled sampling, Bengio et al. 2015).
-    """
-    p = cfg.teacher_forcing
-    if cfg.tf_schedule == "linear":
-        frac = min(step / cfg.tf_decay_steps, 1.0)
-        return p + (min(cfg.tf_min, p) - p) * frac
-    if cfg.tf_schedule == "inverse_sigmoid":
-        k = cfg.tf_k
-        return p * k / (k + math.exp(min(step / k, 700.0)))
-    return p
-
-
 def apply_gradients(
     model: nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler, clip_grad_norm: float
 ) -> torch.Tensor:

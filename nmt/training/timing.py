@@ -33,7 +33,8 @@ from nmt.data.pipeline import Corpus
 from nmt.model.build import build_model, count_parameters
 from nmt.model.seq2seq import Seq2Seq
 from nmt.training.loss import batch_loss
-from nmt.training.optim import apply_gradients, build_optimizer, teacher_forcing_p
+from nmt.training.optim import apply_gradients, build_optimizer
+from nmt.training.schedules import teacher_forcing_p
 from nmt.training.setup import make_sampler
 from nmt.util import runtime, threads
 

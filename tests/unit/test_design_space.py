@@ -179,7 +179,7 @@ def test_location_never_weighs_positions_past_the_source(max_len: int, heads: in
     att = Attention(H, 8, energy="location", query_map="linear", heads=heads, max_len=max_len)
     memory, mask = padded()
     with torch.no_grad():
-        att.location.weight.mul_(20)  # peaky scores: would put weight anywhere the mask allows
+        att.score.location.weight.mul_(20)  # peaky scores: would put weight anywhere the mask allows
     _, weights = att(torch.randn(3, 5, H), att.project_keys(memory), att.project_values(memory), mask)
     allowed = mask & (torch.arange(6) < max_len)
     assert torch.all(weights.masked_select(~allowed.unsqueeze(1)) == 0)

@@ -125,12 +125,12 @@ def test_scaled_bilinear_is_the_same_score_with_w_divided_by_sqrt_of_the_head_si
     scaled.load_state_dict(plain.state_dict())  # the same W'
     query, memory = torch.randn(B, T, HQ), torch.randn(B, S, 10)
     gain = (HQ // heads) ** -0.5
-    assert scaled.bilinear_gain == pytest.approx(gain) and plain.bilinear_gain == 1.0
+    assert scaled.score.bilinear_gain == pytest.approx(gain) and plain.score.bilinear_gain == 1.0
     e_plain = plain.energy(query, plain.project_keys(memory))
     e_scaled = scaled.energy(query, scaled.project_keys(memory))
     torch.testing.assert_close(e_scaled, e_plain * gain)
     # only bilinear has a W to scale: other energies ignore the flag
-    assert Attention(HQ, HQ, energy="dot", scale_bilinear=True).bilinear_gain == 1.0
+    assert not hasattr(Attention(HQ, HQ, energy="dot", scale_bilinear=True).score, "bilinear_gain")
 
 
 @pytest.mark.parametrize("option", ["scale_out_proj", "scale_bilinear", "scale_gaussian", "learn_scale"])
@@ -193,7 +193,7 @@ def test_bilinear_start_sets_where_the_scaled_bilinear_form_begins(start: str, r
 
     def effective_bilinear(**attention: object) -> torch.Tensor:
         att = built_attention("luong_general", **attention)
-        return att.bilinear.weight * att.bilinear_gain  # W = g W'
+        return att.score.bilinear.weight * att.score.bilinear_gain  # W = g W'
 
     plain = effective_bilinear(scale_bilinear=False)
     torch.testing.assert_close(effective_bilinear(scale_bilinear=True, bilinear_start=start), plain * ratio)
@@ -221,15 +221,17 @@ def test_learned_scale_starts_at_the_plain_scores_and_multiplies_each_head_by_e_
     query, keys = torch.randn(B, T, A), torch.randn(B, S, A)
     torch.testing.assert_close(learned.energy(query, keys), plain.energy(query, keys))
     with torch.no_grad():
-        learned.log_scale.copy_(torch.tensor([3.0, 2.0]).log())
+        learned.score.log_scale.copy_(torch.tensor([3.0, 2.0]).log())
     expected = plain.energy(query, keys) * torch.tensor([3.0, 2.0]).view(1, 2, 1, 1)
     torch.testing.assert_close(learned.energy(query, keys), expected)
     mask = torch.arange(S) < LENGTHS.unsqueeze(1)
     context, _ = learned(query, keys, keys, mask)
     context.pow(2).sum().backward()
-    assert learned.log_scale.grad is not None and learned.log_scale.grad.abs().min() > 0
+    assert learned.score.log_scale.grad is not None and learned.score.log_scale.grad.abs().min() > 0
     for other in (dict(energy="mlp", query_map="linear", key_map="linear"), dict(energy=energy, key_map="linear")):
-        assert Attention(A, A, learn_scale=True, **other).log_scale is None  # nothing to add, or a map scales
+        assert (
+            getattr(Attention(A, A, learn_scale=True, **other).score, "log_scale", None) is None
+        )  # nothing to add, or a map scales
 
 
 def test_a_luong_dot_checkpoint_saved_before_learn_scale_loads_strictly() -> None:
@@ -246,7 +248,7 @@ def test_a_luong_dot_checkpoint_saved_before_learn_scale_loads_strictly() -> Non
     new = model_of(raw)
     del raw["model"]["attention"]["learn_scale"]
     old = model_of(raw)
-    assert new.decoder.attention.log_scale is not None and old.decoder.attention.log_scale is None
+    assert new.decoder.attention.score.log_scale is not None and old.decoder.attention.score.log_scale is None
     state = {k: v for k, v in new.state_dict().items() if not k.endswith("log_scale")}
     old.load_state_dict(state, strict=True)
 
@@ -261,6 +263,6 @@ def test_learn_scale_is_inert_for_nmt_compare_exactly_where_the_model_has_no_log
     sets = [f"model.attention.type={type_}", "model.bidirectional=false", "model.hidden_size=32", "model.emb_size=32"]
     sets += ["model.attention.energy=dot"] if type_ == "custom" else []
     on, off = (C.load(None, sets + [f"model.attention.learn_scale={flag}"]) for flag in ("true", "false"))
-    has_scale = build_model(on.model, 11, 13).decoder.attention.log_scale is not None
+    has_scale = getattr(build_model(on.model, 11, 13).decoder.attention.score, "log_scale", None) is not None
     assert has_scale == (without_inert_options(on) != without_inert_options(off))
     assert has_scale == (type_ in ("luong_dot", "scaled_dot", "custom"))

@@ -14,7 +14,8 @@ import pytest
 import torch
 
 from nmt.config import TrainConfig
-from nmt.training.optim import Schedule, build_optimizer, teacher_forcing_p
+from nmt.training.optim import Schedule, build_optimizer
+from nmt.training.schedules import teacher_forcing_p
 
 LR, MIN_LR = 0.01, 1e-4
 

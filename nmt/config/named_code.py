@@ -1,0 +1,70 @@
+"""Code a user's config names by import path (``model.attention.type: my_attention:CosineEnergy``).
+
+:func:`nmt.config.load` imports it before validating, the config file's folder searched first, so
+the name is registered when the config's checks look it up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from nmt.config.attention_space import ATTENTIONS
+from nmt.config.schedules import TF_SCHEDULES
+from nmt.util.errors import ConfigError
+from nmt.util.registry import PATH, PluginError, import_path
+
+_NAMED_CODE = {
+    ("model", "attention", "type"): ATTENTIONS,
+    ("model", "attention", "energy"): ATTENTIONS,
+    ("model", "enc_self_attention", "energy"): ATTENTIONS,
+    ("model", "dec_self_attention", "energy"): ATTENTIONS,
+    ("train", "tf_schedule"): TF_SCHEDULES,
+}
+"""The options that may name code by import path (module:Name), and the registry it joins."""
+
+
+def import_named_code(raw: dict[str, Any], folder: Path | None) -> None:
+    """Import what the user's config names by import path (``folder``, the config's, searched first).
+
+    Only a config the user gives to train is read this way; a saved one (a checkpoint's) names code
+    that only an allowed module may supply (:meth:`nmt.util.registry.Registry.admit`).
+    """
+    for path, registry in _NAMED_CODE.items():
+        node: Any = raw
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, str) and node not in registry and PATH.fullmatch(node):
+            try:
+                import_path(node, registry, folder)
+            except PluginError as exc:
+                raise ConfigError(f"{'.'.join(path)}: {exc}") from None
+
+
+def _named(raw: dict[str, Any]) -> list[tuple[Any, str]]:
+    """(registry, name) of every option of ``raw`` that names registered code."""
+    out = []
+    for path, registry in _NAMED_CODE.items():
+        node: Any = raw
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, str):
+            out.append((registry, node))
+    return out
+
+
+def code_record(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a checkpoint of config ``raw`` keeps of the user's code it names: kind, name, origin
+    (module:qualname) and the sha256 of the module's source; empty for nmt's own."""
+    return [record for registry, name in _named(raw) for record in registry.record([name])]
+
+
+def admit_code(records: Any, source: str) -> None:
+    """Make a checkpoint's recorded code usable, importing only allowed modules (see
+    :meth:`~nmt.util.registry.Registry.admit`); an altered record is refused like the rest of ``source``."""
+    registries = {registry.kind: registry for registry in _NAMED_CODE.values()}
+    for record in records or []:
+        registry = registries.get(str(record.get("kind"))) if isinstance(record, dict) else None
+        if registry is None:
+            raise PluginError(f"{source}: its record of user code is not one nmt writes (an altered file?)")
+        registry.admit(record, source)

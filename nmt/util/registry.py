@@ -1,0 +1,254 @@
+"""Named extension points: the attentions and teacher-forcing schedules a config may name.
+
+A :class:`Registry` maps a name to a class or function.  nmt's own attentions and schedules are
+entries like any other (registered by the modules that define them), so a user's entry is built,
+saved and checked by the code that serves the built-in ones.  A config names an entry by its
+registered name (``cosine``) or by import path (``my_attention:CosineEnergy``: module, colon,
+attribute), as fairseq's ``--user-dir`` and ``register_model`` do.
+
+Code outside nmt runs only when its user asks.  Training from a config the user wrote imports the
+modules it names (:func:`import_path`); reading a checkpoint imports nothing by itself: its
+record of the code it was trained with (:meth:`Registry.record`) is admitted only for modules the
+caller allows by name (:func:`allowing`, ``nmt.load(..., modules=[...])``, ``--module``), as Hugging
+Face's ``trust_remote_code`` does, and a module whose source changed since is refused
+(:func:`fingerprint`).  Pure Python: the config layer declares the registries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt.util.errors import UserError, short_repr
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PATH = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_]\w*)*)")
+"""``module.sub:Attr.attr``: where an entry is, as a config or a checkpoint names it."""
+
+_ALLOWED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("nmt_allowed_modules", default=frozenset())
+_GIVEN: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("nmt_given_modules", default=())
+
+
+class PluginError(UserError):
+    """Code outside nmt that cannot be used: unknown, not allowed, changed, or failing its checks."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered name: what it stands for and where that code lives."""
+
+    name: str
+    target: Any
+    builtin: bool
+    origin: str  # "module:qualname"
+    fingerprint: Optional[str]  # sha256 of the module's source; None where it has none (a notebook)
+
+    @property
+    def module(self) -> str:
+        return self.origin.split(":", 1)[0]
+
+
+def origin_of(target: Any) -> str:
+    """``module:qualname`` of a class or function."""
+    return f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', type(target).__name__)}"
+
+
+def fingerprint(target: Any) -> Optional[str]:
+    """sha256 of the source of the module defining ``target``; None without a source file
+    (``__main__`` of a notebook or a console), where no other process could import it anyway."""
+    module = sys.modules.get(getattr(target, "__module__", ""), None)
+    try:
+        source = inspect.getsource(module) if module is not None else None
+    except (OSError, TypeError):
+        source = None
+    return hashlib.sha256(source.encode("utf-8")).hexdigest() if source is not None else None
+
+
+class Registry:
+    """Names of one kind of extension (``kind``: "attention", "teacher-forcing schedule")."""
+
+    def __init__(self, kind: str, option: str) -> None:
+        self.kind, self.option = kind, option  # option: the config key that names one, for messages
+        self._entries: dict[str, Entry] = {}
+        self._reserved: dict[str, None] = {}  # ordered: names() lists nmt's own in the order given
+
+    def reserve(self, names: Iterable[str]) -> None:
+        """Names nmt defines itself: known to the config before the module defining them is imported."""
+        self._reserved.update(dict.fromkeys(names))
+
+    def register(self, name: str, target: Any) -> Any:
+        """Register ``target`` under ``name``; returns it.  A built-in name is refused; registering a
+        name again replaces its entry (a notebook cell run twice)."""
+        if not isinstance(name, str) or not (NAME.fullmatch(name) or PATH.fullmatch(name)):
+            raise PluginError(f"{self.kind} name {short_repr(name)}: use letters, digits and _ (e.g. 'cosine')")
+        builtin = getattr(target, "__module__", "").startswith("nmt.")
+        if name in self._reserved and not builtin:
+            raise PluginError(f"{self.kind} {name!r} is nmt's own; register yours under another name")
+        self._entries[name] = Entry(name, target, builtin, origin_of(target), None if builtin else fingerprint(target))
+        return target
+
+    def decorator(self, name: str) -> Callable[[Any], Any]:
+        """``@registry.decorator("cosine")``: :meth:`register` as a class or function decorator."""
+        return lambda target: self.register(name, target)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries or name in self._reserved
+
+    def name_of(self, target: Any) -> Optional[str]:
+        """The name ``target`` is registered under (the first), or None."""
+        return next((name for name, entry in self._entries.items() if entry.target is target), None)
+
+    def names(self) -> list[str]:
+        """Every known name: nmt's own first, in the order reserved, then the user's."""
+        return [
+            *sorted(self._reserved, key=list(self._reserved).index),
+            *(n for n in self._entries if n not in self._reserved),
+        ]
+
+    def unknown(self, name: str) -> str:
+        """The message for a name that is not registered."""
+        return (
+            f"{self.option}={short_repr(name)} is not a known {self.kind}: choose from {', '.join(self.names())}, "
+            f"a name you registered, or an import path module:Name"
+        )
+
+    def get(self, name: str) -> Entry:
+        """The entry of ``name``; a name in import-path form is imported when its module is allowed."""
+        if name not in self._entries and PATH.fullmatch(name):
+            import_path(name, self)
+        if name not in self._entries:
+            raise PluginError(self.unknown(name))
+        return self._entries[name]
+
+    def record(self, names: Iterable[str]) -> list[dict[str, Any]]:
+        """What a checkpoint keeps of the user's entries among ``names``: name, origin, fingerprint."""
+        out = []
+        for name in dict.fromkeys(names):
+            entry = self._entries.get(name)
+            if entry is not None and not entry.builtin:
+                out.append({"kind": self.kind, "name": name, "origin": entry.origin, "sha256": entry.fingerprint})
+        return out
+
+    def admit(self, record: dict[str, Any], source: str) -> None:
+        """Make a checkpoint's recorded entry usable: already registered with the same code, or
+        imported from an allowed module; otherwise one PluginError naming module and source."""
+        name, origin, sha = str(record.get("name")), str(record.get("origin")), record.get("sha256")
+        module = origin.split(":", 1)[0]
+        entry = self._entries.get(name)
+        if entry is None:
+            if module == "__main__":
+                raise PluginError(
+                    f"{source}: its {self.kind} {name!r} was defined in a script or notebook (__main__), which no "
+                    f"other process can import; register it again before loading, or move it to a module"
+                )
+            if module not in _ALLOWED.get():
+                raise PluginError(
+                    f"{source}: its {self.kind} {name!r} is code outside nmt ({origin}); load it with "
+                    f"modules=[{module!r}] (CLI: --module {module}) if you trust that module"
+                )
+            import_module(module, Path.cwd())
+            if name not in self._entries:  # the module defines it but registers it under no name
+                self.register(name, _attribute(sys.modules[module], origin.split(":", 1)[1], origin, self))
+            entry = self._entries[name]
+        if entry.origin != origin:
+            raise PluginError(f"{source}: its {self.kind} {name!r} is {origin}, but this process has {entry.origin}")
+        if sha is not None and entry.fingerprint is not None and sha != entry.fingerprint:
+            raise PluginError(
+                f"{source}: the source of module {module} ({self.kind} {name!r}) changed since this model was "
+                f"trained (sha256 {str(sha)[:12]} then, {entry.fingerprint[:12]} now); restore it or retrain"
+            )
+
+
+def _attribute(module: Any, qualname: str, path: str, registry: Registry) -> Any:
+    target = module
+    for part in qualname.split("."):
+        if not hasattr(target, part):
+            raise PluginError(f"{registry.option}={path}: module {module.__name__} has no {qualname}")
+        target = getattr(target, part)
+    return target
+
+
+def import_module(name: str, search: Optional[Path] = None) -> Any:
+    """Import module ``name`` (a dotted name, or a ``.py`` file's path), ``search`` first on the path."""
+    if name.endswith(".py"):
+        path = Path(name)
+        if not path.is_file():
+            raise PluginError(f"module file {name} not found")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise PluginError(f"module file {name}: not a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(path.stem, None)
+            raise
+        return module
+    added = search is not None and str(search) not in sys.path
+    if added:
+        sys.path.insert(0, str(search))
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        where = f" (looked in {search} and on sys.path)" if search is not None else " (not on sys.path or PYTHONPATH)"
+        raise PluginError(f"module {exc.name or name} not found{where}") from None
+    finally:
+        if added:
+            sys.path.remove(str(search))
+
+
+def import_path(path: str, registry: Registry, search: Optional[Path] = None) -> Entry:
+    """Import ``module:Name`` and register it under that path; ``search``: the config's folder.
+
+    Called where the user named the code: their config (training) or an allowed module."""
+    match = PATH.fullmatch(path)
+    if not match:
+        raise PluginError(f"{registry.option}={short_repr(path)}: an import path is module:Name")
+    module = import_module(match.group(1), search)
+    registry.register(path, _attribute(module, match.group(2), path, registry))
+    return registry.get(path)
+
+
+def module_names(modules: Iterable[str]) -> frozenset[str]:
+    """The names modules are allowed by: ``pkg.mod`` as given, a ``.py`` file by its stem."""
+    return frozenset(Path(m).stem if m.endswith(".py") else m for m in modules)
+
+
+def allow(modules: Iterable[str]) -> None:
+    """Import ``modules`` (names, found in the working folder or on the path, or ``.py`` files) now,
+    so what they register is known, and let checkpoints name them from here on: what
+    ``--module`` does for one command."""
+    modules = list(modules)
+    for module in modules:
+        import_module(module, Path.cwd())
+    _ALLOWED.set(_ALLOWED.get() | module_names(modules))
+    given = (str(Path(m).resolve()) if m.endswith(".py") else m for m in modules)
+    _GIVEN.set(tuple(dict.fromkeys((*_GIVEN.get(), *given))))
+
+
+def given_modules() -> tuple[str, ...]:
+    """The modules allowed so far, as given (``.py`` paths made absolute): what a child process needs."""
+    return _GIVEN.get()
+
+
+@contextlib.contextmanager
+def allowing(modules: Iterable[str]) -> Iterator[None]:
+    """:func:`allow` within the block only (``modules=`` of the library's functions)."""
+    tokens = _ALLOWED.set(_ALLOWED.get()), _GIVEN.set(_GIVEN.get())
+    try:
+        allow(modules)
+        yield
+    finally:
+        _ALLOWED.reset(tokens[0])
+        _GIVEN.reset(tokens[1])
