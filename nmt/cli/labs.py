@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from nmt.cli.options import ProgressOpt, progress_shown
+from nmt.cli.options import ModuleOpt, ProgressOpt, progress_shown, use_modules
 from nmt.cli.stopping import saved_on_stop
 
 if TYPE_CHECKING:
@@ -64,13 +64,16 @@ def lab_cmd(
         help="Only list each run the lab needs as reuse (finished), resume (stopped part-way), train, "
         "replace, kept or refused, as nmt compare --dry-run does, and what would stop the lab; train nothing.",
     ),
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Run one lecture lab: train (or reuse) its runs, then write its table, figure and numbers.
 
     Examples: nmt lab --list; nmt lab teacher_forcing --out docs/labs/teacher_forcing;
     nmt lab beam --size class --mirror DIR (local copies of the Multi30k files, else they are downloaded);
-    nmt lab beam --tiny; nmt lab length --dry-run
+    nmt lab beam --tiny; nmt lab length --dry-run; nmt lab matrices --module examples/attention/cosine.py
+    (an attention of your own beside nmt's)
     """
+    use_modules(module)
     from nmt.labs import LAB_MODULES
     from nmt.labs.base import LabContext, load_lab, planned_lab_runs, run_lab
     from nmt.util.errors import UserError

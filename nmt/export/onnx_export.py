@@ -11,7 +11,10 @@ it).  Ensembles do not (export each member, or average them first with ``nmt ave
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
+import re
 import secrets
 from dataclasses import asdict
 from pathlib import Path
@@ -29,6 +32,8 @@ from nmt.export.onnx_trace import OPSET, export_graphs, tag_graphs
 from nmt.model.attention import Attention
 
 FORMAT = "onnx"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+"""The colour codes of the exporter's messages."""
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +45,21 @@ def _traced(loaded: Loaded, folder: Path) -> Any:
     )
     if not theirs:
         return export_graphs(loaded.model, folder)
+    logging.disable(logging.ERROR)  # the exporter logs and prints its graphs when it fails: one line here
     try:
-        return export_graphs(loaded.model, folder)
-    except Exception as exc:  # the exporter's errors have no common type; ours trace by the tests
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        with contextlib.redirect_stderr(io.StringIO()):
+            return export_graphs(loaded.model, folder)
+    except Exception as exc:  # the exporter's errors have no common type; ours trace, by the tests
+        root: BaseException = exc
+        while root.__cause__ is not None:  # the innermost cause names what did not trace
+            root = root.__cause__
+        lines = [line for line in ANSI.sub("", str(root)).splitlines() if line.strip()] or [type(root).__name__]
         raise ExportError(
-            f"attention {', '.join(theirs)} does not export to ONNX (its forward does not trace: {reason}); "
-            "translate with the checkpoint (--engine torch) instead"
+            f"attention {', '.join(theirs)} does not export to ONNX (its forward does not trace: "
+            f"{lines[0].strip()[:200]}); translate with the checkpoint (--engine torch) instead"
         ) from None
+    finally:
+        logging.disable(logging.NOTSET)
 
 
 def export_onnx(checkpoint: Path, out: Path, *, force: bool = False) -> Path:

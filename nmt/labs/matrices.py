@@ -27,7 +27,7 @@ import numpy as np
 from nmt import config as config_mod
 from nmt.comparison.plan import Plan
 from nmt.config import with_decode_overrides
-from nmt.config.variants import VARIANTS
+from nmt.config.variants import VARIANTS, registered_variants
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.length import variant_plan
 from nmt.run.paths import RunPaths, report_json
@@ -62,8 +62,9 @@ DIAGONAL_REACH = 1
 
 
 def attention_variants() -> list[str]:
-    """Every variant with an attention matrix: all of :data:`VARIANTS` but ``none``."""
-    return [name for name in VARIANTS if name != "none"]
+    """Every variant with an attention matrix: all of :data:`VARIANTS` but ``none``, then the
+    attentions registered in this process (``nmt lab matrices --module FILE``)."""
+    return [name for name in VARIANTS if name != "none"] + registered_variants()
 
 
 def pick_sentences(sources: list[str], words: tuple[int, int], count: int = SHOWN) -> list[int]:
@@ -258,7 +259,7 @@ def markdown(
 
 def plans(ctx: LabContext) -> list[Plan]:
     """Seed 1 of every attention variant (:data:`CLASS_VARIANTS` at class size), as the lab "length" trains them."""
-    variants = CLASS_VARIANTS if ctx.size == "class" else attention_variants()
+    variants = CLASS_VARIANTS + registered_variants() if ctx.size == "class" else attention_variants()
     return [variant_plan(ctx, variants=variants, seeds=[SEED])]
 
 

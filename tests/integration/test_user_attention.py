@@ -8,7 +8,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 import yaml
@@ -16,10 +18,21 @@ import yaml
 import nmt
 from conftest import run_cli, toy_overrides
 from nmt.config.attention_space import ATTENTIONS
+from nmt.util import registry
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "attention" / "cosine.py"
 STEPS = 20
+
+
+@pytest.fixture(autouse=True)
+def registered_in_the_test_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """What a test registers or allows in this process (run_cli, nmt.train) ends with it."""
+    monkeypatch.setattr(ATTENTIONS, "_entries", dict(ATTENTIONS._entries))
+    tokens = registry._ALLOWED.set(registry._ALLOWED.get()), registry._GIVEN.set(registry._GIVEN.get())
+    yield
+    registry._ALLOWED.reset(tokens[0])
+    registry._GIVEN.reset(tokens[1])
 
 
 def nmt_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -141,3 +154,36 @@ def test_compare_runs_a_registered_attention_beside_builtins_with_matched_parame
     assert code == 0, err
     report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert "cosine" in report and "bahdanau" in report
+
+
+def test_the_matrices_lab_draws_a_registered_attention_beside_nmts_own(tmp_path, capsys):
+    args = ["lab", "matrices", "--tiny", "--dry-run", "--out", str(tmp_path / "lab"), "--runs-dir", str(tmp_path / "r")]
+    code, out, err = run_cli([*args, "--module", str(EXAMPLE)], capsys)
+    assert code == 0, err
+    assert f"train    cosine seed 1: {tmp_path / 'r' / 'cosine_s1'}" in out.splitlines()
+
+
+class Untraceable(nmt.Energy):
+    """A dot product behind a branch on the scores' values: it trains and decodes, but a graph has no such branch."""
+
+    defaults: ClassVar[dict[str, str]] = {"query_map": "linear", "key_map": "linear"}
+
+    def forward(self, q, k):
+        scores = q @ k.transpose(-1, -2)
+        if float(scores.abs().max()) > 1e30:  # data-dependent Python control flow
+            return scores.clamp(-1e30, 1e30)
+        return scores
+
+
+def test_an_attention_that_does_not_trace_is_refused_by_the_onnx_export_in_one_line(tmp_path, toy_files, capsys):
+    pytest.importorskip("onnxscript")
+    _, files = toy_files
+    nmt.register_attention("untraceable", Untraceable)
+    sets = toy_overrides(
+        tmp_path, files, train__max_steps=2, train__valid_every=2, model__attention__type="untraceable"
+    )
+    run = nmt.train(None, sets, progress=False)
+    args = ["export", "--checkpoint", str(run.folder / "checkpoints" / "last.pt"), "--format", "onnx"]
+    code, _out, err = run_cli([*args, "-o", str(tmp_path / "onnx")], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "attention untraceable does not export to ONNX" in err and "--engine torch" in err
