@@ -21,6 +21,9 @@ Commands (from the repository root)::
     python docs_build/pairs_table.py --collect runs/pairs --out docs/measurements/pairs_DATE_MACHINE.jsonl \\
         --note machine=H100 --note commit=HASH
     python docs_build/pairs_table.py docs/measurements/pairs_DATE_MACHINE.jsonl
+
+``--module FILE.py`` (with ``--collect``) imports a module that registers an attention the runs
+used (docs/adding_an_attention.md).
 """
 
 from __future__ import annotations
@@ -275,8 +278,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--collect", type=Path, help="Folder of nmt compare folders, one per language pair.")
     parser.add_argument("--out", type=Path, help="With --collect: the JSON lines file to write.")
     parser.add_argument("--note", action="append", default=[], help="KEY=VALUE added to every collected line.")
+    parser.add_argument(
+        "--module", action="append", default=[], help="A module registering an attention the runs used (nmt --module)."
+    )
     args = parser.parse_args(argv)
     if args.collect:
+        from nmt.util.registry import allow
+
+        allow(args.module)  # the arms' configs name its attention: their model is built to count FLOPs
         if args.out is None:
             sys.exit(f"{SCRIPT}: error: --collect needs --out FILE.jsonl")
         notes = dict(n.split("=", 1) for n in args.note)

@@ -260,6 +260,7 @@ def compare(
     dry_run: bool = False,
     spread: Optional[float] = None,
     target: Optional[float] = None,
+    search: Optional[str] = None,
     modules: Sequence[str] = (),
 ) -> Comparison:
     """Train variants or option sweeps for the same number of updates over several seeds and compare
@@ -283,6 +284,8 @@ def compare(
             or a stated guess: the plan's text then ends with the smallest difference its seeds
             detect with 80% power (:func:`nmt.score.power.power_line`), said before any run.
         target: with ``spread``, a BLEU difference to detect: the line adds the seeds it needs.
+        search: what was searched to reach the base configuration, on which split and with what
+            budget (Dodge et al. 2019), kept in the record (compare cannot know it).
         modules: modules to import first, whose registered attentions ``variants`` may then name
             (``["examples/attention/cosine.py"]`` for ``variants="bahdanau,cosine"``); names or ``.py`` paths.
 
@@ -313,6 +316,7 @@ def _compare(
     dry_run: bool,
     spread: Optional[float],
     target: Optional[float],
+    search: Optional[str],
 ) -> Comparison:
     """:func:`compare` with its modules allowed."""
     from nmt.comparison.command import planned_runs, run_compare
@@ -339,6 +343,7 @@ def _compare(
         force=check.flag("force", force),
         match_params=match_params,
         time_updates=check.integer("time_updates", time_updates, minimum=0),
+        search=None if search is None else check.text("search", search),
     )
     check.integer("jobs", jobs, minimum=1)
     check.flag("progress", progress)

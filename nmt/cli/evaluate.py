@@ -221,12 +221,21 @@ def compare_cmd(
         "Runs that differ only in speed options (train.threads, log_every, tensorboard) "
         "are reused either way.",
     ),
+    search: Optional[str] = typer.Option(
+        None,
+        "--search",
+        help="What was searched to reach the base configuration, on which split and with what budget "
+        "(Dodge et al. 2019): a sentence the record keeps, since nmt compare cannot know it.",
+        metavar="TEXT",
+        show_default=False,
+    ),
     module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Train variants or option sweeps for the same number of updates over several seeds and compare their scores.
 
     Reports the mean of BLEU and chrF over seeds with 95% intervals, a paired t-test against the
-    baseline over seeds and a paired bootstrap per seed, BLEU by source length, updates, wall
+    baseline over seeds (raw and Holm-adjusted), a paired bootstrap per seed, approximate
+    randomization over all seeds' translations (stratified by seed), BLEU by source length, updates, wall
     time, parameters and FLOPs per token (with --time-updates, seconds per update measured alone),
     and writes a reproducibility record. Finished
     runs are reused, so an interrupted comparison continues where it stopped; a finished run of
@@ -260,6 +269,7 @@ def compare_cmd(
             dry_run=dry_run,
             spread=spread,
             target=target,
+            search=search,
         )
     typer.echo(result.text)
 

@@ -30,6 +30,7 @@ from typing import Any, Optional
 from nmt.comparison.jobs import check_jobs, train_side_by_side
 from nmt.comparison.plan import Plan, check_plan
 from nmt.comparison.record import build_record, write_record
+from nmt.comparison.record_runs import run_entry
 from nmt.comparison.runs import RunAction, check_finished_work, drop_stale_scores, planned_actions, train_run
 from nmt.comparison.scores import header, score_run, summarize, table_rows
 from nmt.comparison.timing import add_to_rows, summary, time_arms
@@ -121,6 +122,13 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
     title, intro = header(plan, rows, steps)
     intro = f"{intro} {timing['method']}" if timing else intro
     json_path, md_path = write_report(report_stem(out), payload, table_rows(rows, plan), title=title, intro=intro)
-    record = build_record(plan, steps, rows, sorted(set(run_dirs.values())), time.monotonic() - started, timing)
+    entries = [
+        run_entry(run_dirs[(arm.run_stem, seed)], arm.label, seed, plan.split, arm.score_tag)
+        for arm in plan.arms
+        for seed in plan.seeds
+    ]
+    record = build_record(
+        plan, steps, rows, sorted(set(run_dirs.values())), time.monotonic() - started, timing, entries
+    )
     record_json, _ = write_record(out, record)
     return f"{md_path.read_text(encoding='utf-8')}\nwrote {json_path} and {md_path}; the reproducibility record {record_json}"

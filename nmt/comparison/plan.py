@@ -32,6 +32,7 @@ class Plan:
     force: bool = False  # replace finished runs of another config (else the comparison is refused)
     match_params: Optional[str] = None  # an arm whose parameter count every other arm is resized to
     time_updates: int = 0  # updates timed per arm alone after its runs (:mod:`nmt.comparison.timing`); 0: none
+    search: Optional[str] = None  # what was searched for the base config, on which split, with what budget (the record)
 
     @functools.cached_property
     def arms(self) -> list[Arm]:  # expanded once per plan: every loop over arms and the reference read it

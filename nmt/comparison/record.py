@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.comparison.plan import Plan
+from nmt.comparison.record_runs import arm_configs, data_entry
+from nmt.comparison.scores import AR_SEED, AR_TRIALS, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from nmt.evaluation.record import RECORD, hardware_line, run_hardware, software, training_seconds
 from nmt.score.metrics import write_report
 
@@ -28,11 +30,22 @@ def build_record(
     run_dirs: list[Path],
     wall_s: float,
     update_timing: Optional[dict[str, Any]] = None,
+    entries: Optional[list[dict[str, Any]]] = None,
 ) -> dict[str, Any]:
     """Every checklist item a comparison answers, from its plan, its runs and its rows; with
-    ``update_timing`` (:func:`nmt.comparison.timing.summary`), how each arm was timed alone."""
+    ``update_timing`` (:func:`nmt.comparison.timing.summary`), how each arm was timed alone; with
+    ``entries`` (:func:`nmt.comparison.record_runs.run_entry` of each arm and seed), what each run
+    was scored with, each arm's resolved config and the data (:mod:`nmt.comparison.record_runs`)."""
     train_s = training_seconds(run_dirs)
     timing = {"update_timing": update_timing} if update_timing else {}
+    detail: dict[str, Any] = {}
+    if entries is not None:
+        by_name = {d.name: d for d in run_dirs}
+        detail = {
+            "run_detail": entries,
+            "resolved_configs": arm_configs(entries, by_name),
+            "data": data_entry(plan),
+        }
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "config": str(plan.config) if plan.config else None,
@@ -50,15 +63,30 @@ def build_record(
         "scored_on": {"split": plan.split, "beam": rows[0]["beam"] if rows else None},
         "bleu_signature": rows[0]["bleu_signature"] if rows else None,
         "statistics": (
-            "mean over seeds with a 95% Student's t interval; paired t-test over seeds against the baseline; "
-            "sacreBLEU paired bootstrap per seed"
+            "mean over seeds with a 95% Student's t interval; paired t-test over seeds against the baseline, "
+            "Holm-adjusted over the arms; sacreBLEU paired bootstrap per seed; stratified approximate "
+            "randomization over every seed's translations"
         ),
+        "test_settings": {
+            "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+            "bootstrap_seed": BOOTSTRAP_SEED,
+            "ar_trials": AR_TRIALS,
+            "ar_seed": AR_SEED,
+        },
+        "per_seed": {
+            r["variant"]: {"bleu": r["per_seed_bleu"], "mean": r["bleu"], "sd": r["bleu_sd"], "params": r["params"]}
+            for r in rows
+        },
+        "search": plan.search
+        or "not stated: nmt compare --search TEXT says what was searched for the base configuration, on which "
+        "split and with what budget (Dodge et al. 2019)",
         "hardware": run_hardware(run_dirs),
         "software": software(),
         "train_s_total": round(sum(train_s), 1),
         "train_s_per_run": round(sum(train_s) / len(train_s), 1) if train_s else None,
         "wall_s": round(wall_s, 1),
         **timing,
+        **detail,
     }
 
 
@@ -77,7 +105,8 @@ def _lines(record: dict[str, Any]) -> list[str]:
         f"- selection: {record['selection']}",
         f"- scored on: {record['scored_on']['split']}, beam {record['scored_on']['beam']}; sacreBLEU "
         f"`{record['bleu_signature']}`",
-        f"- statistics: {record['statistics']}",
+        f"- statistics: {record['statistics']} ({_settings(record.get('test_settings'))})",
+        f"- search for the base configuration: {record.get('search', 'not stated')}",
         f"- hardware: {hardware}",
         f"- software: {soft}",
         f"- compute: {record['train_s_total']} s of training in all ({record['train_s_per_run']} s per run, "
@@ -85,6 +114,15 @@ def _lines(record: dict[str, Any]) -> list[str]:
         f"{record['wall_s']} s",
         *_timing_lines(record.get("update_timing")),
     ]
+
+
+def _settings(settings: Optional[dict[str, Any]]) -> str:
+    if not settings:
+        return "settings not recorded"
+    return (
+        f"bootstrap {settings['bootstrap_resamples']} resamples, seed {settings['bootstrap_seed']}; "
+        f"randomization {settings['ar_trials']} trials, seed {settings['ar_seed']}"
+    )
 
 
 def _timing_lines(timing: Optional[dict[str, Any]]) -> list[str]:

@@ -16,9 +16,10 @@ from nmt.config.arms import Arm
 from nmt.run.events import last_stop
 from nmt.run.paths import SCORED, RunPaths
 from nmt.score.across import holm
-from nmt.score.metrics import bleu_by_length, compare_systems, score
+from nmt.score.metrics import bleu_by_length, bleu_metric, compare_systems, score
 from nmt.score.power import power_line
 from nmt.score.seed_stats import mean_interval, paired_t_test, with_half
+from nmt.score.significance import segment_statistics, stratified_ar_p_value
 from nmt.util.fileio import atomic_write_bytes
 
 
@@ -100,9 +101,30 @@ def _across_seeds(runs: dict[int, dict[str, Any]], base: dict[int, dict[str, Any
     }
 
 
+AR_TRIALS, AR_SEED = 10000, 12345
+"""The combined test's settings (written into the report's record)."""
+BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED = 1000, 12345
+"""The per-seed paired bootstrap's settings (:func:`~nmt.score.metrics.compare_systems`'s defaults, passed explicitly)."""
+
+
+def _replicates_ar(runs: dict[int, dict[str, Any]], base: dict[int, dict[str, Any]]) -> Optional[float]:
+    """Stratified approximate randomization over the seeds both arms trained (Clark et al. 2011):
+    test-set noise and optimizer noise in one BLEU p-value (:func:`~nmt.score.significance.stratified_ar_p_value`)."""
+    seeds = [s for s in runs if s in base]
+    if not seeds:
+        return None
+    metric = bleu_metric()
+    stats = {
+        arm: [segment_statistics(metric, r[s]["hyps"], r[s]["refs"]) for s in seeds]
+        for arm, r in (("b", base), ("v", runs))
+    }
+    return round(stratified_ar_p_value(metric, stats["b"], stats["v"], AR_TRIALS, AR_SEED), 4)
+
+
 def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[dict[str, Any]]:
     """One row per variant: means over seeds with their 95% intervals, the paired t-test against
-    the baseline over seeds, and the paired bootstrap against the baseline per seed."""
+    the baseline over seeds, the paired bootstrap against the baseline per seed, and the
+    stratified approximate randomization over all seeds' outputs (both noises at once)."""
     rows = []
     base = scored[plan.reference]
     for variant, runs in scored.items():
@@ -112,7 +134,12 @@ def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[
         p_values = []
         if variant != plan.reference:
             for seed, run in runs.items():
-                pair = compare_systems({plan.reference: base[seed]["hyps"], variant: run["hyps"]}, run["refs"])
+                pair = compare_systems(
+                    {plan.reference: base[seed]["hyps"], variant: run["hyps"]},
+                    run["refs"],
+                    n_samples=BOOTSTRAP_RESAMPLES,
+                    seed=BOOTSTRAP_SEED,
+                )
                 p_values.append(pair[1]["bleu_p_value"])
         buckets: dict[str, list[float]] = {}
         for run in runs.values():
@@ -137,6 +164,7 @@ def summarize(plan: Plan, scored: dict[str, dict[int, dict[str, Any]]]) -> list[
                 "delta_bleu": round(bleu - statistics.fmean(r["bleu"] for r in base.values()), 2),
                 **seeds_test,
                 "p_values": [round(p, 4) for p in p_values] or None,
+                "p_ar_seeds": _replicates_ar(runs, base) if variant != plan.reference else None,
                 "bleu_by_length": {k: round(statistics.fmean(v), 2) for k, v in buckets.items()},
                 "per_seed_bleu": {seed: round(r["bleu"], 2) for seed, r in runs.items()},
                 "per_seed_chrf": {seed: round(r["chrf"], 2) for seed, r in runs.items()},
@@ -208,6 +236,9 @@ def table_rows(rows: list[dict[str, Any]], plan: Optional[Plan] = None) -> list[
                 if baseline
                 else ("-" if r.get("p_seeds_holm") is None else f"{r['p_seeds_holm']:.3f}"),
                 "p per seed": p_cell(r["p_values"]),
+                "p AR all seeds": "baseline"
+                if baseline
+                else ("-" if r.get("p_ar_seeds") is None else f"{r['p_ar_seeds']:.4f}"),
                 **{f"BLEU len {k}": v for k, v in r["bleu_by_length"].items()},
             }
         )
@@ -239,7 +270,9 @@ def header(plan: Plan, rows: list[dict[str, Any]], steps: int) -> tuple[str, str
     return title, (
         f"{spread} `p per seed` is sacreBLEU's paired bootstrap against the baseline on each seed's "
         "translations: it measures the test set's sampling noise for one trained model, not the variation "
-        "between training runs. Every arm trains the same number of updates; the best checkpoint by "
+        "between training runs. `p AR all seeds` holds both: approximate randomization over every seed's "
+        f"translations at once, each sentence swapped between the arms within its seed ({AR_TRIALS} trials, "
+        f"seed {AR_SEED}; stratified by replicate, Clark et al. 2011). Every arm trains the same number of updates; the best checkpoint by "
         "validation is scored. MFLOPs/token: forward FLOPs of the matrix products per target token on a "
         "pair of 16 source and 16 target tokens (torch.utils.flop_counter); `train min` is the runs' own "
         "time, shared with any run beside them."

@@ -69,7 +69,7 @@ class Score:
         return found
 
 
-def _bleu() -> BLEU:
+def bleu_metric() -> BLEU:
     """The one BLEU configuration used everywhere, so all numbers are comparable."""
     return BLEU(lowercase=False, tokenize="13a", smooth_method="exp")
 
@@ -86,7 +86,7 @@ def _ter() -> TER:
 
 def _metrics() -> dict[str, Metric]:
     """Fresh instances of every metric, keyed by the short names used in reports."""
-    return {"bleu": _bleu(), "chrf": _chrf(), "ter": _ter()}
+    return {"bleu": bleu_metric(), "chrf": _chrf(), "ter": _ter()}
 
 
 def _check_parallel(hyps: Sequence[str], refs: Sequence[str], what: str = "hypotheses") -> None:
@@ -100,7 +100,7 @@ def _check_parallel(hyps: Sequence[str], refs: Sequence[str], what: str = "hypot
 def score(hyps: list[str], refs: list[str]) -> Score:
     """Corpus BLEU, chrF and TER of detokenized `hyps` against one reference each."""
     _check_parallel(hyps, refs)
-    bleu, chrf, ter = _bleu(), _chrf(), _ter()
+    bleu, chrf, ter = bleu_metric(), _chrf(), _ter()
     bleu_result = bleu.corpus_score(hyps, [refs])
     scores = [float(metric.corpus_score(hyps, [refs]).score) for metric in (chrf, ter)]
     # a signature is read after scoring: sacreBLEU fills some of its fields (the number of references) then
@@ -121,7 +121,7 @@ def bleu_with_length(hyps: list[str], refs: list[str]) -> dict[str, Any]:
     """Corpus BLEU with its brevity inputs: the length ratio (hypothesis / reference tokens, as
     BLEU's brevity penalty sees them), both lengths and the signature."""
     _check_parallel(hyps, refs)
-    metric = _bleu()
+    metric = bleu_metric()
     result = metric.corpus_score(hyps, [refs])
     return {
         "bleu": float(result.score),
@@ -165,7 +165,7 @@ def bleu_by_length(
         members = [i for i, n in enumerate(srcs_lengths) if lo <= n < hi]
         if not members:
             continue
-        bucket_bleu = _bleu().corpus_score([hyps[i] for i in members], [[refs[i] for i in members]])
+        bucket_bleu = bleu_metric().corpus_score([hyps[i] for i in members], [[refs[i] for i in members]])
         rows.append({"bucket": _bucket_label(lo, hi), "n": len(members), "bleu": float(bucket_bleu.score)})
     return rows
 

@@ -72,3 +72,45 @@ def paired_ar_p_value(metric: Metric, baseline: np.ndarray, system: np.ndarray, 
             if abs(_score(metric, a) - _score(metric, b)) >= observed - TIE_TOLERANCE:
                 at_least += 1
     return (at_least + 1) / (trials + 1)
+
+
+def stratified_ar_p_value(
+    metric: Metric, baselines: Sequence[np.ndarray], systems: Sequence[np.ndarray], trials: int, seed: int
+) -> float:
+    """Two-sided AR p-value over optimizer replicates: both kinds of noise in one test (Clark et al. 2011).
+
+    ``baselines[r]`` and ``systems[r]`` are the (N, K) statistics of replicate r (a training seed) of
+    each system on the same N segments.  The statistic is the difference of the mean corpus score
+    over replicates; each trial swaps every segment of every replicate between the systems with
+    probability 1/2, swaps staying within their replicate (the stratum), as MultEval does.  Ties count
+    as at least as large (see the module docstring); systems identical in every replicate get p = 1.
+    """
+    if len(baselines) != len(systems) or not baselines:
+        raise ValueError(
+            f"give the same number (>= 1) of replicates per system, got {len(baselines)} and {len(systems)}"
+        )
+    if any(b.shape != s.shape for b, s in zip(baselines, systems)):
+        raise ValueError("a replicate's statistics differ in shape between the systems")
+    if trials < 1:
+        raise ValueError(f"trials must be positive, got {trials}")
+    strata = []  # per replicate: (totals of each system, the rows that differ, what swapping them moves)
+    for base, system in zip(baselines, systems):
+        differ = np.flatnonzero((base != system).any(axis=1))
+        strata.append((base.sum(axis=0), system.sum(axis=0), system[differ] - base[differ]))
+    if all(gain.shape[0] == 0 for *_, gain in strata):
+        return 1.0
+
+    def gap(pairs: list[tuple[np.ndarray, np.ndarray]]) -> float:
+        return abs(float(np.mean([_score(metric, a) - _score(metric, b) for a, b in pairs])))
+
+    observed = gap([(a, b) for a, b, _ in strata])
+    rng = np.random.default_rng(seed)
+    at_least = 0
+    for _ in range(trials):
+        pairs = []
+        for base_total, sys_total, gain in strata:
+            moved = rng.integers(2, size=gain.shape[0]).astype(np.float64) @ gain  # (K,)
+            pairs.append((base_total + moved, sys_total - moved))
+        if gap(pairs) >= observed - TIE_TOLERANCE:
+            at_least += 1
+    return (at_least + 1) / (trials + 1)

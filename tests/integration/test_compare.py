@@ -62,7 +62,7 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     args = compare_args(
         tmp_path, files, "--variants", "bahdanau,none", "--seeds", "1,2", "--steps", "40", "--beam", "1"
     )
-    code, out, err = run_cli(args, capsys)
+    code, out, err = run_cli([*args, "--search", "none: the toy defaults"], capsys)
     assert code == 0, err
     report = json.loads((tmp_path / "cmp" / "report" / "report.json").read_text())
     rows = {r["variant"]: r for r in report["variants"]}
@@ -84,6 +84,7 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     diffs = [rows["none"]["per_seed_bleu"][s] - rows["bahdanau"]["per_seed_bleu"][s] for s in ("1", "2")]
     assert rows["none"]["delta_ci95"] == pytest.approx(12.7062 * statistics.stdev(diffs) / math.sqrt(2), abs=0.3)
     assert 0 <= rows["none"]["p_seeds"] <= 1 and rows["bahdanau"]["p_seeds"] is None
+    assert 0 < rows["none"]["p_ar_seeds"] <= 1 and rows["bahdanau"]["p_ar_seeds"] is None  # both noises at once
     page = (tmp_path / "cmp" / "report" / "report.md").read_text()
     assert page.startswith("# Comparison of 2 arms: ") and "test, beam 1, 2 seeds, 40 updates" in page.splitlines()[0]
     assert "95% confidence interval" in page
@@ -97,6 +98,23 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
     assert record["software"]["torch"] == torch.__version__ and record["software"]["sacrebleu"]
     assert record["hardware"] and sum(h["runs"] for h in record["hardware"]) == 4
     assert record["bleu_signature"].startswith("nrefs:1") and record["train_s_total"] > 0
+    # what a reader needs to rerun it: each run's valid and test scores, configs, data hashes, test settings
+    detail = {d["run"]: d for d in record["run_detail"]}
+    assert set(detail) == {"bahdanau_s1", "bahdanau_s2", "none_s1", "none_s2"}
+    for name, d in detail.items():
+        arm, seed = name.rsplit("_s", 1)
+        assert d["test"]["bleu"] == pytest.approx(rows[arm]["per_seed_bleu"][seed], abs=0.006)
+        assert d["valid_of_scored_checkpoint"]["step"] == d["test"]["best_step"] and len(d["config_sha256"]) == 64
+        assert d["params"] == rows[arm]["params"] and d["software"]["torch"] == torch.__version__
+    assert record["resolved_configs"]["none"]["model"]["attention"]["type"] == "none"
+    assert record["data"]["splits"]["train"]["pairs"] > 0 and record["data"]["sentencepiece"]
+    assert record["test_settings"] == {
+        "bootstrap_resamples": 1000,
+        "bootstrap_seed": 12345,
+        "ar_trials": 10000,
+        "ar_seed": 12345,
+    }
+    assert record["per_seed"]["none"]["mean"] == rows["none"]["bleu"] and record["search"] == "none: the toy defaults"
     assert rows["bahdanau"]["mflops_per_token"] > rows["none"]["mflops_per_token"] > 0  # attention costs
     assert "# Reproducibility record" in (tmp_path / "cmp" / "report" / "record.md").read_text()
     # the runs differ by seed

@@ -9,7 +9,12 @@ import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 from sacrebleu.metrics.base import Metric
 
-from nmt.score.significance import paired_ar_p_value, score_from_statistics, segment_statistics
+from nmt.score.significance import (
+    paired_ar_p_value,
+    score_from_statistics,
+    segment_statistics,
+    stratified_ar_p_value,
+)
 
 WORDS = ["red", "green", "blue", "small", "large", "old", "young", "happy", "quiet", "fast"]
 
@@ -93,3 +98,53 @@ def test_matches_exact_randomization(damage: str) -> None:
     exact = at_least / 2**8
     assert 0.05 < exact < 0.95  # a real question, not a foregone answer
     assert paired_ar_p_value(metric, a, b, trials=4000, seed=9) == pytest.approx(exact, abs=0.04)
+
+
+def test_stratified_ar_of_identical_replicates_is_1_and_of_one_replicate_is_the_paired_test() -> None:
+    metric = BLEU()
+    refs = _corpus(40)
+    worse = [r.replace("dog", "cat") if i % 3 else r for i, r in enumerate(refs)]
+    other = [r.replace("field", "meadow") if i % 4 else r for i, r in enumerate(refs)]
+    base, system = segment_statistics(metric, worse, refs), segment_statistics(metric, other, refs)
+    assert stratified_ar_p_value(metric, [base, system], [base, system], 100, 1) == 1.0
+    paired = paired_ar_p_value(metric, base, system, 4000, 3)
+    assert stratified_ar_p_value(metric, [base], [system], 4000, 3) == pytest.approx(paired, abs=0.03)
+
+
+def test_stratified_ar_matches_the_exact_randomization_distribution_of_a_tiny_case() -> None:
+    """Two replicates with two differing segments each: 16 equally likely swap patterns, enumerated."""
+    metric = BLEU()
+    refs = _corpus(6)
+    a1 = [r.replace("dog", "cat") if i < 2 else r for i, r in enumerate(refs)]
+    b1 = refs
+    a2 = refs
+    b2 = [r.replace("field", "road") if i in (3, 4) else r for i, r in enumerate(refs)]
+    stats = [segment_statistics(metric, h, refs) for h in (a1, b1, a2, b2)]
+    bases, systems = [stats[0], stats[2]], [stats[1], stats[3]]
+
+    def gap(swaps: tuple[int, ...]) -> float:
+        means = []
+        for r, rows in enumerate(((0, 1), (3, 4))):
+            a, b = bases[r].copy(), systems[r].copy()
+            for row, swap in zip(rows, swaps[2 * r : 2 * r + 2]):
+                if swap:
+                    a[row], b[row] = systems[r][row], bases[r][row]
+            means.append(score_from_statistics(metric, a) - score_from_statistics(metric, b))
+        return abs(float(np.mean(means)))
+
+    observed = gap((0, 0, 0, 0))
+    patterns = list(itertools.product((0, 1), repeat=4))
+    exact = sum(gap(p) >= observed - 1e-9 for p in patterns) / len(patterns)
+    assert stratified_ar_p_value(metric, bases, systems, 20000, 5) == pytest.approx(exact, abs=0.015)
+
+
+def test_stratified_ar_finds_a_difference_every_replicate_shows_and_refuses_unequal_replicates() -> None:
+    metric = BLEU()
+    refs = _corpus(60)
+    bad = [" ".join(r.split()[::-1]) for r in refs]
+    near = [r if i % 2 else " ".join(r.split()[:-1]) for i, r in enumerate(refs)]
+    base = [segment_statistics(metric, h, refs) for h in (bad, bad)]
+    system = [segment_statistics(metric, h, refs) for h in (refs, near)]
+    assert stratified_ar_p_value(metric, base, system, 500, 7) < 0.01
+    with pytest.raises(ValueError, match="same number"):
+        stratified_ar_p_value(metric, base, system[:1], 10, 7)
