@@ -1,0 +1,50 @@
+"""Raw data behind every published table: each results section with a table names its JSON lines in
+docs/measurements/ (a file that exists) or says plainly that it is unrecorded; and the four-pair
+page's tables are exactly what docs_build/pairs_table.py prints from its JSON lines."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PAGES = [REPO / "docs" / "results.md", REPO / "docs" / "pairs.md"]
+MEASUREMENT = re.compile(r"docs/measurements/[\w.\-]+\.jsonl")
+
+
+def sections(page: Path) -> list[tuple[str, str]]:
+    """(heading, text) of every ## and ### section of ``page``, code blocks left out."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    parts = re.split(r"\n(?=#{2,3} )", text)
+    return [(part.splitlines()[0], part) for part in parts if part.startswith("#")]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded(page: Path) -> None:
+    missing, absent = [], []
+    for heading, text in sections(page):
+        if not any(line.startswith("|") for line in text.splitlines()):
+            continue
+        files = MEASUREMENT.findall(text)
+        if not files and "unrecorded" not in text:
+            missing.append(heading)
+        absent += [f for f in files if not (REPO / f).is_file()]
+    assert not missing, f"{page.name}: tables without a measurement file or 'unrecorded': {missing}"
+    assert not absent, f"{page.name} names measurement files that do not exist: {absent}"
+
+
+def test_the_four_pair_tables_are_what_pairs_table_prints_from_their_json_lines() -> None:
+    printed = subprocess.run(
+        [sys.executable, "docs_build/pairs_table.py", "docs/measurements/pairs_2026-11-27_h100.jsonl"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    page = (REPO / "docs" / "pairs.md").read_text(encoding="utf-8")
+    rows = [line for line in printed.splitlines() if line.startswith("|") and not set(line) <= set("|-: ")]
+    assert rows and [row for row in rows if row not in page] == []
