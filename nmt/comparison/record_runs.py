@@ -19,6 +19,7 @@ import yaml
 from nmt.comparison.plan import Plan
 from nmt.run import events
 from nmt.run.paths import SCORED, RunPaths
+from nmt.run.test_reads import read_counts
 
 
 def _sha256(path: Path) -> Optional[str]:
@@ -47,6 +48,7 @@ def run_entry(run_dir: Path, arm: str, seed: int, split: str, tag: str = "") -> 
         "test": {k: scored.get(k) for k in ("bleu", "chrf", "beam", "updates", "best_step")},
         "params": scored.get("params"),
         "software": {"torch": hardware.get("torch")},
+        "test_reads": read_counts(run_dir),
         "device": hardware.get("device_name") or hardware.get("device"),
     }
 

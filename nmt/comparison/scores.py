@@ -51,7 +51,9 @@ def score_run(run_dir: Path, plan: Plan, arm: Arm) -> dict[str, Any]:
         if saved.get("key") == key:
             return saved["result"]
     out.mkdir(parents=True, exist_ok=True)
-    systems, refs, srcs, info, model = translate_split([paths.best], plan.split, plan.beam, list(arm.decode), out)
+    systems, refs, srcs, info, model = translate_split(
+        [paths.best], plan.split, plan.beam, list(arm.decode), out, reader="nmt compare"
+    )
     (hyps,) = systems.values()
     result = score(hyps, refs)
     stop = last_stop(run_dir)

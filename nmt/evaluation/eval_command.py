@@ -18,6 +18,7 @@ from nmt.evaluation.eval_page import eval_page, summary
 from nmt.evaluation.report_files import LENGTH_PLOT, REPORT_FILES, check_report_outputs, hypotheses_in
 from nmt.evaluation.run_report import check_out_folder
 from nmt.run.paths import EVAL, RunPaths, report_stem, run_of_checkpoint
+from nmt.run.test_reads import log_read
 from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
 from nmt.util.errors import UserError
 from nmt.util.fileio import read_lines, write_lines
@@ -33,10 +34,16 @@ TEST_CHOICES: dict[str, tuple[str, ...]] = {"both": ("bootstrap", "ar"), "bootst
 
 
 def translate_split(
-    checkpoints: Sequence[Path], split: str, beam: Optional[int], overrides: list[str], out: Path
+    checkpoints: Sequence[Path],
+    split: str,
+    beam: Optional[int],
+    overrides: list[str],
+    out: Path,
+    reader: str = "nmt eval",
 ) -> tuple[dict[str, list[str]], list[str], list[str], dict, torch.nn.Module]:
     """Translate a split of the (first) checkpoint's own corpus into ``out``, with one model or
-    an ensemble of several; returns systems, refs, sources, info and the model."""
+    an ensemble of several; returns systems, refs, sources, info and the model.  A test split's
+    read is logged in each checkpoint's run folder (:mod:`nmt.run.test_reads`), naming ``reader``."""
     import torch
 
     from nmt.data.pipeline import check_same_text
@@ -60,6 +67,8 @@ def translate_split(
     with torch.inference_mode():
         results = translate_ids(loaded.model, ids, cfg.decode, device, beam=beam)
     hyps = [loaded.tgt_tok.decode(r.ids[0]) for r in results]
+    for run_dir in dict.fromkeys(r for r in map(run_of_checkpoint, checkpoints) if r is not None):
+        log_read(run_dir, split, reader, checkpoints)
     hyp_path = out / f"{split}.hyp.{cfg.data.tgt}"
     claim(out, [hyp_path.name])
     write_lines(hyp_path, hyps)

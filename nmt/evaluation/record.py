@@ -18,6 +18,7 @@ from typing import Any, Optional
 
 from nmt import __version__
 from nmt.run import events
+from nmt.run.test_reads import counts_line, read_counts
 from nmt.score.metrics import write_report
 
 RECORD = "record"
@@ -93,6 +94,7 @@ def write_runs_record(out: Path, run_dirs: list[Path], signatures: list[str]) ->
         "software": versions,
         "signatures": signatures,
         "train_s_total": round(sum(train_s), 1),
+        "test_reads": {d.name: read_counts(d) for d in run_dirs},
     }
     machines = hardware_line(hardware)
     lines = [
@@ -104,5 +106,6 @@ def write_runs_record(out: Path, run_dirs: list[Path], signatures: list[str]) ->
         f"- software of this report: {', '.join(f'{k} {v}' for k, v in versions.items())}",
         f"- signatures: {'; '.join(f'`{sig}`' for sig in signatures) or 'none'}",
         f"- training time of the runs, as each measured it: {record['train_s_total']} s",
+        f"- test reads: {'; '.join(f'{name}: {counts_line(c)}' for name, c in record['test_reads'].items())}",
     ]
     return write_report(out / RECORD, record, [], markdown="\n".join(lines) + "\n")

@@ -19,6 +19,7 @@ from nmt.evaluation.report_files import check_report_outputs
 from nmt.evaluation.run_files import find_runs
 from nmt.evaluation.run_summary import RunSummary, results_table, summarize
 from nmt.run.paths import REPORT
+from nmt.run.test_reads import counts_line, read_counts
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
 from nmt.util.out_paths import check_can_create
@@ -157,6 +158,14 @@ def markdown(rows: list[RunSummary], figures: list[str]) -> str:
         throughput_table(rows),
         "",
         "Target tokens per second are the logged updates' tokens over their time (training only, validation excluded).",
+        "",
+        "## Test reads",
+        "",
+        *(f"- {row.name}: {counts_line(read_counts(row.run))}" for row in rows),
+        "",
+        "Each score of a test split with a run's models is one more look at the holdout (`nmt eval`, "
+        "`nmt compare` and `nmt select` count them in the run folder); a setting chosen after a look "
+        "was chosen on test, however slightly.",
         "",
     ]
     return "\n".join(parts)

@@ -49,6 +49,9 @@ SELECTION = "selection.json"
 """The record of the model ``nmt select`` (or ``train.select``) chose, and of each test split read."""
 SCORED = "scored.json"
 """nmt compare's saved score of one run, inside its ``compare-<split>`` folder."""
+TEST_READS = "test_reads.jsonl"
+"""One line per read of a test split with the run's models (``nmt eval``, ``nmt compare``;
+:mod:`nmt.run.test_reads`); removed with the run by ``--overwrite``, as selection.json is."""
 
 TRAINER_CHECKPOINT = re.compile(r"best\.pt|last\.pt|step\d+\.pt")
 """The checkpoint names the trainer writes, and may overwrite or delete, in ``checkpoints/``."""
@@ -57,7 +60,7 @@ AVERAGE_CHECKPOINT = re.compile(r"avg_last\d+\.pt")
 (``nmt select``, ``train.select``): the last step of training, so a run's own files, which
 ``--overwrite`` deletes with the run; ``nmt average -o`` may still write them without ``--force``."""
 
-TRAINER_FILES = frozenset({CONFIG, METRICS, LOCK, SELECTION, "spm.src.model", "spm.tgt.model"})
+TRAINER_FILES = frozenset({CONFIG, METRICS, LOCK, SELECTION, TEST_READS, "spm.src.model", "spm.tgt.model"})
 """The files ``nmt train`` (with model selection, its last step) writes at the top of a run folder."""
 TRAINER_FOLDERS = {
     CHECKPOINTS: re.compile(f"{TRAINER_CHECKPOINT.pattern}|{AVERAGE_CHECKPOINT.pattern}"),

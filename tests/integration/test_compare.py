@@ -106,6 +106,7 @@ def test_compare_two_variants_two_seeds_on_the_toy_task(tmp_path, toy_files, cap
         assert d["test"]["bleu"] == pytest.approx(rows[arm]["per_seed_bleu"][seed], abs=0.006)
         assert d["valid_of_scored_checkpoint"]["step"] == d["test"]["best_step"] and len(d["config_sha256"]) == 64
         assert d["params"] == rows[arm]["params"] and d["software"]["torch"] == torch.__version__
+        assert d["test_reads"] == {"test": 1}  # scored once on test, by this comparison
     assert record["resolved_configs"]["none"]["model"]["attention"]["type"] == "none"
     assert record["data"]["splits"]["train"]["pairs"] > 0 and record["data"]["sentencepiece"]
     assert record["test_settings"] == {
