@@ -4,6 +4,8 @@ committed with outputs.
 The smoke setting (``NMT_NOTEBOOK=smoke``) trains tiny models on the embedded synthetic corpus for
 a few updates, so a whole notebook takes seconds; its cells assert on what the library returned.
 Each runs in a kernel of this interpreter, in a temporary folder, so nothing lands in the repository.
+Notebook 07 leaves one line to the student; ``NMT_SOLUTIONS=1`` runs it with the line of
+notebooks/solutions/your_own_attention.py, and without it the notebook stops at that line.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 from conftest import REPO
 
@@ -30,13 +33,19 @@ CELL_TIMEOUT = 300
 
 
 def smoke_environment() -> dict[str, str]:
-    """The kernel's environment: the smoke setting, this checkout's nmt first on the path, no display."""
+    """The kernel's environment: the smoke setting, exercises solved (notebook 07), this checkout's nmt
+    first on the path, no display."""
     path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
-    return {"NMT_NOTEBOOK": "smoke", "PYTHONPATH": path, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    return {
+        "NMT_NOTEBOOK": "smoke",
+        "NMT_SOLUTIONS": "1",
+        "PYTHONPATH": path,
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    }
 
 
-def test_the_six_notebooks_are_there_in_order():
-    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 7)], [p.name for p in NOTEBOOKS]
+def test_the_seven_notebooks_are_there_in_order():
+    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 8)], [p.name for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -110,14 +119,16 @@ def setup_cell(path: Path) -> str:
 
 
 def test_every_notebook_sets_the_class_time_limit_with_the_same_lines_and_reports_each_runs_end():
-    """NMT_CLASS_MINUTES is read in one block of the setup cell, the same in all six notebooks, and
-    every nmt.train call of a notebook passes its limit and says what ended the run."""
+    """NMT_CLASS_MINUTES is read in one block of the setup cell, the same in all seven notebooks, and
+    every nmt.train call of a notebook passes its limit and says what ended the run.  Notebook 07
+    trains only through nmt.compare, which runs every run for its updates (no time limit)."""
     blocks = {path.name: setup_cell(path)[setup_cell(path).index("# NMT_CLASS_MINUTES") :] for path in NOTEBOOKS}
     assert len(set(blocks.values())) == 1, "the NMT_CLASS_MINUTES lines differ between notebooks"
     for path in NOTEBOOKS:
         code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
         calls = re.findall(r"^( *)run = nmt\.train\((.*)\)\n\1report_stop\(run\)$", code, re.M)
-        assert calls and len(calls) == code.count("= nmt.train("), f"{path.name}: a training run without report_stop"
+        assert calls or "nmt.compare(" in code, f"{path.name}: no training run"
+        assert len(calls) == code.count("= nmt.train("), f"{path.name}: a training run without report_stop"
         for _, arguments in calls:
             assert "**LIMIT" in arguments or "settings" in arguments, f"{path.name}: {arguments}"
         assert all("**LIMIT" in line for line in code.splitlines() if line.strip().startswith("settings = {")), (
@@ -204,6 +215,26 @@ def test_notebook_02_titles_each_matrix_with_the_validation_of_the_checkpoint_it
         assert bleu == next(row["bleu"] for row in nmt.Run.open(folder).history if row["step"] == drawn), name
     titles = [c.source for c in nb.cells if "plot_attention" in c.source]
     assert titles and "steps[name]" in titles[0] and "bleu[name]" in titles[0]
+
+
+def test_notebook_07_stops_at_the_students_line_until_it_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Without NMT_SOLUTIONS the energy's scores line is still None: the check cell stops with a
+    NotImplementedError that says which line to write, before anything trains."""
+    for key, value in smoke_environment().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("NMT_SOLUTIONS")
+    path = next(p for p in NOTEBOOKS if p.name.startswith("07_"))
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    with pytest.raises(CellExecutionError) as stopped:
+        client.execute()
+    assert stopped.value.ename == "NotImplementedError", stopped.value
+    assert "YOUR LINE" in stopped.value.evalue, stopped.value.evalue
+    failed = next(c for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
+    assert "nmt.check_attention(ScaledCosineEnergy)" in failed.source
+    assert not (tmp_path / "runs" / "smoke" / "notebook_own_attention").exists(), "nothing trained"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
