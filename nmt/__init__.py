@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 
 _API = "nmt.api"
 _EXPORTS = (
+    "AlignmentScore",
     "AttentionHealth",
     "CheckpointError",
     "Comparison",
@@ -31,6 +32,7 @@ _EXPORTS = (
     "Energy",
     "Evaluation",
     "FitGap",
+    "GoldAlignment",
     "Hypothesis",
     "PluginError",
     "Records",
@@ -42,6 +44,8 @@ _EXPORTS = (
     "TranslationResult",
     "Translator",
     "UserError",
+    "WordAlignment",
+    "alignment_error",
     "attention_health",
     "check_attention",
     "compare",
@@ -50,6 +54,7 @@ _EXPORTS = (
     "load",
     "plot_attention",
     "plot_attention_grid",
+    "read_gold_alignments",
     "register_attention",
     "register_schedule",
     "select",

@@ -12,6 +12,9 @@
   reads a test split once with it, as ``nmt select`` does, into a :class:`Selection`;
 - :class:`Energy`, :func:`register_attention`, :func:`check_attention` and :func:`register_schedule`
   add an attention or a teacher-forcing schedule of your own (:mod:`nmt.api.extending`);
+- :meth:`Translator.align` reads hard word alignments out of the attention (:class:`WordAlignment`),
+  and :func:`alignment_error` scores them against gold links (:func:`read_gold_alignments`) as an
+  :class:`AlignmentScore`: alignment error rate, precision and recall;
 - :func:`fit_gap` and :func:`attention_health` run ``nmt diagnose fit-gap`` and ``nmt diagnose
   attention``: lists of :class:`FitGap` and :class:`AttentionHealth` rows.
 
@@ -26,6 +29,8 @@ loads or a run trains, not before.
 from typing import Any
 
 from nmt import _EXPORTS
+from nmt.api.alignment import alignment_error as alignment_error
+from nmt.api.alignment import read_gold_alignments as read_gold_alignments
 from nmt.api.diagnosis import AttentionHealth as AttentionHealth
 from nmt.api.diagnosis import FitGap as FitGap
 from nmt.api.diagnosis import attention_health as attention_health
@@ -51,6 +56,9 @@ from nmt.api.training import TrainingInterrupted as TrainingInterrupted
 from nmt.api.training import train as train
 from nmt.api.translator import Translator as Translator
 from nmt.api.translator import load as load
+from nmt.decode.word_merge import WordAlignment as WordAlignment
+from nmt.score.alignment import AlignmentScore as AlignmentScore
+from nmt.score.alignment import GoldAlignment as GoldAlignment
 from nmt.util.errors import CheckpointError as CheckpointError
 from nmt.util.errors import ConfigError as ConfigError
 from nmt.util.errors import DataError as DataError

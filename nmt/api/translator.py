@@ -18,9 +18,11 @@ from nmt.api import arguments as check
 from nmt.api.extending import allowing_modules
 from nmt.api.results import EOS_PIECE, Hypothesis, ScoreResult, TranslationResult, host_array
 from nmt.config.sections import MAX_OUTPUT_TOKENS
+from nmt.decode.alignment import AttentionChoice, align_pairs
 from nmt.decode.batched import Translation
 from nmt.decode.engines import ENGINE_NAMES, Engine, open_engine
 from nmt.decode.request import decode_overrides, resolve_search, translate_lines
+from nmt.decode.word_merge import WordAlignment
 from nmt.engine.manifest import ENGINES, MANIFEST, read_manifest
 from nmt.run.paths import RunPaths
 from nmt.util.errors import UserError
@@ -128,7 +130,8 @@ def load(
 
 
 class Translator:
-    """A loaded model: :meth:`translate` lists of sentences, :meth:`score` given translations.
+    """A loaded model: :meth:`translate` lists of sentences, :meth:`score` given translations,
+    :meth:`align` the words of given sentence pairs.
 
     Made by :func:`load`.  Decoding options left out (None) take the model's own ``decode``
     section, as ``nmt translate`` does.  Called, it gives just the text:
@@ -307,6 +310,47 @@ class Translator:
             )
             for s, t, f in zip(src_ids, target_ids, forced)
         ]
+
+    def align(
+        self,
+        sources: Sequence[str],
+        targets: Sequence[str],
+        *,
+        layer: Optional[int] = None,
+        head: Optional[int] = None,
+        batch_size: Optional[int] = None,
+    ) -> list[WordAlignment]:
+        """Hard word alignments of given sentence pairs, read from the attention with each target
+        forced through the model (as :meth:`score` forces it); one result per pair, in input order.
+
+        Words are each sentence's whitespace tokens (give tokenized text, as gold alignments count
+        words); each word is split into subword pieces on its own.  The pieces are merged by one
+        rule: sum the attention over a target word's pieces, then over a source word's pieces, and
+        link each target word to the source word of highest weight (the first on a tie).  So each
+        target word gets one link; a pair with a blank side gets none.  A result's ``links`` are
+        (source word, target word) pairs, 0-based, its ``pharaoh`` the ``i-j`` line ``nmt align``
+        writes, its ``weights`` the word-level attention.  Score them against gold links with
+        :func:`nmt.alignment_error`.
+
+        Args:
+            sources: source sentences, one string each.
+            targets: their translations, one string each.
+            layer: a Transformer's decoder layer whose cross-attention is read (0 the first, -1 the
+                last); default the penultimate, as Garg et al. (2019) found best.  Not for an RNN.
+            head: one head of that layer (from 0); default the heads' average.
+            batch_size: pairs forced at once (default the model's ``decode.batch_size``).
+
+        Raises:
+            nmt.util.errors.UserError: lists of different lengths, an engine without attention
+                (ctranslate2), a layer or head the model or engine cannot give, a sentence longer
+                than the model takes, an argument of the wrong type; one line each.
+        """
+        lines, translations = _check_lines(sources, "sources"), _check_lines(targets, "targets")
+        for name, value in (("layer", layer), ("head", head)):
+            if value is not None:
+                check.integer(name, value)
+        check.decode_option("batch_size", batch_size)
+        return align_pairs(self.engine, lines, translations, AttentionChoice(layer, head), batch_size=batch_size)
 
     def _target_ids(self, index: int, target: Union[str, Sequence[str]]) -> list[int]:
         """The ids of one target: a string encoded, or subword tokens looked up (``</s>`` last dropped)."""

@@ -17,6 +17,7 @@ from typing import Optional
 import typer
 
 from nmt import __version__
+from nmt.cli import align as cli_align
 from nmt.cli import decoding as cli_decoding
 from nmt.cli import evaluate as cli_evaluate
 from nmt.cli import export as cli_export
@@ -211,6 +212,7 @@ def train_cmd(
 
 cli_decoding.register(app)  # translate, serve: after train
 cli_evaluate.register(app)  # eval, average, compare, variants, report: listed after serve
+cli_align.register(app)  # align: word alignments out of attention, and their error against gold links
 cli_tools.register(app)  # select, diagnose: the last steps on a trained run
 cli_export.register(app)  # export: after the commands that make and score models
 cli_labs.register(app)  # lab: last

@@ -36,6 +36,13 @@ def translate_cmd(
         f"--sample at most {MAX_BEAM_ROWS} samples.",
     ),
     attention: Optional[Path] = typer.Option(None, help="Write a heat map PNG and JSON weights per sentence here."),
+    alignments: Optional[Path] = typer.Option(
+        None,
+        "--alignments",
+        help="Also write each output line's word alignment to this file (Pharaoh i-j, 0-based; one line per "
+        "output line), as nmt align gives it for the pair (input line, output line): needs an engine with "
+        "attention (torch or onnxruntime).",
+    ),
     set_: Optional[list[str]] = SetOpt,
     flush: bool = typer.Option(
         False,
@@ -86,9 +93,13 @@ def translate_cmd(
 
     Several --checkpoint options decode as one ensemble (each step averages their log-probabilities).
 
+    --alignments forces each output back through the model and links each of its words to one
+    input word, by the rule and the attention nmt align uses (see nmt align --help).
+
     Examples: nmt translate --checkpoint runs/demo/checkpoints/best.pt -i in.txt -o out.txt --beam 5;
     nmt translate --checkpoint best.pt --sample --top-p 0.9 --n-best 5 --seed 7;
-    nmt translate --engine onnxruntime --model exports/demo-onnx -i in.txt
+    nmt translate --engine onnxruntime --model exports/demo-onnx -i in.txt;
+    nmt translate --checkpoint best.pt -i in.txt -o out.txt --alignments out.align
     """
     use_modules(module)
     from nmt.decode.engines import open_engine
@@ -116,6 +127,7 @@ def translate_cmd(
         attention_dir=attention,
         overrides=overrides,
         flush=flush,
+        alignments=alignments,
     )
 
 

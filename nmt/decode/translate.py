@@ -7,7 +7,9 @@ an interrupted run never leaves a file that looks finished; the temporary is rem
 Ctrl-C, SIGTERM and SIGHUP, and one left by a process killed outright is removed by the
 next translation into the same file.  The file it replaces keeps its permission bits, and
 a read-only one is never replaced, nor a symbolic link, nor the input file (by any path
-to it): the translation would replace the text it translates.
+to it): the translation would replace the text it translates.  ``--alignments`` writes a second
+file the same way: each output line's word alignment, as ``nmt align`` gives it for the pair
+(input line, output line) (:mod:`nmt.decode.alignment`).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Optional
 
+from nmt.decode.alignment import AttentionChoice, align_pairs, check_alignable
 from nmt.decode.batched import Translation
 from nmt.decode.engines import Engine
-from nmt.decode.request import resolve_search, translate_lines
+from nmt.decode.request import Search, resolve_search, translate_lines
 from nmt.util.errors import DataError, UserError
 from nmt.util.fileio import atomic_write, decode_lines, remove_stale_temporaries
 from nmt.util.out_paths import check_not_link
@@ -83,6 +86,20 @@ def write_attention(
     plot_attention(weights, src_pieces, tgt_pieces, stem.with_suffix(".png"), title=f"sentence {index}")
 
 
+def write_alignments(
+    sink: IO[str], engine: Engine, lines: Sequence[str], results: list[Translation], search: Search
+) -> None:
+    """The Pharaoh line of each output line written (each hypothesis of an n-best list): the output's
+    words aligned to its input line's as ``nmt align`` aligns a given pair, the input cut as the search cut it."""
+    pairs = [
+        (line, engine.tgt_tok.decode(ids))
+        for line, result in zip(lines, results)
+        for ids in result.ids[: search.n_best]
+    ]
+    for alignment in align_pairs(engine, [s for s, _ in pairs], [t for _, t in pairs], as_searched=search.decode):
+        sink.write(alignment.pharaoh + "\n")
+
+
 def translate_stream(
     source: IO[bytes],
     name: str,
@@ -94,13 +111,17 @@ def translate_stream(
     attention_dir: Optional[Path],
     overrides: list[str],
     flush: bool = False,
+    align_sink: Optional[IO[str]] = None,
 ) -> int:
     """Translate every line of ``source`` into ``sink`` with ``engine``; returns the number of input lines.
 
     With ``flush`` each line is translated and written out before the next is read, so a person
-    typing (or a program waiting for each answer) gets it at once.
+    typing (or a program waiting for each answer) gets it at once.  With ``align_sink``, each
+    output line's word alignment goes there (:func:`write_alignments`).
     """
     search = resolve_search(engine, beam, n_best, overrides)  # before waiting for input
+    if align_sink is not None:
+        check_alignable(engine, AttentionChoice())  # an engine without attention, refused before any input
     if attention_dir is not None:
         if not engine.describe().search_attention:  # refused before the folder is made, not after
             raise UserError(
@@ -119,6 +140,8 @@ def translate_stream(
         nothing += sum(1 for text, result in zip(chunk, results) if text.strip() and not result.ids[0])
         for line in format_lines(results, engine.tgt_tok.decode, search.n_best, count):
             sink.write(line + "\n")
+        if align_sink is not None:
+            write_alignments(align_sink, engine, chunk, results, search)
         if attention_dir is not None:
             for i, result in enumerate(results):
                 src_pieces = engine.src_tok.decode_pieces(ids[i])
@@ -128,6 +151,8 @@ def translate_stream(
         count += len(chunk)
         if flush:
             sink.flush()
+            if align_sink is not None:
+                align_sink.flush()
     if nothing:
         log.warning(
             "%d of %d lines translated to nothing (an empty line): a model that has not learned to translate "
@@ -174,6 +199,37 @@ def check_paths(input: Optional[Path], attention_dir: Optional[Path]) -> None:
         raise UserError(f"--attention {attention_dir}: is a file; give a folder (created if missing)")
 
 
+def check_alignments_path(alignments: Path, input: Optional[Path], output: Optional[Path]) -> None:
+    """Refuse an ``--alignments`` file nmt must not write: a folder, a link, a read-only file, the
+    input, or the translations' own file."""
+    check_not_link(alignments, "--alignments")
+    if alignments.is_dir():
+        raise UserError(f"--alignments {alignments}: is a directory; give a file name")
+    for other, what in ((input, "the input file"), (output, "the -o file")):
+        if other is not None and (
+            other == alignments or (other.exists() and alignments.exists() and os.path.samefile(other, alignments))
+        ):
+            raise UserError(f"--alignments {alignments}: is {what}; give another file")
+    if alignments.exists() and not os.access(alignments, os.W_OK):
+        raise UserError(f"--alignments {alignments}: the file is read-only; refusing to replace it")
+
+
+@contextlib.contextmanager
+def alignment_sink(path: Optional[Path]) -> Iterator[Optional[IO[str]]]:
+    """A text file for ``--alignments`` that replaces ``path`` only when the block completes (None: no file)."""
+    if path is None:
+        yield None
+        return
+    remove_stale_temporaries(path)  # of translations into it that were killed outright
+    with atomic_write(path) as raw:
+        sink = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+        try:
+            yield sink
+            sink.flush()
+        finally:
+            sink.detach()
+
+
 def check_not_input(input: Optional[Path], output: Path) -> None:
     """Refuse an output that is the input file (or standard input's file): the translation
     would replace the text it translates.
@@ -213,14 +269,19 @@ def translate_file(
     attention_dir: Optional[Path] = None,
     overrides: Sequence[str] = (),
     flush: bool = False,
+    alignments: Optional[Path] = None,
 ) -> int:
-    """``nmt translate``: files or stdin/stdout; line by line on a terminal or with ``flush``.
+    """``nmt translate``: files or stdin/stdout; line by line on a terminal or with ``flush``;
+    with ``alignments``, each output line's word alignment into that file.
 
     ``open_engine`` loads the model, called once the paths have been checked (a wrong path is
     reported before a model is loaded)."""
     input = Path(input) if input is not None else None
     attention_dir = Path(attention_dir) if attention_dir is not None else None
+    alignments = Path(alignments) if alignments is not None else None
     check_paths(input, attention_dir)
+    if alignments is not None:
+        check_alignments_path(alignments, input, Path(output) if output is not None else None)
     if output is not None:
         check_not_input(input, Path(output))
     keep_mode = check_output(Path(output)) if output is not None else None
@@ -233,7 +294,7 @@ def translate_file(
         flush = flush or source.isatty()
         name = str(input) if input is not None else "<stdin>"
 
-        def translate_into(sink: IO[str]) -> int:
+        def translate_into(sink: IO[str], align_sink: Optional[IO[str]]) -> int:
             return translate_stream(
                 source,
                 name,
@@ -244,22 +305,25 @@ def translate_file(
                 attention_dir=attention_dir,
                 overrides=list(overrides),
                 flush=flush,
+                align_sink=align_sink,
             )
 
         if output is None:
             sink = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", line_buffering=True, write_through=True)
-            try:
-                return translate_into(sink)
+            try:  # a stop signal or a reader gone leaves no alignments file that looks finished
+                with stops_unwind() if alignments else contextlib.nullcontext(), alignment_sink(alignments) as aligned:
+                    return translate_into(sink, aligned)
             except BrokenPipeError:  # the reader went away (e.g. `| head`)
                 return 0
             finally:
                 sink.detach()
         remove_stale_temporaries(Path(output))  # of translations into it that were killed outright
-        with stops_unwind(), atomic_write(Path(output)) as raw:  # the temporary is removed on a stop signal too
+        with stops_unwind(), atomic_write(Path(output)) as raw, alignment_sink(alignments) as aligned:
+            # the temporaries are removed on a stop signal too
             if keep_mode is not None:
                 os.chmod(raw.name, keep_mode)  # the renamed file keeps the old one's mode
             sink = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-            count = translate_into(sink)
+            count = translate_into(sink, aligned)
             sink.flush()
             sink.detach()
         return count

@@ -1,0 +1,113 @@
+"""``nmt align``: word alignments of given sentence pairs, and with ``--gold`` their alignment error rate.
+
+Every file is read and checked before the model loads: the sentences (in ``--encoding``), the gold
+links (one line per pair, each link inside its pair, the form named by ``--gold-format``) and the
+output paths.  The alignments come from :func:`nmt.decode.alignment.align_pairs` (what
+``Translator.align`` calls), the score from :func:`nmt.score.alignment.score_alignments` (what
+``nmt.alignment_error`` calls); ``--report DIR`` keeps the score as ``alignment_error.json`` (every
+count and setting) and ``alignment_error.txt`` (the line the command prints).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt.decode.alignment import AttentionChoice, align_pairs, describe_choice
+from nmt.decode.engines import Engine
+from nmt.decode.translate import check_output
+from nmt.decode.word_merge import MERGE_RULE, WordAlignment
+from nmt.score.alignment import GOLD_FORMATS, AlignmentScore, parse_gold, read_lines, score_alignments
+from nmt.util.errors import UserError
+from nmt.util.fileio import atomic_write_bytes, write_lines
+from nmt.util.out_paths import check_can_create
+
+REPORT_JSON, REPORT_TEXT = "alignment_error.json", "alignment_error.txt"
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """What ``nmt align`` found: one alignment per pair, and the score where a gold file was given."""
+
+    alignments: list[WordAlignment]
+    score: Optional[AlignmentScore]
+
+
+def _check_paths(inputs: list[Path], output: Optional[Path], report: Optional[Path]) -> None:
+    """Refuse an output that is one of the inputs, or that nmt could not write, before any work."""
+    if output is not None:
+        check_output(output)
+        same = next((p for p in inputs if output.exists() and p.exists() and os.path.samefile(p, output)), None)
+        if same is not None:
+            raise UserError(f"-o {output}: is the input {same}; writing the alignments there would replace it")
+    if report is not None:
+        check_can_create(report, "--report")
+
+
+def align_files(
+    open_engine: Callable[[], Engine],
+    src: Path,
+    tgt: Path,
+    output: Optional[Path] = None,
+    *,
+    encoding: str = "utf-8",
+    choice: AttentionChoice = AttentionChoice(),
+    batch_size: Optional[int] = None,
+    gold: Optional[Path] = None,
+    gold_format: Optional[str] = None,
+    gold_reverse: bool = False,
+    report: Optional[Path] = None,
+) -> Aligned:
+    """Align the pairs of lines of ``src`` and ``tgt`` (written to ``output`` when given) and score
+    them against ``gold`` when given; ``open_engine`` loads the model once every file has been checked."""
+    if gold is None and (gold_format is not None or gold_reverse or report is not None):
+        raise UserError("--gold-format, --gold-reverse and --report go with --gold FILE (the gold alignments)")
+    if gold_format is not None and gold_format not in GOLD_FORMATS:
+        raise UserError(f"--gold-format {gold_format}: unknown; give one of {', '.join(GOLD_FORMATS)}")
+    if gold is not None and gold_format is None:
+        raise UserError(
+            f"--gold {gold}: name its form with --gold-format: {' or '.join(GOLD_FORMATS)} "
+            "(rwth: words counted from 1, as the RWTH files; pharaoh: from 0)"
+        )
+    sources = read_lines(src, f"--src {src}", encoding)
+    targets = read_lines(tgt, f"--tgt {tgt}", encoding)
+    if len(sources) != len(targets):
+        raise UserError(f"--src {src} has {len(sources)} lines but --tgt {tgt} has {len(targets)}; give one per pair")
+    truth = None
+    if gold is not None and gold_format is not None:
+        sizes = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
+        lines = read_lines(gold, f"--gold {gold}", encoding)
+        truth = parse_gold(lines, gold_format, name=f"--gold {gold}", reverse=gold_reverse, sizes=sizes)
+    _check_paths([p for p in (src, tgt, gold) if p is not None], output, report)
+    engine = open_engine()
+    files = {"sources": f"--src {src}", "targets": f"--tgt {tgt}"}
+    alignments = align_pairs(
+        engine, sources, targets, choice, batch_size=batch_size, where=lambda side, k: f"{files[side]}: line {k + 1}"
+    )
+    if output is not None:
+        write_lines(output, [a.pharaoh for a in alignments])
+    if truth is None:
+        return Aligned(alignments, None)
+    score = score_alignments([a.links for a in alignments], truth)
+    if report is not None:
+        settings: dict[str, Any] = {
+            "source": str(src),
+            "target": str(tgt),
+            "gold": str(gold),
+            "gold_format": gold_format,
+            "gold_reverse": gold_reverse,
+            "engine": engine.name,
+            "step": engine.step,
+            "attention": describe_choice(engine, choice),
+            "layer": choice.layer,
+            "head": choice.head,
+            "merge": MERGE_RULE,
+        }
+        record = {**score.to_dict(), "settings": settings}
+        atomic_write_bytes(report / REPORT_JSON, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
+        atomic_write_bytes(report / REPORT_TEXT, (score.summary + "\n").encode("utf-8"))
+    return Aligned(alignments, score)

@@ -1,0 +1,142 @@
+"""The merge rule of ``nmt align`` on hand-made attention, and which attention each engine is asked for.
+
+Properties: a word's weight is the sum over its pieces; every target word with pieces gets exactly
+one link, to the source word of highest weight; a sentence's pieces are its words' pieces in order;
+the layer and head options are refused in one line where the model or engine cannot give them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+import pytest
+
+from nmt.data.tokenizer import Tokenizer
+from nmt.decode.alignment import AttentionChoice, align_pairs, check_alignable
+from nmt.decode.forced import Forced
+from nmt.decode.model_info import ModelInfo
+from nmt.decode.word_merge import hard_links, merge_pieces, word_alignment, word_pieces
+from nmt.util.errors import UserError
+
+
+def test_pieces_are_summed_into_words_and_each_target_word_gets_one_link() -> None:
+    # target words: "AB" (pieces 0, 1) and "C" (piece 2); source words: "x" (piece 0), "yz" (pieces 1, 2)
+    attention = np.array(
+        [
+            [0.6, 0.2, 0.2],  # piece A: x 0.6, yz 0.4
+            [0.5, 0.3, 0.2],  # piece B: x 0.5, yz 0.5
+            [0.4, 0.35, 0.25],  # piece C: x 0.4 but yz 0.6 once its two pieces are summed
+        ]
+    )
+    weights = merge_pieces(attention, source_owner=[0, 1, 1], target_owner=[0, 0, 1], source_words=2, target_words=2)
+    np.testing.assert_allclose(weights, [[1.1 / 2, 0.9 / 2], [0.4, 0.6]])
+    np.testing.assert_allclose(weights.sum(1), 1.0)
+    assert hard_links(weights) == [(0, 0), (1, 1)]
+
+
+def test_a_tie_goes_to_the_first_source_word_and_a_word_without_pieces_gets_no_link() -> None:
+    weights = merge_pieces(np.full((1, 2), 0.5), [0, 1], [1], source_words=2, target_words=3)
+    assert hard_links(weights) == [(0, 1)]  # target words 0 and 2 have no pieces: zero rows
+    assert weights[0].sum() == weights[2].sum() == 0.0
+
+
+def test_word_alignment_keeps_the_words_and_writes_pharaoh() -> None:
+    found = word_alignment(np.array([[0.1, 0.9], [0.8, 0.2]]), "a b", "c d", [0, 1], [0, 1])
+    assert found.source_words == ["a", "b"] and found.target_words == ["c", "d"]
+    assert found.links == [(0, 1), (1, 0)] and found.pharaoh == "0-1 1-0"
+
+
+def test_a_sentences_pieces_are_its_words_pieces_in_order(big_spm: bytes) -> None:
+    tok = Tokenizer(big_spm)
+    sentences = ["w1 x7 y13", "w12  x84\ty156", "", "w3"]
+    found = word_pieces(tok, sentences)
+    for sentence, (ids, owner) in zip(sentences, found):
+        assert ids == tok.encode([sentence])[0]
+        assert owner == sorted(owner) and set(owner) == set(range(len(sentence.split())))
+
+
+@dataclass
+class FakeEngine:
+    """An engine as far as alignment asks: what it describes, and forced attention of its own."""
+
+    arch: str = "rnn"
+    layers: bool = False
+    attention: bool = True
+    dec_layers: Optional[int] = 2
+    name: str = "fake"
+    forced: list[Any] = field(default_factory=list)
+
+    def describe(self) -> ModelInfo:
+        config = None if self.dec_layers is None else {"model": {"transformer": {"dec_layers": self.dec_layers}}}
+        return ModelInfo(self.arch, self.arch, "cpu", self.attention, self.layers, config=config)
+
+
+@pytest.mark.parametrize(
+    ("engine", "choice", "needle"),
+    [
+        (
+            FakeEngine(attention=False, name="ctranslate2"),
+            AttentionChoice(),
+            "--engine ctranslate2 returns no attention",
+        ),
+        (FakeEngine(), AttentionChoice(layer=0), "an RNN model has one attention"),
+        (FakeEngine(), AttentionChoice(head=1), "an RNN model has one attention"),
+        (FakeEngine("transformer"), AttentionChoice(layer=0), "the last layer's cross-attention only"),
+        (FakeEngine("transformer"), AttentionChoice(head=0), "the last layer's cross-attention only"),
+        (FakeEngine("transformer", dec_layers=None), AttentionChoice(layer=1), "give layer -1"),
+    ],
+)
+def test_what_an_engine_cannot_give_is_refused_in_one_line(engine, choice, needle) -> None:
+    with pytest.raises(UserError) as error:
+        check_alignable(engine, choice)
+    assert needle in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("layer", [None, -1, 1])
+def test_the_last_layer_is_what_an_engine_without_layer_maps_gives(layer) -> None:
+    check_alignable(FakeEngine("transformer"), AttentionChoice(layer=layer))  # 2 decoder layers: 1 is the last
+    check_alignable(FakeEngine("transformer", layers=True), AttentionChoice(layer=0, head=3))  # checked on the maps
+
+
+@dataclass
+class LayerEngine(FakeEngine):
+    """A Transformer engine with every layer's maps: layer l, head h weighs source piece (l + h) % S."""
+
+    arch: str = "transformer"
+    layers: bool = True
+    src_tok: Any = None
+    tgt_tok: Any = None
+
+    def decode_config(self, overrides: Any) -> Any:
+        from nmt.config import DecodeConfig
+
+        return DecodeConfig()
+
+    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> np.ndarray:
+        L, H, T, S = 3, 2, len(out_ids) + 1, len(src_ids)
+        maps = np.zeros((L, H, T, S))
+        for layer in range(L):
+            for head in range(H):
+                maps[layer, head, :, (layer + head) % S] = 1.0
+        return maps
+
+    def force(self, *args: Any, **kwargs: Any) -> list[Forced]:
+        raise AssertionError("a Transformer with layer maps is not forced")
+
+
+@pytest.mark.parametrize(
+    ("layer", "head", "piece"),
+    [(None, 0, 1), (1, 1, 2), (-1, 0, 2), (0, 0, 0), (-3, 1, 1)],
+)
+def test_the_default_layer_is_the_penultimate_and_a_head_can_be_read_alone(big_spm, layer, head, piece) -> None:
+    tok = Tokenizer(big_spm)
+    engine = LayerEngine(src_tok=tok, tgt_tok=tok)
+    (found,) = align_pairs(engine, ["w1 w2 w3 w4"], ["x7"], AttentionChoice(layer, head))
+    pieces = word_pieces(tok, ["w1 w2 w3 w4"])[0][1]
+    assert found.links == [(pieces[piece], 0)]  # the word that holds the piece weighed
+    with pytest.raises(UserError, match=r"layer 3: the model has 3 \(layer 0 to 2, or -3 to -1\)"):
+        align_pairs(engine, ["w1 w2"], ["x7"], AttentionChoice(layer=3))
+    with pytest.raises(UserError, match=r"head 2: the model has 2"):
+        align_pairs(engine, ["w1 w2"], ["x7"], AttentionChoice(head=2))
