@@ -63,6 +63,14 @@ class DataConfig(Section):
     max_ratio: float = Field(
         9.0, ge=1.0, description="Training pairs whose word-length ratio exceeds this are dropped (Moses default 9)."
     )
+    join_captions: int = Field(
+        1,
+        ge=1,
+        le=20,
+        description="Join each split's consecutive pairs in groups of 1, 2, ..., N pairs in turn (N = this): "
+        "long pairs made of short ones, for BLEU by length beyond the captions' 30 words (the length lab); "
+        "not natural long sentences. 1 = off; N > 1 prepares into <root>/<corpus>/<src>-<tgt>-joinN/.",
+    )
     vocab_size: int = Field(8000, ge=16, description="SentencePiece vocabulary size (per model).")
     spm_type: Literal[SPM_MODEL_TYPES] = Field(  # type: ignore[valid-type]
         "unigram", description="SentencePiece model type."
@@ -79,7 +87,11 @@ class DataConfig(Section):
     def prepared_dir(self) -> Path:
         """``<root>/<corpus>/<src>-<tgt>``; for local files one folder further, named after the
         files (:meth:`local_key`), so two local corpora of one pair never replace each other."""
-        folder = Path(self.root) / self.corpus / self.pair
+        folder = (
+            Path(self.root)
+            / self.corpus
+            / (self.pair + (f"-join{self.join_captions}" if self.join_captions > 1 else ""))
+        )
         return folder / self.local_key() if self.corpus == "local" else folder
 
     def local_key(self) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from nmt.config import DataConfig
 from nmt.data import hub, sources
 from nmt.data.dataset import EncodedSplit, load_split
+from nmt.data.join import join_pairs
 from nmt.data.prepare import MANIFEST, filter_settings, load_prepared, prepare, read_manifest, spm_settings
 from nmt.data.tokenizer import Tokenizer
 from nmt.util.errors import DataError
@@ -29,7 +30,13 @@ FIXED_SPM = ("seed", "num_threads")
 
 
 def source_info(cfg: DataConfig) -> dict[str, Any]:
-    """Where the text comes from, as recorded in manifest.json (cheap: reads nothing)."""
+    """Where the text comes from, as recorded in manifest.json (cheap: reads nothing); joined
+    captions (``data.join_captions``) add how they were joined."""
+    joined = {"join_captions": cfg.join_captions} if cfg.join_captions > 1 else {}
+    return {**_origin(cfg), **joined}
+
+
+def _origin(cfg: DataConfig) -> dict[str, Any]:
     if cfg.corpus == "synthetic":
         return {
             "generator": "nmt.data.synthetic",
@@ -70,7 +77,7 @@ def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False)
     """
     return prepare(
         cfg.corpus,
-        load_raw(cfg, progress),
+        join_pairs(load_raw(cfg, progress), cfg.join_captions),
         cfg.prepared_dir,
         cfg.src,
         cfg.tgt,
