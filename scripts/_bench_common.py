@@ -60,6 +60,17 @@ def fail(script: str, message: str) -> NoReturn:
     sys.exit(2)
 
 
+def one_line_parser(script: str, description: str) -> argparse.ArgumentParser:
+    """An argument parser whose command-line mistakes end in one line on stderr and exit 2, like the
+    script's own checks (:func:`fail`)."""
+
+    class OneLineParser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            fail(script, message)
+
+    return OneLineParser(description=description)
+
+
 def check_min_seconds(script: str, seconds: float) -> None:
     """``--min-seconds`` of the decoding benchmarks: 0 (one pass) or more, else a one-line exit."""
     if seconds < 0:

@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, NoReturn, Optional
+from typing import Any, Optional
 
 import _bench_common as common
 from nmt import config as config_mod
@@ -173,15 +173,8 @@ def records(log: list[events.Event], levels: list[float], config: str, run_dir: 
     return rows
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """Command-line mistakes end in one line on stderr and exit 2, like the script's own checks."""
-
-    def error(self, message: str) -> NoReturn:
-        common.fail(SCRIPT, message)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(description=__doc__.split("\n\n")[0])
+    parser = common.one_line_parser(SCRIPT, __doc__.split("\n\n")[0])
     parser.add_argument(
         "--config", default=DEFAULT_CONFIG, help=f"Experiment YAML to train (default: {DEFAULT_CONFIG})."
     )

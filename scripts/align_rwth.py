@@ -1,0 +1,375 @@
+"""Alignment error rate of German-to-English models, and of eflomal, on the RWTH gold alignments.
+
+The RWTH German-English set (Vilar et al. 2006: 508 Europarl sentence pairs with sure and possible
+links, ../shared/data/alignments/) is read from its archive, which is extracted into a temporary
+folder and never copied anywhere else.  Its sentences are Latin-1 and already tokenized; the last
+line of each file is blank and is dropped.  Each model (a run folder or a checkpoint, de->en) is
+loaded through the library (``nmt.load``), aligns the 508 pairs with its target forced
+(``Translator.align``: pieces summed into words, each target word linked to its heaviest source
+word) and is scored with ``nmt.alignment_error`` (AER, precision and recall, Och and Ney 2003).
+One JSON line per model on stdout; logs on stderr; a mistake ends the script in one line (exit 2).
+
+Each line names the run, its attention variant (config.yaml model.attention.type) and seed
+(train.seed), the test BLEU its run folder holds (``<run>/compare-<split>/scored.json``, else
+null), the share of the gold set's running words that the model's SentencePiece vocabularies
+read as more than one piece (German words by the source vocabulary, English by the target one),
+and the date, machine and commit.  ``--eflomal`` adds the classical aligner (``pip install
+'nmt[align]'``), trained on a parallel corpus (default the prepared Multi30k de-en training
+split) plus the 508 pairs, and scores both of its directions: "forward" links each English word
+to at most one German word, "reverse" each German word to at most one English word.  eflomal
+2.0.0 ships no symmetrizer (its README points to fast_align's atools), so no grow-diag-final-and.
+``--diagonal`` adds a baseline that reads no words at all: each target word linked to the source word
+at the same relative position.
+
+Commands behind docs/alignment.md's results (the cosine runs need their attention's module)::
+
+    python scripts/align_rwth.py runs/cosine/de-en/{bahdanau,luong_general,cosine}_s{1,2,3} \\
+        --module examples/attention/cosine.py --threads 1 --diagonal --eflomal --eflomal-repeats 3 \\
+        > docs/measurements/align_rwth_2026-11-28_cpu.jsonl
+    python scripts/align_rwth.py --eflomal --eflomal-tokens punct --eflomal-repeats 3 \\
+        >> docs/measurements/align_rwth_2026-11-28_cpu.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import hashlib
+import json
+import logging
+import re
+import sys
+import tarfile
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import torch
+import yaml
+
+import _bench_common as common
+import nmt
+from nmt.data.tokenizer import Tokenizer
+from nmt.decode.word_merge import MERGE_RULE, word_pieces
+from nmt.evaluation.record import git_commit
+from nmt.score.alignment import AlignmentScore, GoldAlignment, parse_gold, read_lines
+from nmt.util.errors import UserError
+from nmt.util.runtime import machine
+
+SCRIPT = "align_rwth"
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_ARCHIVE = REPO.parent / "shared" / "data" / "alignments" / "DeEnGoldAlignment.tar.gz"
+MEMBERS = {"de": "DeEn/de", "en": "DeEn/en", "gold": "DeEn/alignmentDeEn.talp"}
+"""Where the archive keeps the German and English sentences and the 1-based gold links."""
+ENCODING = "latin-1"
+DEFAULT_TRAIN = ("data/multi30k/de-en/train.de", "data/multi30k/de-en/train.en")
+PUNCTUATION = re.compile(r"""([.,!?;:"()])""")
+
+log = logging.getLogger(SCRIPT)
+
+
+@dataclass(frozen=True)
+class GoldSet:
+    """The RWTH pairs: tokenized sentences (whitespace tokens are the gold's words) and their gold links."""
+
+    sources: list[str]
+    targets: list[str]
+    gold: list[GoldAlignment]
+    archive_sha256: str
+
+
+def read_archive(archive: Path, folder: Path) -> GoldSet:
+    """Extract ``archive`` into ``folder`` and read its three files (Latin-1); the blank lines that end
+    all three together are dropped, and every gold link must fall inside its pair."""
+    try:
+        with tarfile.open(archive) as tar:
+            names = set(tar.getnames())
+            missing = [m for m in MEMBERS.values() if m not in names]
+            if missing:
+                raise UserError(f"{archive}: holds no {', '.join(missing)}; give the RWTH DeEnGoldAlignment archive")
+            tar.extractall(folder, members=[tar.getmember(m) for m in MEMBERS.values()], filter="data")
+    except FileNotFoundError:
+        raise UserError(f"{archive}: no such file") from None
+    except (tarfile.TarError, OSError) as exc:
+        raise UserError(f"{archive}: cannot read it as a tar archive ({exc})") from None
+    lines = {key: read_lines(folder / member, f"{archive}:{member}", ENCODING) for key, member in MEMBERS.items()}
+    if len({len(v) for v in lines.values()}) != 1:
+        counts = ", ".join(f"{MEMBERS[k]} {len(v)}" for k, v in lines.items())
+        raise UserError(f"{archive}: its files differ in line count ({counts})")
+    while lines["de"] and not any(lines[k][-1].strip() for k in lines):
+        for key in lines:
+            lines[key].pop()
+    sizes = [(len(s.split()), len(t.split())) for s, t in zip(lines["de"], lines["en"])]
+    gold = parse_gold(lines["gold"], "rwth", name=f"{archive}:{MEMBERS['gold']}", sizes=sizes)
+    return GoldSet(lines["de"], lines["en"], gold, hashlib.sha256(archive.read_bytes()).hexdigest())
+
+
+def split_words(tok: Tokenizer, sentences: Sequence[str]) -> tuple[int, int]:
+    """(running words, those read as more than one piece), words being whitespace tokens, each
+    split on its own as ``Translator.align`` splits them."""
+    words = split = 0
+    for sentence, (_, owner) in zip(sentences, word_pieces(tok, sentences)):
+        pieces = Counter(owner)
+        words += len(sentence.split())
+        split += sum(1 for n in pieces.values() if n > 1)
+    return words, split
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """A YAML mapping, or {} where the file is missing or holds something else."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def run_folder(path: Path) -> Path:
+    """The run folder of a run folder or of a checkpoint in its ``checkpoints/``."""
+    return path.parent.parent if path.is_file() else path
+
+
+def run_facts(path: Path, split: str) -> dict[str, Any]:
+    """Variant, seed and test BLEU as the run folder records them (null where it does not)."""
+    folder = run_folder(path)
+    config = read_yaml(folder / "config.yaml")
+    attention = (config.get("model") or {}).get("attention") or {}
+    scored: dict[str, Any] = {}
+    with contextlib.suppress(OSError, ValueError):  # no scored test: its BLEU is null
+        scored = json.loads((folder / f"compare-{split}" / "scored.json").read_text(encoding="utf-8"))
+    result = scored.get("result") if isinstance(scored, dict) else None
+    return {
+        "variant": attention.get("type"),
+        "arch": (config.get("model") or {}).get("arch"),
+        "seed": (config.get("train") or {}).get("seed"),
+        f"{split}_bleu": result.get("bleu") if isinstance(result, dict) else None,
+    }
+
+
+def scores(score: AlignmentScore) -> dict[str, Any]:
+    """The rates (fractions) and link counts of one aligner on the set."""
+    return {k: score.to_dict()[k] for k in ("aer", "precision", "recall", "pairs", "predicted", "sure", "possible")}
+
+
+def share(part: int, whole: int) -> Optional[float]:
+    return part / whole if whole else None
+
+
+def align_model(path: Path, rwth: GoldSet, args: argparse.Namespace) -> dict[str, Any]:
+    """One model's record: its alignment of the set, scored, and how its vocabularies split the words."""
+    start = time.perf_counter()
+    model = nmt.load(path, device=args.device, threads=args.threads, modules=args.module)
+    aligned = model.align(rwth.sources, rwth.targets, batch_size=args.batch_size)
+    seconds = time.perf_counter() - start
+    score = nmt.alignment_error(aligned, rwth.gold)
+    src_words, src_split = split_words(model.engine.src_tok, rwth.sources)
+    tgt_words, tgt_split = split_words(model.engine.tgt_tok, rwth.targets)
+    return {
+        "aligner": "nmt",
+        "run": str(path),
+        **run_facts(path, args.bleu_split),
+        "step": model.step,
+        "engine": model.engine_name,
+        "threads": torch.get_num_threads(),
+        "direction": "forced de->en attention",
+        "rule": MERGE_RULE,
+        **scores(score),
+        "src_words": src_words,
+        "src_split_share": share(src_split, src_words),
+        "tgt_words": tgt_words,
+        "tgt_split_share": share(tgt_split, tgt_words),
+        "seconds": round(seconds, 1),
+    }
+
+
+def diagonal(rwth: GoldSet) -> dict[str, Any]:
+    """The record of a baseline that reads no words: target word j (of T) linked to source word
+    floor((j + 0.5) * S / T) (of S), one link per target word as the models give."""
+    links = []
+    for source, target in zip(rwth.sources, rwth.targets):
+        S, T = len(source.split()), len(target.split())
+        links.append([(min(S - 1, int((j + 0.5) * S / T)), j) for j in range(T)] if S else [])
+    return {
+        "aligner": "diagonal",
+        "run": None,
+        "variant": "diagonal",
+        "seed": None,
+        "rule": "target word j of T linked to source word floor((j + 0.5) * S / T) of S",
+        **scores(nmt.alignment_error(links, rwth.gold)),
+    }
+
+
+def training_pairs(src: Path, tgt: Path, tokens: str) -> list[tuple[str, str]]:
+    """The parallel training corpus for eflomal, pairs with a blank side left out; ``tokens``
+    "punct" puts spaces around . , ! ? ; : " ( ) first (the RWTH text is tokenized that way)."""
+    src_lines, tgt_lines = read_lines(src, str(src)), read_lines(tgt, str(tgt))
+    if len(src_lines) != len(tgt_lines):
+        raise UserError(f"{src} has {len(src_lines):,} lines but {tgt} {len(tgt_lines):,}; give a parallel corpus")
+
+    def tokenize(line: str) -> str:
+        return " ".join(PUNCTUATION.sub(r" \1 ", line).split() if tokens == "punct" else line.split())
+
+    pairs = [(tokenize(s), tokenize(t)) for s, t in zip(src_lines, tgt_lines)]
+    return [(s, t) for s, t in pairs if s and t]
+
+
+def unseen(train: Sequence[str], sentences: Sequence[str]) -> tuple[int, int]:
+    """(running words of ``sentences``, those absent from ``train``), lowercased as eflomal reads words."""
+    known = {word.lower() for line in train for word in line.split()}
+    words = [word.lower() for line in sentences for word in line.split()]
+    return len(words), sum(1 for word in words if word not in known)
+
+
+def align_eflomal(rwth: GoldSet, args: argparse.Namespace, folder: Path, repeat: int) -> list[dict[str, Any]]:
+    """eflomal's forward and reverse links for the set, trained on the training pairs plus the set."""
+    from importlib.metadata import version
+
+    import eflomal
+
+    train = training_pairs(Path(args.train_src), Path(args.train_tgt), args.eflomal_tokens)
+    sources = [s for s, _ in train] + rwth.sources
+    targets = [t for _, t in train] + rwth.targets
+    links = {"forward": folder / f"forward{repeat}", "reverse": folder / f"reverse{repeat}"}
+    start = time.perf_counter()
+    eflomal.Aligner(n_samplers=args.eflomal_samplers).align(
+        sources, targets, links_filename_fwd=str(links["forward"]), links_filename_rev=str(links["reverse"])
+    )
+    seconds = time.perf_counter() - start
+    src_words, src_unseen = unseen([s for s, _ in train], rwth.sources)
+    tgt_words, tgt_unseen = unseen([t for _, t in train], rwth.targets)
+    records = []
+    for direction, path in links.items():
+        lines = read_lines(path, str(path))[len(train) :]
+        records.append(
+            {
+                "aligner": "eflomal",
+                "run": None,
+                "variant": f"eflomal {direction}",
+                "seed": None,
+                "repeat": repeat,
+                "eflomal": version("eflomal"),
+                "direction": direction,
+                "train": f"{args.train_src} + {args.train_tgt} ({len(train):,} pairs) + the {len(rwth.gold)} RWTH pairs",
+                "train_tokens": f"{args.eflomal_tokens}, lowercased (eflomal lowercases every word)",
+                "samplers": args.eflomal_samplers,
+                **scores(nmt.alignment_error(lines, rwth.gold)),
+                "src_words": src_words,
+                "src_unseen_share": share(src_unseen, src_words),
+                "tgt_words": tgt_words,
+                "tgt_unseen_share": share(tgt_unseen, tgt_words),
+                "seconds": round(seconds, 1),
+            }
+        )
+    return records
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = common.one_line_parser(SCRIPT, __doc__.split("\n\n")[0])
+    parser.add_argument(
+        "models",
+        nargs="*",
+        type=Path,
+        metavar="RUN",
+        help="Run folders (their best.pt) or checkpoints of de->en models.",
+    )
+    parser.add_argument(
+        "--archive",
+        type=Path,
+        default=DEFAULT_ARCHIVE,
+        help="The RWTH DeEnGoldAlignment.tar.gz (default: ../shared/data/alignments/ beside the repository).",
+    )
+    parser.add_argument(
+        "--module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="A module or .py file that may supply a model's own attention (nmt.load's modules); repeatable.",
+    )
+    parser.add_argument(
+        "--device", choices=("auto", "cpu", "cuda"), default="cpu", help="Where models run (default: cpu)."
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, metavar="N", help="Torch CPU threads; 0 = the free cores (default: 0)."
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=None, metavar="N", help="Pairs forced at once (default: the model's)."
+    )
+    parser.add_argument(
+        "--bleu-split",
+        default="test2016",
+        metavar="SPLIT",
+        help="Whose BLEU each record carries, from <run>/compare-SPLIT/scored.json (default: test2016).",
+    )
+    parser.add_argument(
+        "--diagonal",
+        action="store_true",
+        help="Also score a baseline that reads no words: target word j of T linked to source word floor((j + 0.5) * S / T).",
+    )
+    parser.add_argument("--eflomal", action="store_true", help="Also align with eflomal (pip install 'nmt[align]').")
+    parser.add_argument(
+        "--train-src", default=DEFAULT_TRAIN[0], help=f"eflomal's German training text (default: {DEFAULT_TRAIN[0]})."
+    )
+    parser.add_argument(
+        "--train-tgt", default=DEFAULT_TRAIN[1], help=f"eflomal's English training text (default: {DEFAULT_TRAIN[1]})."
+    )
+    parser.add_argument(
+        "--eflomal-tokens",
+        choices=("whitespace", "punct"),
+        default="whitespace",
+        help='Words of the training text: its whitespace tokens, or with . , ! ? ; : " ( ) split off first '
+        "(default: whitespace).",
+    )
+    parser.add_argument(
+        "--eflomal-repeats", type=int, default=1, metavar="N", help="Independent eflomal runs (default: 1)."
+    )
+    parser.add_argument("--eflomal-samplers", type=int, default=3, metavar="N", help="eflomal's samplers (default: 3).")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+    if not (args.models or args.diagonal or args.eflomal):
+        common.fail(SCRIPT, "give at least one run folder or checkpoint, --diagonal or --eflomal")
+    for option, value in (("--eflomal-repeats", args.eflomal_repeats), ("--eflomal-samplers", args.eflomal_samplers)):
+        if value < 1:
+            common.fail(SCRIPT, f"{option} must be 1 or more (got {value})")
+    if args.eflomal:
+        try:
+            import eflomal  # noqa: F401
+        except ImportError:
+            common.fail(SCRIPT, "--eflomal needs the eflomal package: pip install 'nmt[align]'")
+    base = {
+        "bench": SCRIPT,
+        "archive": str(args.archive),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "commit": git_commit(),
+    }
+    try:
+        with tempfile.TemporaryDirectory(prefix="align_rwth_") as tmp:
+            rwth = read_archive(args.archive, Path(tmp))
+            base["archive_sha256"] = rwth.archive_sha256
+            log.info("%d RWTH pairs read from %s", len(rwth.gold), args.archive)
+            for path in args.models:
+                record = align_model(path, rwth, args)
+                log.info("%s: AER %.3f", path, record["aer"])
+                common.emit({**base, **record})
+            if args.diagonal:
+                common.emit({**base, **diagonal(rwth)})
+            for repeat in range(args.eflomal_repeats if args.eflomal else 0):
+                for record in align_eflomal(rwth, args, Path(tmp), repeat):
+                    log.info("eflomal %s: AER %.3f", record["direction"], record["aer"])
+                    common.emit({**base, **record})
+    except UserError as exc:
+        common.fail(SCRIPT, str(exc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
