@@ -43,6 +43,8 @@ from nmt.api.extending import PluginError as PluginError
 from nmt.api.extending import check_attention as check_attention
 from nmt.api.extending import register_attention as register_attention
 from nmt.api.extending import register_schedule as register_schedule
+from nmt.api.groups import GroupsResult as GroupsResult
+from nmt.api.groups import compare_groups as compare_groups
 from nmt.api.plotting import plot_attention as plot_attention
 from nmt.api.plotting import plot_attention_grid as plot_attention_grid
 from nmt.api.records import Records as Records

@@ -21,6 +21,7 @@ from nmt.cli import align as cli_align
 from nmt.cli import decoding as cli_decoding
 from nmt.cli import evaluate as cli_evaluate
 from nmt.cli import export as cli_export
+from nmt.cli import groups as cli_groups
 from nmt.cli import labs as cli_labs
 from nmt.cli import tools as cli_tools
 from nmt.cli.help_format import hide_flag_types, reflow_commands
@@ -212,6 +213,7 @@ def train_cmd(
 
 cli_decoding.register(app)  # translate, serve: after train
 cli_evaluate.register(app)  # eval, average, compare, variants, report: listed after serve
+cli_groups.register(app)  # compare-groups: several nmt compare folders, one per group
 cli_align.register(app)  # align: word alignments out of attention, and their error against gold links
 cli_tools.register(app)  # select, diagnose: the last steps on a trained run
 cli_export.register(app)  # export: after the commands that make and score models

@@ -6,10 +6,11 @@ budget), :mod:`~nmt.comparison.runs` (each run folder: reuse, resume or train),
 :mod:`~nmt.comparison.jobs` (runs trained side by side, ``--jobs``), :mod:`~nmt.comparison.scores`
 (each best checkpoint translates the split; means and tests over seeds),
 :mod:`~nmt.comparison.timing` (each arm's seconds per update alone, ``--time-updates``),
-:mod:`~nmt.comparison.record` (the reproducibility record) and :mod:`~nmt.comparison.command`
-(the whole command, which ``nmt.compare`` runs too).
+:mod:`~nmt.comparison.record` and :mod:`~nmt.comparison.record_runs` (the reproducibility record)
+and :mod:`~nmt.comparison.command` (the whole command, which ``nmt.compare`` runs too); then
+:mod:`~nmt.comparison.groups` (several comparisons of the same arms pooled: ``nmt compare-groups``).
 
 Imports nmt.evaluation (runs translate and are scored as ``nmt eval`` does; the report's files and
 record are ``nmt report``'s), nmt.training (runs train) and everything below them; only nmt.labs,
-nmt.api and nmt.cli import it.
+nmt.api and nmt.cli import it (and docs_build/pairs_table.py, outside the package).
 """

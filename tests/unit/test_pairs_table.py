@@ -3,6 +3,11 @@
 import importlib
 import json
 
+import pytest
+
+from nmt.comparison.groups import check_same_arms
+from nmt.util.errors import UserError
+
 pairs_table = importlib.import_module("pairs_table")  # docs_build/ is on sys.path (tests/conftest.py)
 
 
@@ -56,3 +61,12 @@ def test_the_pages_statistics_across_pairs_come_from_the_json_lines(tmp_path, ca
     # qkv is +1 + mean(noise) = +1.033 on every pair: no spread across pairs, positive on all three
     assert "| qkv | +1.03 ± 0.00 | 0.000 | 3 of 3 | 9 of 9 |" in page
     assert "Kendall's W, all variants: 1.000 (Friedman chi-square 9.00, 3 df, p = 0.0293)" in page
+
+
+@pytest.mark.parametrize("change", [{"arms": {"bahdanau": {}, "qkv": {}}}, {"baseline": "none"}])
+def test_groups_of_other_arms_or_another_baseline_are_refused_in_one_line(change):
+    plan = {"arms": {"bahdanau": {}, "none": {}}, "baseline": "bahdanau"}
+    check_same_arms({"de-en": plan, "fr-en": {**plan, "arms": {"none": {}, "bahdanau": {}}}})  # order aside: alike
+    with pytest.raises(UserError, match="fr-en") as refusal:
+        check_same_arms({"de-en": plan, "fr-en": {**plan, **change}})
+    assert "\n" not in str(refusal.value)
