@@ -225,14 +225,20 @@ def default_runs_dir(config: Optional[Path], overrides: Sequence[str]) -> Path:
 
 
 def _power(seeds: Sequence[int], spread: Any, target: Any) -> list[str]:
-    """The design's power line for a stated ``spread`` (none without one)."""
+    """The design's power line for a stated ``spread``, or the spread of an earlier comparison (a
+    path to its report.json or its folder); none without one."""
     if spread is None:
         if target is not None:
             raise UserError("target: give spread too (the power of a design depends on the spread between seeds)")
         return []
     from nmt.score.power import power_line
 
-    sigma = check.number("spread", spread, above=0.0)
+    if isinstance(spread, (str, os.PathLike)):
+        from nmt.comparison.scores import report_spread
+
+        sigma = report_spread(check.path("spread", spread))
+    else:
+        sigma = check.number("spread", spread, above=0.0)
     delta = None if target is None else check.number("target", target, above=0.0)
     if len(seeds) < 2:
         return ["power: one seed has no test across seeds; give --seeds with two or more"]
@@ -258,7 +264,7 @@ def compare(
     match_params: Optional[str] = None,
     time_updates: int = 0,
     dry_run: bool = False,
-    spread: Optional[float] = None,
+    spread: Union[float, PathLike, None] = None,
     target: Optional[float] = None,
     search: Optional[str] = None,
     modules: Sequence[str] = (),
@@ -280,8 +286,8 @@ def compare(
             after another in this process, for the ``s_per_update_alone`` record (0: no timing).
         dry_run: train, score and write nothing: the result's :attr:`~Comparison.planned` lists the
             runs with what would happen to each, the lines ``nmt compare --dry-run`` prints.
-        spread: the standard deviation of per-seed BLEU differences between arms, from earlier runs
-            or a stated guess: the plan's text then ends with the smallest difference its seeds
+        spread: the standard deviation of per-seed BLEU differences between arms, a stated guess,
+            or an earlier comparison's report.json (or its folder) to take it from: the plan's text then ends with the smallest difference its seeds
             detect with 80% power (:func:`nmt.score.power.power_line`), said before any run.
         target: with ``spread``, a BLEU difference to detect: the line adds the seeds it needs.
         search: what was searched to reach the base configuration, on which split and with what
@@ -314,7 +320,7 @@ def _compare(
     match_params: Optional[str],
     time_updates: int,
     dry_run: bool,
-    spread: Optional[float],
+    spread: Union[float, PathLike, None],
     target: Optional[float],
     search: Optional[str],
 ) -> Comparison:

@@ -9,7 +9,7 @@ like every command, each parses its options and calls one function, importing it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 import typer
 
@@ -190,6 +190,14 @@ def compare_cmd(
         metavar="SIGMA",
         show_default=False,
     ),
+    spread_from: Optional[Path] = typer.Option(
+        None,
+        "--spread-from",
+        help="Take --spread from an earlier comparison: its report.json, or the folder holding it "
+        "(the spread of its arms' per-seed differences from its baseline).",
+        metavar="REPORT",
+        show_default=False,
+    ),
     target: Optional[float] = typer.Option(
         None,
         "--target",
@@ -267,11 +275,20 @@ def compare_cmd(
             match_params=match_params,
             time_updates=time_updates,
             dry_run=dry_run,
-            spread=spread,
+            spread=_one_spread(spread, spread_from),
             target=target,
             search=search,
         )
     typer.echo(result.text)
+
+
+def _one_spread(spread: Optional[float], spread_from: Optional[Path]) -> Union[float, Path, None]:
+    """--spread or --spread-from, never both."""
+    if spread is not None and spread_from is not None:
+        from nmt.util.errors import UserError
+
+        raise UserError("give --spread or --spread-from, not both")
+    return spread_from if spread_from is not None else spread
 
 
 def variants_cmd(module: Optional[list[str]] = ModuleOpt) -> None:

@@ -20,6 +20,7 @@ from nmt.score.metrics import bleu_by_length, bleu_metric, compare_systems, scor
 from nmt.score.power import power_line
 from nmt.score.seed_stats import mean_interval, paired_t_test, with_half
 from nmt.score.significance import segment_statistics, stratified_ar_p_value
+from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
 
 
@@ -200,6 +201,19 @@ def difference_spread(rows: list[dict[str, Any]], reference: str) -> Optional[fl
         if len(diffs) >= 2:
             variances.append(statistics.variance(diffs))
     return math.sqrt(statistics.fmean(variances)) if variances and statistics.fmean(variances) > 0 else None
+
+
+def report_spread(path: Path) -> float:
+    """:func:`difference_spread` of an earlier comparison: its ``report.json`` (or the folder holding it)."""
+    file = path / "report.json" if path.is_dir() else path
+    try:
+        report = json.loads(file.read_text(encoding="utf-8"))
+        sigma = difference_spread(report["variants"], report["plan"]["baseline"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"{file}: not the report.json of an nmt compare ({type(exc).__name__}: {exc})") from None
+    if sigma is None:
+        raise UserError(f"{file}: its comparison has no spread between seeds (it needs two or more seeds per arm)")
+    return sigma
 
 
 def p_cell(p_values: Optional[list[float]]) -> str:

@@ -163,3 +163,21 @@ def test_a_dry_run_says_what_its_design_can_detect(tmp_path, capsys):
     )
     assert code == 0 and out.splitlines()[-1].startswith("power: with 3 seeds")
     assert not (tmp_path / "c").exists()
+    # the spread of an earlier comparison: its per-seed differences from its baseline, here 1.0 exactly
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    rows = [
+        {"variant": "bahdanau", "per_seed_bleu": {"1": 30.0, "2": 31.0, "3": 32.0}},
+        {"variant": "luong_dot", "per_seed_bleu": {"1": 30.0, "2": 32.0, "3": 34.0}},
+    ]
+    (earlier / "report.json").write_text(json.dumps({"plan": {"baseline": "bahdanau"}, "variants": rows}))
+    from_report = nmt.compare(**plan, dry_run=True, spread=earlier).text.splitlines()[-1]
+    assert from_report == nmt.compare(**plan, dry_run=True, spread=1.0).text.splitlines()[-1]
+    with pytest.raises(UserError, match="not the report.json of an nmt compare"):
+        nmt.compare(**plan, dry_run=True, spread=tmp_path / "c")
+    args = ["compare", "--variants", "bahdanau,luong_dot", "--steps", "4", "--runs-dir", str(tmp_path / "c")]
+    code, out, err = run_cli([*args, "--dry-run", "--spread-from", str(earlier)], capsys)
+    stated = nmt.compare(**{**plan, "seeds": [1, 2]}, dry_run=True, spread=1.0).text.splitlines()[-1]
+    assert code == 0 and out.splitlines()[-1] == stated, err  # nmt compare's default seeds: 1,2
+    code, _out, err = run_cli([*args, "--dry-run", "--spread", "1", "--spread-from", str(earlier)], capsys)
+    assert code == 2 and "not both" in err
