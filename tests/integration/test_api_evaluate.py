@@ -173,7 +173,7 @@ def test_a_dry_run_says_what_its_design_can_detect(tmp_path, capsys):
     (earlier / "report.json").write_text(json.dumps({"plan": {"baseline": "bahdanau"}, "variants": rows}))
     from_report = nmt.compare(**plan, dry_run=True, spread=earlier).text.splitlines()[-1]
     assert from_report == nmt.compare(**plan, dry_run=True, spread=1.0).text.splitlines()[-1]
-    with pytest.raises(UserError, match="not the report.json of an nmt compare"):
+    with pytest.raises(UserError, match=r"not the report\.json of an nmt compare"):
         nmt.compare(**plan, dry_run=True, spread=tmp_path / "c")
     args = ["compare", "--variants", "bahdanau,luong_dot", "--steps", "4", "--runs-dir", str(tmp_path / "c")]
     code, out, err = run_cli([*args, "--dry-run", "--spread-from", str(earlier)], capsys)
