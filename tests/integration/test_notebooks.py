@@ -44,8 +44,8 @@ def smoke_environment() -> dict[str, str]:
     }
 
 
-def test_the_seven_notebooks_are_there_in_order():
-    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 8)], [p.name for p in NOTEBOOKS]
+def test_the_eight_notebooks_are_there_in_order():
+    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 9)], [p.name for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -119,7 +119,7 @@ def setup_cell(path: Path) -> str:
 
 
 def test_every_notebook_sets_the_class_time_limit_with_the_same_lines_and_reports_each_runs_end():
-    """NMT_CLASS_MINUTES is read in one block of the setup cell, the same in all seven notebooks, and
+    """NMT_CLASS_MINUTES is read in one block of the setup cell, the same in every notebook, and
     every nmt.train call of a notebook passes its limit and says what ended the run.  Notebook 07
     trains only through nmt.compare, which runs every run for its updates (no time limit)."""
     blocks = {path.name: setup_cell(path)[setup_cell(path).index("# NMT_CLASS_MINUTES") :] for path in NOTEBOOKS}
@@ -235,6 +235,33 @@ def test_notebook_07_stops_at_the_students_line_until_it_is_written(tmp_path: Pa
     failed = next(c for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
     assert "nmt.check_attention(ScaledCosineEnergy)" in failed.source
     assert not (tmp_path / "runs" / "smoke" / "notebook_own_attention").exists(), "nothing trained"
+
+
+def test_notebook_08_reads_the_rwth_gold_in_the_class_setting_or_says_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The class setting's gold cell, which CI never runs (its clone has no ../shared/): without the
+    archive it stops in one line naming NMT_ALIGNMENTS; with it (where this checkout has one) it reads
+    the 508 RWTH pairs and finds the pair it draws.  The cell alone, as a kernel runs it: nothing trains."""
+    import tarfile
+    import tempfile
+
+    import nmt
+
+    path = next(p for p in NOTEBOOKS if p.name.startswith("08_"))
+    cell = next(c.source for c in nbformat.read(path, as_version=4).cells if "SMOKE_GOLD = [" in c.source)
+    names = {"os": os, "tarfile": tarfile, "tempfile": tempfile, "Path": Path, "nmt": nmt, "SMOKE": False}
+    monkeypatch.setenv("NMT_ALIGNMENTS", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="set NMT_ALIGNMENTS to the folder") as missing:
+        exec(compile(cell, "gold", "exec"), dict(names))
+    assert str(tmp_path) in str(missing.value) and "\n" not in str(missing.value)
+    shared = REPO.parent / "shared" / "data" / "alignments"
+    if not (shared / "DeEnGoldAlignment.tar.gz").is_file():
+        pytest.skip("no RWTH archive in ../shared/data/alignments/ beside this checkout")
+    monkeypatch.setenv("NMT_ALIGNMENTS", str(shared))
+    exec(compile(cell, "gold", "exec"), names)
+    assert len(names["sources"]) == len(names["targets"]) == len(names["gold"]) == 508
+    assert names["targets"][names["PAIR"]] == "We are voting for the report ."
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
