@@ -1,6 +1,6 @@
 """Raw data behind every published table: each results section with a table names its JSON lines in
-docs/measurements/ (a file that exists) or says plainly that it is unrecorded; and the four-pair
-page's tables are exactly what docs_build/pairs_table.py prints from its JSON lines."""
+docs/measurements/ (a file that exists) or says plainly that it is unrecorded; and the comparison
+pages' tables are exactly what docs_build/pairs_table.py prints from their JSON lines."""
 
 from __future__ import annotations
 
@@ -37,14 +37,22 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
     assert not absent, f"{page.name} names measurement files that do not exist: {absent}"
 
 
-def test_the_four_pair_tables_are_what_pairs_table_prints_from_their_json_lines() -> None:
+@pytest.mark.parametrize(
+    "page,measurements",
+    [
+        ("pairs.md", "pairs_2026-11-27_h100.jsonl"),  # the four-pair page
+        ("adding_an_attention.md", "cosine_2026-11-28_cpu.jsonl"),  # the worked comparison of a user's attention
+    ],
+)
+def test_comparison_tables_are_what_pairs_table_prints_from_their_json_lines(page: str, measurements: str) -> None:
     printed = subprocess.run(
-        [sys.executable, "docs_build/pairs_table.py", "docs/measurements/pairs_2026-11-27_h100.jsonl"],
+        [sys.executable, "docs_build/pairs_table.py", f"docs/measurements/{measurements}"],
         cwd=REPO,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    page = (REPO / "docs" / "pairs.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / page).read_text(encoding="utf-8")
+    assert f"docs/measurements/{measurements}" in text
     rows = [line for line in printed.splitlines() if line.startswith("|") and not set(line) <= set("|-: ")]
-    assert rows and [row for row in rows if row not in page] == []
+    assert rows and [row for row in rows if row not in text] == []
