@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from nmt.data.toy import reversal_pairs, write_reversal
+
 # Tiny models run fastest on one thread, and two test processes' threads never fight for
 # the two cores of the reference machine.
 torch.set_num_threads(1)
@@ -207,52 +209,15 @@ def multi30k_prepared(multi30k_dir: Path, tmp_path_factory: pytest.TempPathFacto
 
 # --- training: a toy task learned by a tiny model -------------------------------------------
 
-TOY_WORDS = [
-    "ant",
-    "bee",
-    "cat",
-    "dog",
-    "eel",
-    "fox",
-    "gnu",
-    "hen",
-    "ibis",
-    "jay",
-    "kiwi",
-    "lark",
-    "mole",
-    "newt",
-    "owl",
-    "pig",
-]
-
 
 def toy_task_pairs(n: int, seed: int, min_len: int = 2, max_len: int = 9) -> list[tuple[str, str]]:
-    """Sockeye-style synthetic task: the target is the source reversed, each word upper-cased.
-
-    Learning it needs attention over the whole source (reordering) and a lexicon.
-    """
-    import random
-
-    rng = random.Random(seed)
-    pairs = []
-    for _ in range(n):
-        words = [rng.choice(TOY_WORDS) for _ in range(rng.randint(min_len, max_len))]
-        pairs.append((" ".join(words), " ".join(w.upper() for w in reversed(words))))
-    return pairs
+    """The reversal task of :mod:`nmt.data.toy`: the target is the source reversed, each word upper-cased."""
+    return reversal_pairs(n, seed, min_len, max_len)
 
 
 def write_toy_task(folder: Path, sizes: dict[str, int]) -> dict[str, list[str]]:
     """Write the toy task as plain-text split files; returns data.local_files."""
-    folder.mkdir(parents=True, exist_ok=True)
-    files = {}
-    for offset, (split, n) in enumerate(sizes.items()):
-        pairs = toy_task_pairs(n, seed=100 + offset)
-        src, tgt = folder / f"{split}.src.txt", folder / f"{split}.tgt.txt"
-        src.write_text("".join(s + "\n" for s, _ in pairs), encoding="utf-8")
-        tgt.write_text("".join(t + "\n" for _, t in pairs), encoding="utf-8")
-        files[split] = [str(src), str(tgt)]
-    return files
+    return write_reversal(folder, sizes, seed=100)
 
 
 def toy_overrides(root: Path, files: dict[str, list[str]], **extra: object) -> list[str]:

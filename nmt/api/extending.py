@@ -26,11 +26,14 @@ from nmt.util.registry import allowing
 __all__ = ["PluginError", "allowing_modules", "check_attention", "register_attention", "register_schedule"]
 
 
-def check_attention(energy: Union[str, type], seed: int = 0) -> list[str]:
+def check_attention(energy: Union[str, type], seed: int = 0, learn: bool = False) -> list[str]:
     """Check an energy (a subclass of :class:`nmt.Energy`, or a registered name) as nmt checks its own:
     scores of shape (B, h, T, S) and finite, zero weight on padding, rows summing to 1, a sentence's
     context independent of its padding and batch, one query at a time equal to all at once, and
-    gradients reaching the energy's parameters.  Returns the properties checked.
+    gradients reaching the energy's parameters.  With ``learn``, also the learning test nmt's own
+    attention variants pass: a tiny model with it learns to reverse sentences of 10 to 24 words to
+    greedy BLEU 70 in 600 updates (about a minute on 2 CPU cores; :mod:`nmt.training.learning_check`).
+    Returns the properties checked.
 
     Raises:
         nmt.PluginError: the first property that fails, in one line naming it.
@@ -39,7 +42,31 @@ def check_attention(energy: Union[str, type], seed: int = 0) -> list[str]:
 
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise UserError(f"seed: expected an integer, not {type(seed).__name__}")
-    return run_checks(energy, seed)
+    if not isinstance(learn, bool):
+        raise UserError(f"learn: expected True or False, not {type(learn).__name__}")
+    passed = run_checks(energy, seed)
+    if learn:
+        passed.append(_learns(energy))
+    return passed
+
+
+def _learns(energy: Union[str, type]) -> str:
+    """The learning test of :func:`check_attention` on ``energy`` (its registered name, or its class's)."""
+    import tempfile
+    from pathlib import Path
+
+    from nmt.config.attention_space import ATTENTIONS
+    from nmt.training.learning_check import FLOOR, STEPS, reversal_bleu
+
+    name = energy if isinstance(energy, str) else ATTENTIONS.name_of(energy)
+    with tempfile.TemporaryDirectory(prefix="nmt-learn-") as folder:
+        bleu = reversal_bleu(Path(folder), [f"model.attention.type={name}"])
+    if bleu < FLOOR:
+        raise PluginError(
+            f"attention {name} fails the learning test: greedy BLEU {bleu:.1f} on long reversal after {STEPS} "
+            f"updates, below {FLOOR:.0f} (nmt's own attentions reach 83.5 to 100, none 24.7)"
+        )
+    return f"learns long reversal: greedy BLEU {bleu:.1f} >= {FLOOR:.0f} after {STEPS} updates"
 
 
 def allowing_modules(modules: Sequence[str] = ()) -> Any:

@@ -187,3 +187,21 @@ def test_an_attention_that_does_not_trace_is_refused_by_the_onnx_export_in_one_l
     code, _out, err = run_cli([*args, "-o", str(tmp_path / "onnx")], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "attention untraceable does not export to ONNX" in err and "--engine torch" in err
+
+
+class Blind(nmt.Energy):
+    """Scores every key alike whatever the query: the context is the mean of the source, no attention."""
+
+    defaults: ClassVar[dict[str, str]] = {"query_map": "linear", "key_map": "linear"}
+
+    def forward(self, q, k):
+        return 0 * (q @ k.transpose(-1, -2))
+
+
+@pytest.mark.slow  # two tiny trainings of 600 updates: about two minutes on 2 cores
+def test_the_learning_test_passes_the_worked_example_and_fails_an_energy_that_does_not_attend() -> None:
+    with registry.allowing([str(EXAMPLE)]):
+        passed = nmt.check_attention("cosine", learn=True)
+    assert passed[-1].startswith("learns long reversal: greedy BLEU")
+    with pytest.raises(nmt.PluginError, match=r"attention blind fails the learning test: greedy BLEU \d"):
+        nmt.check_attention(nmt.register_attention("blind", Blind), learn=True)
