@@ -11,18 +11,17 @@ from __future__ import annotations
 from typing import Any, Literal, Optional, Union
 
 from pydantic import Field, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
 from nmt.config.attention_space import (
     ATTENTION_ENERGIES,
     ATTENTION_MAPS,
-    ATTENTION_PRESETS,
     ATTENTION_TYPES,
     ATTENTIONS,
     AXES,
     attention_point,
     attention_problem,
 )
+from nmt.config.named_code import AttentionType, EnergyName
 from nmt.config.section import Section, _model_option
 from nmt.util.errors import short_repr
 
@@ -30,7 +29,7 @@ from nmt.util.errors import short_repr
 class AttentionConfig(Section):
     """Cross-attention: a preset or a custom point of the design space, and the decoder style."""
 
-    type: str = Field(
+    type: AttentionType = Field(
         "bahdanau",
         description="Preset (" + ", ".join(ATTENTION_TYPES) + ") that fills every axis left null "
         "(an axis you set overrides it); custom: no preset, energy required, other axes identity/false/1; "
@@ -80,7 +79,7 @@ class AttentionConfig(Section):
         "saturation (docs/attention_diagnosis.md). A linear map can scale the scores itself, so qkv "
         "and custom points with one get no e^s.",
     )
-    energy: Optional[str] = Field(
+    energy: Optional[EnergyName] = Field(
         None,
         description="Energy: " + ", ".join(ATTENTION_ENERGIES) + ", a registered energy's name or an "
         "import path module:Class; null = the preset's.",
@@ -108,22 +107,6 @@ class AttentionConfig(Section):
         256, ge=1, description="location: source positions W_a scores (must cover train.max_len, decode.max_src_len)."
     )
 
-    @field_validator("type")
-    @classmethod
-    def _known_type(cls, value: str) -> str:
-        if value not in ATTENTION_PRESETS and value != "custom" and value not in ATTENTIONS:
-            presets = ", ".join(repr(t) for t in (*ATTENTION_TYPES, "custom"))
-            raise PydanticCustomError(
-                "unknown_attention",
-                f"expected a preset ({presets}), a registered energy or an import path module:Class",
-            )
-        return value
-
-    @field_validator("energy")
-    @classmethod
-    def _known_energy(cls, value: Optional[str]) -> Optional[str]:
-        return _registered_energy(value) if value is not None else None
-
     def axes(self) -> dict[str, Any]:
         """The resolved point: energy, query_map, key_map, value_map, out_proj, heads."""
         base = attention_point(self.type)
@@ -136,27 +119,13 @@ class AttentionConfig(Section):
         return str(attention_point(self.type)["style"])
 
 
-def _registered_energy(value: str) -> str:
-    if value not in ATTENTIONS:
-        names = ", ".join(repr(n) for n in ATTENTIONS.names())
-        raise PydanticCustomError(
-            "unknown_energy", f"expected one of {names}, a registered energy or an import path module:Class"
-        )
-    return value
-
-
 class SelfAttentionConfig(Section):
     """The axes of a self-attention block; defaults are Transformer-like (scaled dot, QKV, W_o)."""
 
-    energy: str = Field(
+    energy: EnergyName = Field(
         "scaled_dot",
         description="Energy: " + ", ".join(ATTENTION_ENERGIES) + ", a registered energy's name or an import path.",
     )
-
-    @field_validator("energy")
-    @classmethod
-    def _known_energy(cls, value: str) -> str:
-        return _registered_energy(value)
 
     query_map: Literal[ATTENTION_MAPS] = Field("linear", description="Query map: identity or linear.")  # type: ignore[valid-type]
     key_map: Literal[ATTENTION_MAPS] = Field("linear", description="Key map: identity or linear.")  # type: ignore[valid-type]

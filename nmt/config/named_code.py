@@ -7,12 +7,42 @@ the name is registered when the config's checks look it up.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from nmt.config.attention_space import ATTENTIONS
+from pydantic import AfterValidator
+from pydantic_core import PydanticCustomError
+
+from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, ATTENTIONS
 from nmt.config.schedules import TF_SCHEDULES
 from nmt.util.errors import ConfigError
 from nmt.util.registry import PATH, PluginError, import_path
+
+
+def _attention_type(value: str) -> str:
+    if value not in ATTENTION_PRESETS and value != "custom" and value not in ATTENTIONS:
+        presets = ", ".join(repr(t) for t in (*ATTENTION_TYPES, "custom"))
+        raise PydanticCustomError(
+            "unknown_attention", f"expected a preset ({presets}), a registered energy or an import path module:Class"
+        )
+    return value
+
+
+def _registered(registry: Any, what: str) -> Any:
+    def check(value: str) -> str:
+        if value not in registry:
+            names = ", ".join(repr(n) for n in registry.names())
+            raise PydanticCustomError("unknown_name", f"expected one of {names}, a registered {what} or an import path")
+        return value
+
+    return check
+
+
+AttentionType = Annotated[str, AfterValidator(_attention_type)]
+"""``model.attention.type``: a preset, ``custom``, or an energy's registered name or import path."""
+EnergyName = Annotated[str, AfterValidator(_registered(ATTENTIONS, "energy"))]
+"""An ``energy`` option: nmt's own, or a registered energy's name or import path."""
+ScheduleName = Annotated[str, AfterValidator(_registered(TF_SCHEDULES, "schedule"))]
+"""``train.tf_schedule``: nmt's own, or a registered schedule's name or import path."""
 
 _NAMED_CODE = {
     ("model", "attention", "type"): ATTENTIONS,

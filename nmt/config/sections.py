@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
-from nmt.config.schedules import TF_SCHEDULES
+from nmt.config.named_code import ScheduleName
 from nmt.config.section import Section
 
 NORMALIZATIONS = ("nfc", "nfkc", "none")
@@ -227,7 +226,7 @@ class TrainConfig(Section):
     teacher_forcing: float = Field(
         1.0, ge=0.0, le=1.0, description="Probability p of feeding the reference token instead of the prediction."
     )
-    tf_schedule: str = Field(
+    tf_schedule: ScheduleName = Field(
         "constant",
         description="Decay of p over updates (scheduled sampling, Bengio et al. 2015): constant, linear, "
         "inverse_sigmoid, a schedule registered with nmt.register_schedule, or an import path module:function "
@@ -238,16 +237,6 @@ class TrainConfig(Section):
     tf_k: float = Field(1000.0, ge=1.0, description="inverse_sigmoid: p = k / (k + exp(step / k)).")
     label_smoothing: float = Field(0.1, ge=0.0, lt=1.0, description="Label smoothing of the cross-entropy.")
     max_nonfinite: int = Field(10, ge=1, description="Stop after this many non-finite losses in a row.")
-
-    @field_validator("tf_schedule")
-    @classmethod
-    def _known_schedule(cls, value: str) -> str:
-        if value not in TF_SCHEDULES:
-            names = ", ".join(repr(n) for n in TF_SCHEDULES.names())
-            raise PydanticCustomError(
-                "unknown_schedule", f"expected one of {names}, a registered schedule or an import path module:function"
-            )
-        return value
 
     @field_validator("select")
     @classmethod
