@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from nmt.data.toy import reversal_pairs, write_reversal
+from nmt.training.learning_check import TINY
 
 # Tiny models run fastest on one thread, and two test processes' threads never fight for
 # the two cores of the reference machine.
@@ -227,22 +228,10 @@ def toy_overrides(root: Path, files: dict[str, list[str]], **extra: object) -> l
     settings = {
         "name": "toy",
         "runs_dir": str(root / "runs"),
-        "data.corpus": "local",
-        "data.src": "xx",
-        "data.tgt": "yy",
         "data.root": str(root / "data"),
         "data.local_files": json.dumps(files),
-        "data.vocab_size": 100,
-        "model.emb_size": 32,
-        "model.hidden_size": 64,
-        "model.dropout": 0.0,
-        "model.emb_dropout": 0.0,
-        "train.max_tokens": 600,
-        "train.lr": 0.005,
+        **TINY,
         "train.log_every": 1,
-        "train.valid_max_sentences": 60,
-        "train.threads": 1,
-        "decode.batch_size": 32,
     }
     settings.update({k.replace("__", "."): v for k, v in extra.items()})
     return [f"{k}={v}" for k, v in settings.items()]

@@ -38,14 +38,11 @@ TINY = {
     "model.emb_dropout": 0.0,
     "train.max_tokens": 600,
     "train.lr": 0.005,
-    "train.max_epochs": 1000,
     "train.valid_max_sentences": 60,
     "train.threads": 1,
-    "train.tensorboard": False,
-    "train.valid_attention_map": False,
     "decode.batch_size": 32,
 }
-"""The tiny model and batches of the test (the toy settings of tests/conftest.py)."""
+"""The tiny model and batches of the reversal task (also the test suite's toy model, tests/conftest.py)."""
 
 
 def reversal_files(folder: Path) -> dict[str, list[str]]:
@@ -66,8 +63,11 @@ def reversal_bleu(
         "data.root": str(root / "data"),
         "data.local_files": json.dumps(files),
         "train.max_steps": steps,
+        "train.max_epochs": 1000,
         "train.valid_every": steps,
         "train.log_every": steps,
+        "train.tensorboard": False,
+        "train.valid_attention_map": False,
     }
     run_training(None, [*(f"{k}={v}" for k, v in settings.items()), *model], progress=progress)
     loaded = load_checkpoint(RunPaths(root / "runs" / name).last, torch.device("cpu"))
