@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.run import events
+from nmt.run.paths import REPORT, SCORED, RunPaths, report_json
 from nmt.score.across import holm, kendall_w, pooled_effect, replicability_count
 from nmt.score.seed_stats import kendall_tau, mean_interval, paired_t_test
 from nmt.util.errors import UserError
@@ -64,10 +65,10 @@ def _read_json(path: Path, hint: str) -> Any:
 
 
 def _plan(folder: Path) -> dict[str, Any]:
-    report = _read_json(folder / "report" / "report.json", f"rerun nmt compare --runs-dir {folder}")
+    report = _read_json(report_json(folder / REPORT), f"rerun nmt compare --runs-dir {folder}")
     plan = report.get("plan") if isinstance(report, dict) else None
     if not isinstance(plan, dict) or not PLAN_KEYS.issubset(plan) or "variants" not in report:
-        raise UserError(f"{folder / 'report' / 'report.json'}: not a report of nmt compare")
+        raise UserError(f"{report_json(folder / REPORT)}: not a report of nmt compare")
     return report
 
 
@@ -87,7 +88,7 @@ def check_same_arms(plans: dict[str, dict[str, Any]]) -> None:
 def collect(root: Path, notes: Optional[dict[str, str]] = None) -> list[Record]:
     """One record per run of every comparison folder ``root/<group>`` (``notes`` added to each)."""
     root = Path(root)
-    folders = sorted(p.parent.parent for p in root.glob("*/report/report.json"))
+    folders = sorted(p.parent.parent for p in root.glob(f"*/{REPORT}/{report_json(Path(REPORT)).name}"))
     if not folders:
         raise UserError(
             f"no <group>/report/report.json under {root}; run nmt compare --runs-dir {root}/<group> once per group"
@@ -102,7 +103,7 @@ def collect(root: Path, notes: Optional[dict[str, str]] = None) -> list[Record]:
             for index, seed in enumerate(row["seeds"]):
                 run = folder / f"{row['variant']}_s{seed}"
                 scored = _read_json(
-                    run / f"compare-{plan['split']}" / "scored.json", f"rerun nmt compare --runs-dir {folder}"
+                    RunPaths(run).compare_folder(plan["split"]) / SCORED, f"rerun nmt compare --runs-dir {folder}"
                 )
                 result = scored["result"]
                 starts = events.of_kind(events.read(run), events.Start)

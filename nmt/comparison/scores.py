@@ -14,7 +14,7 @@ from nmt.comparison.plan import Plan
 from nmt.comparison.timing import COLUMN
 from nmt.config.arms import Arm
 from nmt.run.events import last_stop
-from nmt.run.paths import SCORED, RunPaths
+from nmt.run.paths import SCORED, RunPaths, report_json
 from nmt.score.across import holm
 from nmt.score.metrics import bleu_by_length, bleu_metric, compare_systems, score
 from nmt.score.power import power_line
@@ -205,7 +205,7 @@ def difference_spread(rows: list[dict[str, Any]], reference: str) -> Optional[fl
 
 def report_spread(path: Path) -> float:
     """:func:`difference_spread` of an earlier comparison: its ``report.json`` (or the folder holding it)."""
-    file = path / "report.json" if path.is_dir() else path
+    file = report_json(path) if path.is_dir() else path
     try:
         report = json.loads(file.read_text(encoding="utf-8"))
         sigma = difference_spread(report["variants"], report["plan"]["baseline"])
