@@ -60,33 +60,30 @@ def import_named_code(raw: dict[str, Any], folder: Path | None) -> None:
     Only a config the user gives to train is read this way; a saved one (a checkpoint's) names code
     that only an allowed module may supply (:meth:`nmt.util.registry.Registry.admit`).
     """
-    for path, registry in _NAMED_CODE.items():
-        node: Any = raw
-        for key in path:
-            node = node.get(key) if isinstance(node, dict) else None
-        if isinstance(node, str) and node not in registry and PATH.fullmatch(node):
+    for option, registry, name in _named(raw):
+        if name not in registry and PATH.fullmatch(name):
             try:
-                import_path(node, registry, folder)
+                import_path(name, registry, folder)
             except PluginError as exc:
-                raise ConfigError(f"{'.'.join(path)}: {exc}") from None
+                raise ConfigError(f"{option}: {exc}") from None
 
 
-def _named(raw: dict[str, Any]) -> list[tuple[Any, str]]:
-    """(registry, name) of every option of ``raw`` that names registered code."""
+def _named(raw: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """(option, registry, name) of every option of ``raw`` that names registered code."""
     out = []
     for path, registry in _NAMED_CODE.items():
         node: Any = raw
         for key in path:
             node = node.get(key) if isinstance(node, dict) else None
         if isinstance(node, str):
-            out.append((registry, node))
+            out.append((".".join(path), registry, node))
     return out
 
 
 def code_record(raw: dict[str, Any]) -> list[dict[str, Any]]:
     """What a checkpoint of config ``raw`` keeps of the user's code it names: kind, name, origin
     (module:qualname) and the sha256 of the module's source; empty for nmt's own."""
-    return [record for registry, name in _named(raw) for record in registry.record([name])]
+    return [record for _, registry, name in _named(raw) for record in registry.record([name])]
 
 
 def admit_code(records: Any, source: str) -> None:

@@ -100,7 +100,7 @@ class Attention(nn.Module):
         kind = energy_class(energy)
         a_q, a_k, a_v = attention_sizes(query_size, key_size, query_map, key_map, value_map, dim)
         self.query_size, self.key_size = query_size, key_size
-        self.kind, self.heads, self.max_len = energy, heads, max_len
+        self.kind, self.heads = energy, heads
         # Attention dropout: zeroes some weights before pooling, in training only; the weights returned
         # (for maps and tests) are the softmax's own.
         self.weight_dropout = Dropout(dropout) if dropout > 0 else None

@@ -159,6 +159,11 @@ class RunPaths:
         """The evaluation folder ``nmt report`` reads for ``column`` (a key of :data:`REPORT_EVALS`)."""
         return self.root / REPORT_EVALS[column]
 
+    @property
+    def test_reads(self) -> Path:
+        """One line per read of a test split with the run's models (:mod:`nmt.run.test_reads`)."""
+        return self.root / TEST_READS
+
     def compare_folder(self, split: str, tag: str = "") -> Path:
         """``nmt compare``'s translations of ``split`` with the run's best checkpoint, and their score;
         ``tag`` names decoding options that differ from the run's own (a decoding sweep)."""

@@ -16,7 +16,8 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from nmt.run.paths import TEST_READS, RunPaths
+from nmt.run import selection
+from nmt.run.paths import RunPaths
 
 
 def is_test_split(split: str) -> bool:
@@ -33,14 +34,14 @@ def log_read(run_dir: Path, split: str, reader: str, checkpoints: Sequence[Path]
         "reader": reader,
         "checkpoints": [str(c) for c in checkpoints],
     }
-    with (Path(run_dir) / TEST_READS).open("a", encoding="utf-8") as handle:
+    with RunPaths(run_dir).test_reads.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(line) + "\n")
 
 
 def read_counts(run_dir: Path) -> dict[str, int]:
     """Reads per test split of the run: its test_reads.jsonl and the tests of its selection.json."""
     counts: Counter[str] = Counter()
-    path = Path(run_dir) / TEST_READS
+    path = RunPaths(run_dir).test_reads
     if path.is_file():
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
@@ -49,15 +50,11 @@ def read_counts(run_dir: Path) -> dict[str, int]:
                 continue  # a line cut by a crash is no read we can name
             if isinstance(split, str):
                 counts[split] += 1
-    chosen = RunPaths(run_dir).selection
-    if chosen.is_file():
-        try:
-            record = json.loads(chosen.read_text(encoding="utf-8"))
-            for entry in record.get("tests", []):
-                if isinstance(entry, dict) and isinstance(entry.get("split"), str):
-                    counts[entry["split"]] += 1
-        except (ValueError, AttributeError):
-            pass
+    record = selection.read(RunPaths(run_dir).selection)  # one of ours, or a one-line UserError
+    if record is not None:
+        for split in {entry.get("split") for entry in record["tests"] if isinstance(entry, dict)}:
+            if isinstance(split, str):
+                counts[split] += selection.test_reads(record, split)
     return dict(sorted(counts.items()))
 
 
