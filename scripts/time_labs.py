@@ -1,7 +1,7 @@
 """Time ``nmt lab NAME --size SIZE`` for each lab, one after the other, each from scratch.
 
 Each lab gets a runs folder of its own under --runs-root (so no lab reuses another's runs, as the
-labs "length", "matrices" and "kernel" do by default) and writes its table, figure and numbers to
+labs "matrices" and "kernel" do by default) and writes its table, figure and numbers to
 --out-root/NAME/SIZE (docs/labs/NAME/class holds the committed class-size ones).  The corpus is
 prepared once first and timed alone, since every lab after the first finds it prepared.  One line of
 JSON per measurement on stdout (wall seconds, the command, the machine, the date)::

@@ -64,11 +64,23 @@ def arm_configs(entries: list[dict[str, Any]], run_dirs: dict[str, Path]) -> dic
 
 
 def data_entry(plan: Plan) -> dict[str, Any]:
-    """The prepared corpus every arm read: split sizes, each file's SHA-256, the SentencePiece model's."""
+    """The prepared corpus the arms read: split sizes, each file's SHA-256, the SentencePiece model's.
+    Arms that read different folders (a sweep of a data option such as ``data.max_len``) get one
+    entry each, under ``per_arm``, by label."""
     from nmt import config as config_mod
+
+    folders = {
+        arm.label: config_mod.load(plan.config, [*plan.overrides, *arm.train]).data.prepared_dir for arm in plan.arms
+    }
+    if len(set(folders.values())) == 1:
+        return folder_entry(next(iter(folders.values())))
+    return {"per_arm": {label: folder_entry(folder) for label, folder in folders.items()}}
+
+
+def folder_entry(folder: Path) -> dict[str, Any]:
+    """One prepared folder's record (its manifest's split sizes and hashes; null where unprepared)."""
     from nmt.data.prepare import MANIFEST
 
-    folder = config_mod.load(plan.config, plan.overrides).data.prepared_dir
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
         return {"folder": str(folder), "manifest": None}

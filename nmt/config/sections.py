@@ -68,7 +68,8 @@ class DataConfig(Section):
         le=20,
         description="Join each split's consecutive pairs in groups of 1, 2, ..., N pairs in turn (N = this): "
         "long pairs made of short ones, for BLEU by length beyond the captions' 30 words (the length lab); "
-        "not natural long sentences. 1 = off; N > 1 prepares into <root>/<corpus>/<src>-<tgt>-joinN/.",
+        "not natural long sentences. 1 = off; N > 1 prepares into <root>/<corpus>/<src>-<tgt>-joinN-maxL/ "
+        "(L = data.max_len, so the paper's two training caps keep a folder each).",
     )
     vocab_size: int = Field(8000, ge=16, description="SentencePiece vocabulary size (per model).")
     spm_type: Literal[SPM_MODEL_TYPES] = Field(  # type: ignore[valid-type]
@@ -85,12 +86,12 @@ class DataConfig(Section):
     @property
     def prepared_dir(self) -> Path:
         """``<root>/<corpus>/<src>-<tgt>``; for local files one folder further, named after the
-        files (:meth:`local_key`), so two local corpora of one pair never replace each other."""
-        folder = (
-            Path(self.root)
-            / self.corpus
-            / (self.pair + (f"-join{self.join_captions}" if self.join_captions > 1 else ""))
-        )
+        files (:meth:`local_key`), so two local corpora of one pair never replace each other.
+        Joined captions go to ``<src>-<tgt>-joinN-maxL``: N captions at most per pair, training
+        pairs of at most L words, so runs trained with two caps (Bahdanau et al. 2015's 30 and 50
+        words) can be prepared side by side and trained at once."""
+        joined = f"-join{self.join_captions}-max{self.max_len}" if self.join_captions > 1 else ""
+        folder = Path(self.root) / self.corpus / (self.pair + joined)
         return folder / self.local_key() if self.corpus == "local" else folder
 
     def local_key(self) -> str:

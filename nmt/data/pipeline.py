@@ -31,8 +31,8 @@ FIXED_SPM = ("seed", "num_threads")
 
 def source_info(cfg: DataConfig) -> dict[str, Any]:
     """Where the text comes from, as recorded in manifest.json (cheap: reads nothing); joined
-    captions (``data.join_captions``) add how they were joined."""
-    joined = {"join_captions": cfg.join_captions} if cfg.join_captions > 1 else {}
+    captions (``data.join_captions``) add how they were joined (the training groups cut to fit ``max_len``)."""
+    joined = {"join_captions": cfg.join_captions, "train_groups_fit": cfg.max_len} if cfg.join_captions > 1 else {}
     return {**_origin(cfg), **joined}
 
 
@@ -77,7 +77,7 @@ def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False)
     """
     return prepare(
         cfg.corpus,
-        join_pairs(load_raw(cfg, progress), cfg.join_captions),
+        join_pairs(load_raw(cfg, progress), cfg.join_captions, cap=cfg.max_len),
         cfg.prepared_dir,
         cfg.src,
         cfg.tgt,

@@ -20,7 +20,7 @@ from nmt.comparison.plan import Plan
 from nmt.comparison.scores import p_cell
 from nmt.config.arms import parse_sweep
 from nmt.labs.base import Lab, LabContext, LabResult
-from nmt.labs.length import lab_seeds
+from nmt.labs.variant_runs import lab_seeds
 from nmt.run import events
 from nmt.run.paths import REPORT, RunPaths, report_json
 from nmt.util.fileio import atomic_write

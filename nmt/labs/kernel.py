@@ -13,8 +13,8 @@ parameter of its own: the learned maps W_q and W_k play the role of the toy's 1 
 inverse width per direction (their singular values), which the lab reads from the checkpoint
 and compares with the same maps at initialization.
 
-The translation run is the lab "length"'s gaussian run with seed 1
-(:func:`nmt.labs.length.variant_plan`), so it is trained once for both labs.
+The translation run is the shared gaussian run with seed 1
+(:func:`nmt.labs.variant_runs.variant_plan`), which the lab "matrices" reads too, so it is trained once for both labs.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import numpy as np
 
 from nmt.comparison.plan import Plan
 from nmt.labs.base import Lab, LabContext, LabResult
-from nmt.labs.length import variant_plan
 from nmt.labs.matrices import (
     SEED,
     TINY_DECODE,
@@ -44,6 +43,7 @@ from nmt.labs.matrices import (
     save_png,
     split_lines,
 )
+from nmt.labs.variant_runs import variant_plan
 from nmt.run.paths import RunPaths, report_json
 
 if TYPE_CHECKING:
@@ -314,7 +314,7 @@ def markdown(toy_rows: list[dict[str, Any]], maps: dict[str, dict[str, Any]], mo
 
 
 def plans(ctx: LabContext) -> list[Plan]:
-    """The gaussian variant's seed-1 run, as the lab "length" trains it."""
+    """The gaussian variant's seed-1 run, shared with the lab "matrices"."""
     return [variant_plan(ctx, variants=["gaussian"], seeds=[SEED])]
 
 
@@ -331,7 +331,7 @@ def run(ctx: LabContext) -> LabResult:
         },
     ]
     (plan,) = plans(ctx)
-    report_dir = ctx.runs_dir / "report-kernel"  # not the lab "length"'s report, which compares every variant
+    report_dir = ctx.runs_dir / "report-kernel"  # not the lab "matrices"' report, which compares every variant
     ctx.compare(plan, out=report_dir)
     row = json.loads(report_json(report_dir).read_text(encoding="utf-8"))["variants"][0]
     run_dir = run_dirs(plan)["gaussian"]
@@ -374,7 +374,7 @@ def run(ctx: LabContext) -> LabResult:
 
 # cpu_minutes: measured on 2026-11-26 (docs/labs/kernel.md): 12.5 min of wall time on the reference
 # machine, data preparation included, with a test suite beside it for the first 4.5 min; nothing
-# when the lab "length" trained the gaussian run first.
+# when the lab "matrices" trained the gaussian run first.
 LAB = Lab(
     name="kernel",
     title="The kernel view: Nadaraya-Watson regression and the gaussian variant",

@@ -1,177 +1,205 @@
-"""Lab "length": BLEU by source sentence length for every attention variant and for none.
+"""Lab "length": BLEU by source length with and without attention, in the design of Bahdanau et al.
+(2015, figure 2), on long pairs made of joined captions.
 
-Bahdanau et al. (2015, figure 2) showed that an encoder-decoder without attention loses BLEU
-as sentences grow, while the attention model holds up on long ones.  This lab trains every
-variant of :data:`nmt.config.variants.VARIANTS` (``none`` included) for the same number of
-updates and scores each on the test set, so the figure shows that curve for
-every energy in the design space.  The labs "matrices" and "kernel" read the same runs through
-:func:`variant_plan`, so the run folders of all three match.
+The paper trained an encoder-decoder without attention (RNNencdec) and one with it (RNNsearch),
+each on sentences of up to 30 and up to 50 words, and drew test BLEU against source length up to
+60 words: the models without attention lose BLEU as sentences grow, RNNsearch-50 holds.  Multi30k's
+captions stop near 30 words, so this lab joins consecutive captions (``data.join_captions``,
+:mod:`nmt.data.join`: groups of 1 to 6 captions, up to about 70 words) in every split, caps the
+training pairs at 30 and at 50 words (``data.max_len``, a sweep: one prepared folder per cap), and
+trains ``none`` and ``bahdanau`` under each cap for the same number of updates: four runs, four
+curves, ten-word buckets up to 60+.  Joined captions are not natural long sentences (no clause
+structure across the joins), only more content to carry through the encoder.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from nmt.comparison.plan import Plan
 from nmt.comparison.scores import p_cell, score_run
-from nmt.config.variants import VARIANTS
+from nmt.config.arms import Sweep
 from nmt.labs.base import Lab, LabContext, LabResult
+from nmt.labs.variant_runs import MIN_BUCKET, bucket_sizes, drawn_buckets, lab_seeds
 from nmt.run.paths import report_json
+from nmt.score.metrics import bleu_by_length
 from nmt.util.plots import bucket_start
 
-VARIANT_STEPS = 600
-"""Updates per run at full size: the same for every variant, so the comparison is at equal training."""
+JOIN_CAPTIONS = 6
+"""Captions joined into one pair at most: the test split's 1,000 captions become 287 pairs of 1 to 6."""
 
-CLASS_VARIANT_STEPS = 250
-"""Updates per run at class size, shared by the labs "length", "matrices" and "kernel" (the class-size
-config learns more per update: 31 validation BLEU at update 500, docs/measurements/class_2026-11-27_cpu.jsonl)."""
+CAPS = ("30", "50")
+"""The training conditions' length caps in words (``data.max_len``), the paper's RNN*-30 and RNN*-50."""
 
-CLASS_VARIANTS = ["none", "bahdanau"]
-"""The variants of this lab at class size: the figure's two curves, without and with attention."""
+CLASS_CAPS = ("50",)
+"""At class size one cap: two runs, without and with attention, fit the class hour; four do not."""
 
-VARIANT_SEEDS = [1]
-"""One seed per variant at full size.  The eleven runs took 66 minutes on the reference machine
-(2 cores) with ``--jobs 2`` (2026-11-27), so the lab fits one sitting; a second seed would double
-that.  How far a second seed moves a run of this size was measured by the comparison of every
-variant in docs/results.md (600 updates, two seeds: test BLEU standard deviations of 0.04 to 2.48),
-so one seed reads large gaps (none against attention) and not the ordering of attention variants a
-BLEU apart; the paired test against ``none`` in the table says which differences this seed's
-translations show."""
+VARIANTS = ["none", "bahdanau"]
+"""Without attention (the paper's RNNencdec) and with Bahdanau's additive attention (RNNsearch)."""
 
-BASELINE = "none"
-"""The encoder-decoder without attention: the reference of the paired tests and the emphasized line."""
+STEPS = 1200
+"""Updates per run at full size, the same for all four runs."""
 
+CLASS_STEPS = 400
+"""Updates per run at class size (the class-size config learns more per update); 250 gave 11.4 BLEU
+with attention on the joined test split, too little to show a length effect (2026-11-28)."""
 
-def lab_seeds(ctx: LabContext, full: list[int]) -> list[int]:
-    """The seeds at this size: ``full``, or its first seed alone at the tiny size, where a run tests
-    the code path (a second seed would double the tests' time and show nothing new), and at class
-    size, where a second seed would not fit in the class hour."""
-    return list(full) if ctx.size == "full" else list(full[:1])
+SEEDS = [1]
+"""One seed per condition: the gap the paper's figure shows is many BLEU wide on long sentences."""
 
 
-def variant_plan(ctx: LabContext, variants: Optional[list[str]] = None, seeds: Optional[list[int]] = None) -> Plan:
-    """The comparison of ``variants`` (default: all of :data:`VARIANTS`, in its order) over ``seeds``
-    (default :data:`VARIANT_SEEDS`, the first alone at the tiny size) that the labs "length",
-    "matrices" and "kernel" share.
+def arm_name(label: str) -> str:
+    """'bahdanau data.max_len=50' -> 'bahdanau, ≤50 words' (the figure's and table's name of a run)."""
+    variant, _, cap = label.partition(" data.max_len=")
+    return f"{variant}, ≤{cap} words" if cap else variant
 
-    Every run is the lab's base config with the variant's overrides, trained for
-    ``ctx.steps(VARIANT_STEPS, CLASS_VARIANT_STEPS)`` updates into ``ctx.runs_dir``; the folder of a run depends only
-    on the variant and the seed, so any subset of variants or seeds reuses the same folders.  The
-    test split is scored at the config's beam (5 at full size: Bahdanau et al. also translated
-    with a beam search); the baseline of the paired tests is ``none`` when it is compared, else
-    the first variant.
-    """
+
+def paper_plan(ctx: LabContext) -> Plan:
+    """The lab's comparison: :data:`VARIANTS` × the caps (:data:`CLASS_CAPS` at class size) on captions
+    joined in groups of up to :data:`JOIN_CAPTIONS`; the paired tests against ``none`` at the largest cap."""
     config, overrides = ctx.base()
-    chosen = list(variants) if variants is not None else list(VARIANTS)
+    caps = CLASS_CAPS if ctx.size == "class" else CAPS
     return Plan(
         config=config,
-        variants=chosen,
-        seeds=list(seeds) if seeds is not None else lab_seeds(ctx, VARIANT_SEEDS),
-        steps=ctx.steps(VARIANT_STEPS, CLASS_VARIANT_STEPS),
-        baseline=BASELINE if BASELINE in chosen else None,
+        variants=list(VARIANTS),
+        seeds=lab_seeds(ctx, SEEDS),
+        steps=ctx.steps(STEPS, CLASS_STEPS),
+        baseline=f"none data.max_len={caps[-1]}",
+        sweeps=[Sweep("data.max_len", caps)],
         split=ctx.score_split,
         beam=None,
         runs_dir=ctx.runs_dir,
-        overrides=overrides,
+        overrides=[*overrides, f"data.join_captions={JOIN_CAPTIONS}"],
         force=ctx.force,
     )
 
 
-MIN_BUCKET = 20
-"""Sentences a length bucket needs before a figure draws it or a table calls it "the longest": BLEU over
-a handful of sentences is noise (test2016 has 34 sources of 20-29 words and one of 30-39)."""
-
-
-def drawn_buckets(sizes: dict[str, int]) -> list[str]:
-    """The buckets holding at least :data:`MIN_BUCKET` sentences, shortest first (the largest bucket
-    alone when none does, as on a tiny test split)."""
-    least = min(MIN_BUCKET, max(sizes.values()))
-    return sorted((b for b, n in sizes.items() if n >= least), key=bucket_start)
-
-
-def bucket_sizes(plan: Plan) -> dict[str, int]:
-    """Sentences per source-length bucket of the plan's test split (the same for every run)."""
-    arm, seed = plan.arms[0], plan.seeds[0]
-    scored = score_run(plan.runs_dir / f"{arm.run_stem}_s{seed}", plan, arm)  # saved by ctx.compare: read back
-    return {row["bucket"]: row["n"] for row in scored["by_length"]}
-
-
-def table(rows: list[dict[str, Any]], sizes: dict[str, int], seeds: list[int]) -> str:
-    """The Markdown table: one row per variant, BLEU over the test set (with its spread over seeds when
-    there are several), the paired test against the baseline, and BLEU per length bucket."""
+def table(rows: list[dict[str, Any]], sizes: dict[str, int], baseline: str) -> str:
+    """The Markdown table: one row per run, test BLEU, the paired test against the baseline, and BLEU
+    per source-length bucket (every bucket, drawn or not)."""
     buckets = sorted(sizes, key=bucket_start)
-    header = ["variant", "BLEU", f"p vs {BASELINE}", *(f"length {b} ({sizes[b]} sent.)" for b in buckets)]
+    header = [
+        "model",
+        "BLEU",
+        f"p vs {arm_name(baseline)}",
+        *(f"length {b} ({sizes[b]} pair{'' if sizes[b] == 1 else 's'})" for b in buckets),
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        bleu = f"{row['bleu']:.2f}" + (f" ± {row['bleu_sd']:.2f}" if len(seeds) > 1 else "")
         cells = [f"{row['bleu_by_length'][b]:.2f}" if b in row["bleu_by_length"] else "n/a" for b in buckets]
-        lines.append(f"| {row['variant']} | {bleu} | {p_cell(row['p_values'])} | " + " | ".join(cells) + " |")
-    over = "mean ± standard deviation over seeds; per bucket, the mean" if len(seeds) > 1 else f"seed {seeds[0]}"
+        lines.append(
+            f"| {arm_name(row['variant'])} | {row['bleu']:.2f} | {p_cell(row['p_values'])} | "
+            + " | ".join(cells)
+            + " |"
+        )
     return "\n".join(lines) + (
-        f"\n\nTest BLEU at beam {rows[0]['beam']}, {over}.  p: sacreBLEU's "
-        f"paired bootstrap against {BASELINE} (one per seed).  Source length in words; the figure leaves out "
-        f"buckets of fewer than {MIN_BUCKET} sentences.  The best checkpoint of each run by greedy validation BLEU."
+        f"\n\nTest BLEU at beam {rows[0]['beam']} on the joined test split (captions joined in groups of 1 to "
+        f"{JOIN_CAPTIONS}), one seed per model.  p: sacreBLEU's paired bootstrap against "
+        f"{arm_name(baseline)}.  Source length in words; the figure leaves out buckets of fewer than "
+        f"{MIN_BUCKET} pairs.  Each run's best checkpoint by greedy validation BLEU on the joined validation split."
     )
 
 
-def plot(rows: list[dict[str, Any]], buckets: list[str], seeds: list[int], path: Path) -> Path:
-    """BLEU against source length, one line per variant, the model without attention in bold black."""
+def length_ratios(plan: Plan) -> dict[str, dict[str, float]]:
+    """Each run's output length over the reference length per source-length bucket (BLEU's tokens,
+    :func:`nmt.score.metrics.bleu_by_length`), from its saved test translations: below 1, BLEU's
+    brevity penalty is what a bucket's score loses to translations that stop early."""
+    from nmt.labs.matrices import split_lines
+
+    ratios = {}
+    for arm in plan.arms:
+        run_dir = plan.runs_dir / f"{arm.run_stem}_s{plan.seeds[0]}"
+        scored = score_run(run_dir, plan, arm)  # saved by ctx.compare: read back
+        sources, _ = split_lines(run_dir, plan.split)
+        rows = bleu_by_length([len(s.split()) for s in sources], scored["hyps"], scored["refs"])
+        ratios[arm.label] = {row["bucket"]: row["ratio"] for row in rows}
+    return ratios
+
+
+def ratio_table(ratios: dict[str, dict[str, float]], sizes: dict[str, int]) -> str:
+    """Output length / reference length per run and bucket, as a Markdown table."""
+    buckets = sorted(sizes, key=bucket_start)
+    lines = ["| model | " + " | ".join(f"length {b}" for b in buckets) + " |", "|" + "---|" * (len(buckets) + 1)]
+    for label, by_bucket in ratios.items():
+        cells = [f"{by_bucket[b]:.2f}" if b in by_bucket else "n/a" for b in buckets]
+        lines.append(f"| {arm_name(label)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + (
+        "\n\nOutput length over reference length per bucket (sacreBLEU's tokens): below 1 the translations "
+        "are too short, and BLEU's brevity penalty takes its share of the bucket's score."
+    )
+
+
+def plot(rows: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
+    """BLEU against source length, one line per run: without attention dashed, the larger cap darker."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     from nmt.util.fileio import atomic_write
 
-    fig = Figure(figsize=(8.0, 4.5), layout="constrained")
+    fig = Figure(figsize=(7.0, 4.5), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    colors = iter(f"C{i}" for i in range(len(rows)))
     for row in rows:
+        name = arm_name(row["variant"])
         shown = [(i, row["bleu_by_length"][b]) for i, b in enumerate(buckets) if b in row["bleu_by_length"]]
-        style: dict[str, Any] = (
-            {"color": "black", "linewidth": 2.8, "linestyle": "--", "zorder": 3}
-            if row["variant"] == BASELINE
-            else {"color": next(colors), "linewidth": 1.2, "alpha": 0.85}
+        largest = row["variant"].endswith(f"={CAPS[-1]}")
+        ax.plot(
+            [i for i, _ in shown],
+            [v for _, v in shown],
+            marker="o",
+            markersize=4,
+            label=name,
+            color="black" if name.startswith("none") else "C0",
+            linestyle="--" if name.startswith("none") else "-",
+            linewidth=2.2 if largest else 1.2,
+            alpha=1.0 if largest else 0.6,
         )
-        ax.plot([i for i, _ in shown], [v for _, v in shown], marker="o", markersize=3, label=row["variant"], **style)
     ax.set_xticks(range(len(buckets)), labels=buckets)
     ax.set(
-        xlabel=f"source length (words); buckets of {MIN_BUCKET} sentences or more",
-        ylabel="test BLEU, mean over seeds" if len(seeds) > 1 else f"test BLEU, seed {seeds[0]}",
-        title="BLEU by source length",
+        xlabel=f"source length (words); buckets of {MIN_BUCKET} pairs or more",
+        ylabel="test BLEU (joined test2016)",
+        title="BLEU by source length, trained on pairs of up to 30 or 50 words",
     )
+    ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.legend(fontsize=8)
     with atomic_write(path) as handle:
         fig.savefig(handle, format="png", dpi=150)
     return path
 
 
 def plans(ctx: LabContext) -> list[Plan]:
-    """Every variant (:data:`CLASS_VARIANTS` at class size), at the seeds of :data:`VARIANT_SEEDS`."""
-    return [variant_plan(ctx, variants=CLASS_VARIANTS if ctx.size == "class" else None)]
+    """The four runs of the paper's design (two at class size)."""
+    return [paper_plan(ctx)]
 
 
 def run(ctx: LabContext) -> LabResult:
-    """Train (or reuse) every variant, score the test split, then write the figure and return the table."""
+    """Train (or reuse) the runs, score the joined test split, then write the figure and return the table."""
     (plan,) = plans(ctx)
     out = ctx.runs_dir / "report-length"
     ctx.compare(plan, out=out)
     rows = json.loads(report_json(out).read_text(encoding="utf-8"))["variants"]
     sizes = bucket_sizes(plan)
-    figure = plot(rows, drawn_buckets(sizes), plan.seeds, ctx.out / "length.png")
-    keep = ("variant", "bleu", "bleu_sd", "per_seed_bleu", "bleu_by_length", "p_values", "params", "beam", "train_min")
+    figure = plot(rows, drawn_buckets(sizes), ctx.out / "length.png")
+    ratios = length_ratios(plan)
+    keep = ("variant", "bleu", "per_seed_bleu", "bleu_by_length", "p_values", "params", "beam", "train_min")
     return LabResult(
-        table=table(rows, sizes, plan.seeds),
+        table=table(rows, sizes, plan.reference) + "\n\n" + ratio_table(ratios, sizes),
         figure=figure,
         numbers={
             "steps": plan.steps,
             "seeds": plan.seeds,
             "split": plan.split,
+            "join_captions": JOIN_CAPTIONS,
+            "caps": [int(c) for c in plan.sweeps[0].values],
             "baseline": plan.reference,
             "bucket_sizes": sizes,
-            "variants": [{k: row[k] for k in keep} for row in rows],
+            "runs": [
+                {"name": arm_name(row["variant"]), **{k: row[k] for k in keep}, "length_ratio": ratios[row["variant"]]}
+                for row in rows
+            ],
         },
     )
 
@@ -179,15 +207,13 @@ def run(ctx: LabContext) -> LabResult:
 LAB = Lab(
     name="length",
     title="Attention against none by sentence length (Bahdanau et al. 2015, figure 2)",
-    # Measured on 2026-11-27 with --jobs 2: the eleven runs (600 updates each, validations and data
-    # preparation included) and their test2016 scoring took 66 minutes of wall time.  One run at a time
-    # with 2 threads trains about as fast (bench_train: 605-660 ms per update alone with 2 threads,
-    # 1,062-1,069 with 1; two runs of 1 thread side by side took ~1.2 s per update each).
-    cpu_minutes=70,
-    # class_minutes: wall time of `python scripts/time_labs.py --size class` on 2026-11-27 (2 cores, the
-    # lab from scratch in a runs folder of its own; docs/measurements/labs_class_2026-11-27_cpu.jsonl)
-    class_minutes=6.6,
+    # Measured on 2026-11-28 with --jobs 2 (docs/labs/length.md): the four runs, their scoring and the figure
+    # took 44 minutes of wall time, the first 10 beside a third training run.
+    cpu_minutes=44,
+    # class_minutes: wall time of `python scripts/time_labs.py --size class length` on 2026-11-28 (2 idle
+    # cores, the lab from scratch; docs/measurements/labs_class_2026-11-28_cpu.jsonl): two runs of 400 updates
+    class_minutes=8.8,
     run=run,
     plans=plans,
-    runs_group="variants",
+    runs_group="length",
 )

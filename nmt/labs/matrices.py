@@ -8,7 +8,7 @@ matrix that say what the eye sees: its entropy (how spread each row is) and the 
 near the diagonal (how monotone the alignment is).  ``none`` has no attention (its context is the
 mean of the encoder states), so it has no matrix and is left out.
 
-The runs are those of the lab "length" (:func:`nmt.labs.length.variant_plan`, seed 1 only): the
+The runs are the shared variant runs (:func:`nmt.labs.variant_runs.variant_plan`, seed 1 only): the
 attention comes from each run's best checkpoint (by validation BLEU), through the same greedy
 search with attention capture that ``nmt translate --attention`` uses.
 """
@@ -29,7 +29,7 @@ from nmt.comparison.plan import Plan
 from nmt.config import with_decode_overrides
 from nmt.config.variants import VARIANTS, registered_variants
 from nmt.labs.base import Lab, LabContext, LabResult
-from nmt.labs.length import variant_plan
+from nmt.labs.variant_runs import variant_plan
 from nmt.run.paths import RunPaths, report_json
 from nmt.util.fileio import atomic_write, read_lines
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 SEED = 1
-"""The seed whose runs the lab reads (the lab "length" trains it for every variant)."""
+"""The seed whose runs the lab reads (of every variant; the lab "kernel" reads its gaussian run)."""
 
 CLASS_VARIANTS = ["bahdanau", "luong_general", "scaled_dot"]
 """The variants drawn at class size: one of each energy family (additive, bilinear, scaled dot),
@@ -258,7 +258,7 @@ def markdown(
 
 
 def plans(ctx: LabContext) -> list[Plan]:
-    """Seed 1 of every attention variant (:data:`CLASS_VARIANTS` at class size), as the lab "length" trains them."""
+    """Seed 1 of every attention variant (:data:`CLASS_VARIANTS` at class size), the runs the lab "kernel" shares."""
     variants = CLASS_VARIANTS + registered_variants() if ctx.size == "class" else attention_variants()
     return [variant_plan(ctx, variants=variants, seeds=[SEED])]
 
@@ -266,7 +266,7 @@ def plans(ctx: LabContext) -> list[Plan]:
 def run(ctx: LabContext) -> LabResult:
     """Train (or reuse) seed 1 of every attention variant, then draw and measure their matrices."""
     (plan,) = plans(ctx)
-    report_dir = ctx.runs_dir / "report-matrices"  # not the lab "length"'s report, which compares all seeds
+    report_dir = ctx.runs_dir / "report-matrices"  # a report of its own beside the lab "kernel"'s
     ctx.compare(plan, out=report_dir)
     bleu = seed_bleu(report_json(report_dir))
     folders = run_dirs(plan)
@@ -303,7 +303,7 @@ def run(ctx: LabContext) -> LabResult:
 
 # cpu_minutes: measured on 2026-11-27 with --jobs 2, the ten attention runs (600 updates each, data
 # preparation and validations included), their scoring and the figure took 57 minutes of wall time;
-# half a minute when the lab "length" ran first.
+# half a minute when their runs were already trained.
 LAB = Lab(
     name="matrices",
     title="Attention matrices of every variant, side by side",

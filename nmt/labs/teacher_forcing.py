@@ -25,7 +25,7 @@ from nmt.comparison.scores import score_run
 from nmt.config.arms import Arm, parse_sweep
 from nmt.config.sections import TrainConfig
 from nmt.labs.base import Lab, LabContext, LabResult
-from nmt.labs.length import MIN_BUCKET, bucket_sizes, drawn_buckets, lab_seeds
+from nmt.labs.variant_runs import MIN_BUCKET, bucket_sizes, drawn_buckets, lab_seeds
 from nmt.run import events
 from nmt.run.paths import report_json
 from nmt.score.metrics import compare_systems

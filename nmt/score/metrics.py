@@ -31,9 +31,10 @@ from nmt.util.fileio import atomic_write
 
 logger = logging.getLogger(__name__)
 
-# An upper edge at least this large means "and longer": the bucket is labelled "50+".
+# An upper edge at least this large means "and longer": the bucket is labelled "60+".
 OPEN_END = 10**9
-DEFAULT_LENGTH_EDGES: tuple[int, ...] = (0, 10, 20, 30, 40, 50, OPEN_END)
+DEFAULT_LENGTH_EDGES: tuple[int, ...] = (0, 10, 20, 30, 40, 50, 60, OPEN_END)
+"""Ten-word buckets up to 60 words and longer, as Bahdanau et al. (2015, figure 2) read BLEU by length."""
 SIGNIFICANCE_LEVEL = 0.05
 # The paired tests compare_systems can run; "bootstrap" is sacreBLEU's --paired-bs.
 TESTS: tuple[str, ...] = ("bootstrap", "ar")
@@ -133,7 +134,7 @@ def bleu_with_length(hyps: list[str], refs: list[str]) -> dict[str, Any]:
 
 
 def _bucket_label(lo: int, hi: int) -> str:
-    """'10-19' for the half-open range [10, 20); '50+' when `hi` is open-ended."""
+    """'10-19' for the half-open range [10, 20); '60+' when `hi` is open-ended."""
     return f"{lo}+" if hi >= OPEN_END else f"{lo}-{hi - 1}"
 
 
@@ -147,7 +148,9 @@ def bleu_by_length(
 
     Bucket i holds the segments whose source length lies in [edges[i], edges[i+1]).
     Lengths are whatever the caller counts (words or subword tokens). Empty buckets are
-    left out; each entry is {"bucket": "10-19", "n": ..., "bleu": ...}.
+    left out; each entry is {"bucket": "10-19", "n": ..., "bleu": ..., "ratio": ...}, ``ratio`` the
+    bucket's output length over its reference length in BLEU's tokens (below 1: translations too
+    short, which BLEU's brevity penalty charges).
     """
     _check_parallel(hyps, refs)
     if len(srcs_lengths) != len(refs):
@@ -166,7 +169,8 @@ def bleu_by_length(
         if not members:
             continue
         bucket_bleu = bleu_metric().corpus_score([hyps[i] for i in members], [[refs[i] for i in members]])
-        rows.append({"bucket": _bucket_label(lo, hi), "n": len(members), "bleu": float(bucket_bleu.score)})
+        ratio = bucket_bleu.sys_len / bucket_bleu.ref_len if bucket_bleu.ref_len else 0.0
+        rows.append({"bucket": _bucket_label(lo, hi), "n": len(members), "bleu": float(bucket_bleu.score), "ratio": ratio})
     return rows
 
 

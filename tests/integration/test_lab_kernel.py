@@ -1,5 +1,5 @@
 """nmt lab kernel --tiny: the Nadaraya-Watson toy with a fixed and a learned width, and the
-gaussian variant's seed-1 run (the lab "length"'s folder) read back; a second call retrains nothing.
+gaussian variant's seed-1 run (the folder the lab "matrices" shares) read back; a second call retrains nothing.
 Also the toy's pieces: the kernel weights and the width the descent learns."""
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from nmt.labs.kernel import (
     spread_tokens,
     toy_errors,
 )
-from nmt.labs.length import variant_plan
 from nmt.labs.matrices import SentenceAttention
+from nmt.labs.variant_runs import variant_plan
 
 
 def _tiny_steps(tmp_path: Path) -> int:
-    """Updates per run of the shared variant runs at the tiny size (the lab "length" sets them)."""
+    """Updates per run of the shared variant runs at the tiny size (nmt.labs.variant_runs sets them)."""
     return int(variant_plan(LabContext(out=tmp_path, runs_dir=tmp_path / "runs", size="tiny")).steps or 0)
 
 
@@ -106,7 +106,7 @@ def test_kernel_lab_fits_the_toy_and_reads_the_gaussian_run(tmp_path, capsys, mo
         assert row["rms_sv_initial"] == pytest.approx(row["rms_sv_learned"], rel=0.05)
 
     runs = tmp_path / "runs"
-    assert [p.name for p in runs.glob("*_s*")] == ["gaussian_s1"]  # the folder the lab "length" trains too
+    assert [p.name for p in runs.glob("*_s*")] == ["gaussian_s1"]  # the folder the lab "matrices" trains too
     best = runs / "gaussian_s1" / "checkpoints" / "best.pt"
     mtime = best.stat().st_mtime_ns
 

@@ -13,12 +13,12 @@ import pytest
 
 from conftest import REPO, run_tiny_lab
 from nmt.labs.base import LabContext
-from nmt.labs.length import variant_plan
 from nmt.labs.matrices import attention_variants, diagonal_share, entropy_bits, pick_sentences
+from nmt.labs.variant_runs import variant_plan
 
 
 def _tiny_steps(tmp_path: Path) -> int:
-    """Updates per run of the shared variant runs at the tiny size (the lab "length" sets them)."""
+    """Updates per run of the shared variant runs at the tiny size (nmt.labs.variant_runs sets them)."""
     return int(variant_plan(LabContext(out=tmp_path, runs_dir=tmp_path / "runs", size="tiny")).steps or 0)
 
 
@@ -77,7 +77,7 @@ def test_matrices_lab_draws_every_attention_variant_and_reuses_the_runs(tmp_path
 
     runs = tmp_path / "runs"
     assert sorted(p.name for p in runs.glob("*_s1")) == sorted(name.replace("+", "_") + "_s1" for name in variants)
-    assert not list(runs.glob("*_s2"))  # seed 1 only: the lab "length" adds seed 2 to the same folder
+    assert not list(runs.glob("*_s2"))  # seed 1 only
     best = {p: p.stat().st_mtime_ns for p in runs.glob("*_s1/checkpoints/best.pt")}
     assert len(best) == 10
 

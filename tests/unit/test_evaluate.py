@@ -125,12 +125,16 @@ def test_score_length_mismatch_names_both_counts() -> None:
 def test_bleu_by_length_buckets() -> None:
     refs = _corpus(40)
     hyps = [r if i % 2 else _garble(r) for i, r in enumerate(refs)]
-    lengths = [(i * 7) % 60 for i in range(40)]  # spans every default bucket
+    lengths = [(i * 7) % 70 for i in range(40)]  # spans every default bucket
     rows = bleu_by_length(lengths, hyps, refs)
     assert sum(row["n"] for row in rows) == len(refs)
-    assert [row["bucket"] for row in rows] == ["0-9", "10-19", "20-29", "30-39", "40-49", "50+"]
+    assert [row["bucket"] for row in rows] == ["0-9", "10-19", "20-29", "30-39", "40-49", "50-59", "60+"]
     assert rows[1]["n"] == sum(1 for n in lengths if 10 <= n < 20)
-    assert all(0.0 <= row["bleu"] <= 100.0 for row in rows)
+    assert all(0.0 <= row["bleu"] <= 100.0 + 1e-9 for row in rows)  # a bucket of exact copies scores 100 up to rounding
+    copies = [row for row in bleu_by_length(lengths, refs, refs)]
+    assert all(row["ratio"] == pytest.approx(1.0) for row in copies)
+    halves = bleu_by_length(lengths, [" ".join(r.split()[: len(r.split()) // 2]) for r in refs], refs)
+    assert all(row["ratio"] < 0.75 for row in halves)  # translations cut short: ratio well below 1
 
     # Edges are half-open and empty buckets are skipped.
     rows = bleu_by_length([5, 10, 10, 29], hyps[:4], refs[:4], edges=(0, 10, 20, 30))

@@ -13,7 +13,8 @@ from conftest import REPO, run_cli
 from nmt.config.arms import parse_sweep
 from nmt.labs import LAB_MODULES
 from nmt.labs.base import SIZES, LabContext, check_outputs_are_ours, load_lab, planned_lab_runs
-from nmt.labs.length import MIN_BUCKET, drawn_buckets, table
+from nmt.labs.length import arm_name, table
+from nmt.labs.variant_runs import MIN_BUCKET, drawn_buckets
 from nmt.util.errors import UserError
 from nmt.util.owned import MANIFEST, claim
 
@@ -31,7 +32,8 @@ def test_runs_and_tables_of_each_size_never_share_a_folder():
         assert len({lab.default_runs_dir(size) for size in SIZES}) == len(SIZES)
         assert len({lab.default_out(size) for size in SIZES}) == len(SIZES)
     for size in SIZES:  # shared runs
-        assert load_lab("kernel").default_runs_dir(size) == load_lab("length").default_runs_dir(size)
+        assert load_lab("kernel").default_runs_dir(size) == load_lab("matrices").default_runs_dir(size)
+        assert load_lab("length").default_runs_dir(size) != load_lab("matrices").default_runs_dir(size)
 
 
 def _planned_updates(name: str, ctx: LabContext) -> int:
@@ -197,25 +199,23 @@ def test_figures_draw_only_length_buckets_with_enough_sentences_to_score():
     assert drawn_buckets({"0-9": 3, "10-19": 5}) == ["10-19"]
 
 
-def test_length_table_shows_a_spread_and_every_paired_test_only_when_there_are_several_seeds():
-    def row(variant, p_values):
-        by_length = {"0-9": 30.0, "10-19": 25.0}
+def test_length_table_names_each_run_by_variant_and_cap_and_tests_it_against_none_at_the_larger_cap():
+    def row(label, p_values):
         return {
-            "variant": variant,
+            "variant": label,
             "bleu": 28.0,
-            "bleu_sd": 0.5,
             "p_values": p_values,
-            "bleu_by_length": by_length,
+            "bleu_by_length": {"0-9": 30.0, "60+": 5.0},
             "beam": 5,
         }
 
-    sizes = {"10-19": 559, "0-9": 406}
-    two = table([row("none", None), row("bahdanau", [0.001, 0.02])], sizes, [1, 2]).splitlines()
-    assert two[0] == "| variant | BLEU | p vs none | length 0-9 (406 sent.) | length 10-19 (559 sent.) |"
-    assert two[2:4] == [
-        "| none | 28.00 ± 0.50 | baseline | 30.00 | 25.00 |",
-        "| bahdanau | 28.00 ± 0.50 | 0.001, 0.020 | 30.00 | 25.00 |",
+    assert arm_name("bahdanau data.max_len=50") == "bahdanau, ≤50 words" and arm_name("none") == "none"
+    sizes = {"60+": 41, "0-9": 23}
+    rows = [row("none data.max_len=50", None), row("bahdanau data.max_len=30", [0.001])]
+    lines = table(rows, sizes, "none data.max_len=50").splitlines()
+    assert lines[0] == "| model | BLEU | p vs none, ≤50 words | length 0-9 (23 pairs) | length 60+ (41 pairs) |"
+    assert lines[2:4] == [
+        "| none, ≤50 words | 28.00 | baseline | 30.00 | 5.00 |",
+        "| bahdanau, ≤30 words | 28.00 | 0.001 | 30.00 | 5.00 |",
     ]
-    assert "mean ± standard deviation over seeds; per bucket, the mean." in two[-1]
-    one = table([row("none", None), row("bahdanau", [0.001])], sizes, [1]).splitlines()
-    assert one[3] == "| bahdanau | 28.00 | 0.001 | 30.00 | 25.00 |" and "seed 1." in one[-1]
+    assert "groups of 1 to 6" in lines[-1] and f"fewer than {MIN_BUCKET} pairs" in lines[-1]
