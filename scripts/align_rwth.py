@@ -7,27 +7,52 @@ line of each file is blank and is dropped.  Each model (a run folder or a checkp
 loaded through the library (``nmt.load``), aligns the 508 pairs with its target forced
 (``Translator.align``: pieces summed into words, each target word linked to its heaviest source
 word) and is scored with ``nmt.alignment_error`` (AER, precision and recall, Och and Ney 2003).
-One JSON line per model on stdout; logs on stderr; a mistake ends the script in one line (exit 2).
+Logs on stderr; a mistake ends the script in one line (exit 2).
 
-Each line names the run, its attention variant (config.yaml model.attention.type) and seed
-(train.seed), the test BLEU its run folder holds (``<run>/compare-<split>/scored.json``, else
-null), the share of the gold set's running words that the model's SentencePiece vocabularies
-read as more than one piece (German words by the source vocabulary, English by the target one),
-and the date, machine and commit.  ``--eflomal`` adds the classical aligner (``pip install
-'nmt[align]'``), trained on a parallel corpus (default the prepared Multi30k de-en training
-split) plus the 508 pairs, and scores both of its directions: "forward" links each English word
-to at most one German word, "reverse" each German word to at most one English word.  eflomal
-2.0.0 ships no symmetrizer (its README points to fast_align's atools), so no grow-diag-final-and.
-``--diagonal`` adds a baseline that reads no words at all: each target word linked to the source word
-at the same relative position.
+Each model writes one JSON line per attention it reads (``"layer"``, ``"head"``):
 
-Commands behind docs/alignment.md's results (the cosine runs need their attention's module)::
+- an RNN with one head: one line, layer and head null;
+- an RNN whose attention has several heads (``qkv`` with ``model.attention.heads`` > 1): the heads
+  averaged (head null), then one line per head (``"head": h``).  ``Translator.align`` reads such an
+  RNN's heads averaged and takes no head, so for these lines the script swaps the attention's
+  returned weights for one head's while forcing (its context, so every prediction, is unchanged;
+  scripts/_align_readings.py);
+- a Transformer: one line per decoder layer, heads averaged (``"layer": i``, head null); with
+  ``--per-head`` also one line per head of every layer.
+
+``"default": true`` marks the line of what ``Translator.align`` reads when given no layer or head
+(an RNN's heads averaged; a Transformer's penultimate layer, heads averaged, after Garg et al.
+2019): the line a plot of the variant takes (scripts/plot_aer_bleu.py).  Each line names the run,
+its attention variant (config.yaml model.attention.type; "transformer" for a Transformer), the
+model's arch, its attention heads and decoder layers (a Transformer's), its seed (train.seed), the
+test BLEU its run folder holds (``<run>/compare-<split>/scored.json``, else null), the share of the
+gold set's running words that the model's SentencePiece vocabularies read as more than one piece
+(German words by the source vocabulary, English by the target one), the seconds its alignment took
+(the model's loading not counted), and the date, machine and commit.
+
+``--eflomal`` adds the classical aligner (``pip install 'nmt[align]'``, scripts/_align_eflomal.py),
+trained on a parallel corpus (default the prepared Multi30k de-en training split) plus the 508
+pairs, and scores four alignments per run: "forward" links each English word to at most one German
+word, "reverse" each German word to at most one English word, "grow-diag-final-and" joins the two
+(Koehn et al. 2005; scripts/_symmetrize.py, as eflomal 2.0.0 ships no symmetrizer) and
+"intersection" keeps the links both directions hold.  ``--diagonal`` adds a baseline that reads no
+words at all: each target word linked to the source word at the same relative position.
+
+Commands behind docs/alignment.md's results (the cosine runs need their attention's module; run
+before the per-head lines, the eflomal joins and the fields ``layer``, ``head``, ``heads``, ``layers``
+and ``default`` existed)::
 
     python scripts/align_rwth.py runs/cosine/de-en/{bahdanau,luong_general,cosine}_s{1,2,3} \\
         --module examples/attention/cosine.py --threads 1 --diagonal --eflomal --eflomal-repeats 3 \\
         > docs/measurements/align_rwth_2026-11-28_cpu.jsonl
     python scripts/align_rwth.py --eflomal --eflomal-tokens punct --eflomal-repeats 3 \\
         >> docs/measurements/align_rwth_2026-11-28_cpu.jsonl
+
+Every variant and the Transformer, three seeds each (run folders named here as RUNS), every head of
+every Transformer layer, the two baselines, then AER against test2016 BLEU per variant::
+
+    python scripts/align_rwth.py RUNS --per-head --threads 1 --diagonal --eflomal --eflomal-repeats 3 > aer.jsonl
+    python scripts/plot_aer_bleu.py aer.jsonl --out aer_bleu.png
 """
 
 from __future__ import annotations
@@ -38,7 +63,6 @@ import datetime
 import hashlib
 import json
 import logging
-import re
 import sys
 import tarfile
 import tempfile
@@ -54,6 +78,8 @@ import yaml
 
 import _bench_common as common
 import nmt
+from _align_eflomal import DEFAULT_TRAIN, run_eflomal, share, training_pairs
+from _align_readings import align_reading, model_shape, readings
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.word_merge import MERGE_RULE, word_pieces
 from nmt.evaluation.record import git_commit
@@ -67,8 +93,6 @@ DEFAULT_ARCHIVE = REPO.parent / "shared" / "data" / "alignments" / "DeEnGoldAlig
 MEMBERS = {"de": "DeEn/de", "en": "DeEn/en", "gold": "DeEn/alignmentDeEn.talp"}
 """Where the archive keeps the German and English sentences and the 1-based gold links."""
 ENCODING = "latin-1"
-DEFAULT_TRAIN = ("data/multi30k/de-en/train.de", "data/multi30k/de-en/train.en")
-PUNCTUATION = re.compile(r"""([.,!?;:"()])""")
 
 log = logging.getLogger(SCRIPT)
 
@@ -135,17 +159,19 @@ def run_folder(path: Path) -> Path:
 
 
 def run_facts(path: Path, split: str) -> dict[str, Any]:
-    """Variant, seed and test BLEU as the run folder records them (null where it does not)."""
+    """Variant, arch, seed and test BLEU as the run folder records them (null where it does not); a
+    Transformer's variant is "transformer" (its config keeps the RNN's unused attention section)."""
     folder = run_folder(path)
     config = read_yaml(folder / "config.yaml")
-    attention = (config.get("model") or {}).get("attention") or {}
+    model = config.get("model") or {}
+    attention = model.get("attention") or {}
     scored: dict[str, Any] = {}
     with contextlib.suppress(OSError, ValueError):  # no scored test: its BLEU is null
         scored = json.loads((folder / f"compare-{split}" / "scored.json").read_text(encoding="utf-8"))
     result = scored.get("result") if isinstance(scored, dict) else None
     return {
-        "variant": attention.get("type"),
-        "arch": (config.get("model") or {}).get("arch"),
+        "variant": "transformer" if model.get("arch") == "transformer" else attention.get("type"),
+        "arch": model.get("arch"),
         "seed": (config.get("train") or {}).get("seed"),
         f"{split}_bleu": result.get("bleu") if isinstance(result, dict) else None,
     }
@@ -156,35 +182,46 @@ def scores(score: AlignmentScore) -> dict[str, Any]:
     return {k: score.to_dict()[k] for k in ("aer", "precision", "recall", "pairs", "predicted", "sure", "possible")}
 
 
-def share(part: int, whole: int) -> Optional[float]:
-    return part / whole if whole else None
-
-
-def align_model(path: Path, rwth: GoldSet, args: argparse.Namespace) -> dict[str, Any]:
-    """One model's record: its alignment of the set, scored, and how its vocabularies split the words."""
-    start = time.perf_counter()
+def align_model(path: Path, rwth: GoldSet, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """One model's records, one per attention it reads (:func:`readings`): its alignment of the set,
+    scored, and how its vocabularies split the words."""
     model = nmt.load(path, device=args.device, threads=args.threads, modules=args.module)
-    aligned = model.align(rwth.sources, rwth.targets, batch_size=args.batch_size)
-    seconds = time.perf_counter() - start
-    score = nmt.alignment_error(aligned, rwth.gold)
+    arch, layers, heads = model_shape(model, path)
     src_words, src_split = split_words(model.engine.src_tok, rwth.sources)
     tgt_words, tgt_split = split_words(model.engine.tgt_tok, rwth.targets)
-    return {
-        "aligner": "nmt",
-        "run": str(path),
-        **run_facts(path, args.bleu_split),
-        "step": model.step,
-        "engine": model.engine_name,
-        "threads": torch.get_num_threads(),
-        "direction": "forced de->en attention",
-        "rule": MERGE_RULE,
-        **scores(score),
-        "src_words": src_words,
-        "src_split_share": share(src_split, src_words),
-        "tgt_words": tgt_words,
-        "tgt_split_share": share(tgt_split, tgt_words),
-        "seconds": round(seconds, 1),
-    }
+    facts = run_facts(path, args.bleu_split)
+    facts.update(arch=arch, variant="transformer" if arch == "transformer" else facts["variant"])
+    records = []
+    for reading in readings(arch, layers or 0, heads, args.per_head):
+        start = time.perf_counter()
+        aligned = align_reading(model, rwth.sources, rwth.targets, reading, args.batch_size)
+        records.append(
+            {
+                "aligner": "nmt",
+                "run": str(path),
+                **facts,
+                "step": model.step,
+                "engine": model.engine_name,
+                "threads": torch.get_num_threads(),
+                "direction": "forced de->en attention",
+                "rule": MERGE_RULE,
+                "layer": reading.layer,
+                "head": reading.head,
+                "default": reading.default,
+                "heads": heads,
+                "layers": layers,
+                **scores(nmt.alignment_error(aligned, rwth.gold)),
+                "src_words": src_words,
+                "src_split_share": share(src_split, src_words),
+                "tgt_words": tgt_words,
+                "tgt_split_share": share(tgt_split, tgt_words),
+                "seconds": round(time.perf_counter() - start, 1),
+            }
+        )
+    return records
+
+
+# --- baselines ----------------------------------------------------------------------------------------------
 
 
 def diagonal(rwth: GoldSet) -> dict[str, Any]:
@@ -204,68 +241,25 @@ def diagonal(rwth: GoldSet) -> dict[str, Any]:
     }
 
 
-def training_pairs(src: Path, tgt: Path, tokens: str) -> list[tuple[str, str]]:
-    """The parallel training corpus for eflomal, pairs with a blank side left out; ``tokens``
-    "punct" puts spaces around . , ! ? ; : " ( ) first (the RWTH text is tokenized that way)."""
-    src_lines, tgt_lines = read_lines(src, str(src)), read_lines(tgt, str(tgt))
-    if len(src_lines) != len(tgt_lines):
-        raise UserError(f"{src} has {len(src_lines):,} lines but {tgt} {len(tgt_lines):,}; give a parallel corpus")
-
-    def tokenize(line: str) -> str:
-        return " ".join(PUNCTUATION.sub(r" \1 ", line).split() if tokens == "punct" else line.split())
-
-    pairs = [(tokenize(s), tokenize(t)) for s, t in zip(src_lines, tgt_lines)]
-    return [(s, t) for s, t in pairs if s and t]
-
-
-def unseen(train: Sequence[str], sentences: Sequence[str]) -> tuple[int, int]:
-    """(running words of ``sentences``, those absent from ``train``), lowercased as eflomal reads words."""
-    known = {word.lower() for line in train for word in line.split()}
-    words = [word.lower() for line in sentences for word in line.split()]
-    return len(words), sum(1 for word in words if word not in known)
-
-
 def align_eflomal(rwth: GoldSet, args: argparse.Namespace, folder: Path, repeat: int) -> list[dict[str, Any]]:
-    """eflomal's forward and reverse links for the set, trained on the training pairs plus the set."""
-    from importlib.metadata import version
-
-    import eflomal
-
+    """eflomal's records of one run: forward, reverse, grow-diag-final-and and intersection."""
     train = training_pairs(Path(args.train_src), Path(args.train_tgt), args.eflomal_tokens)
-    sources = [s for s, _ in train] + rwth.sources
-    targets = [t for _, t in train] + rwth.targets
-    links = {"forward": folder / f"forward{repeat}", "reverse": folder / f"reverse{repeat}"}
-    start = time.perf_counter()
-    eflomal.Aligner(n_samplers=args.eflomal_samplers).align(
-        sources, targets, links_filename_fwd=str(links["forward"]), links_filename_rev=str(links["reverse"])
-    )
-    seconds = time.perf_counter() - start
-    src_words, src_unseen = unseen([s for s, _ in train], rwth.sources)
-    tgt_words, tgt_unseen = unseen([t for _, t in train], rwth.targets)
-    records = []
-    for direction, path in links.items():
-        lines = read_lines(path, str(path))[len(train) :]
-        records.append(
-            {
-                "aligner": "eflomal",
-                "run": None,
-                "variant": f"eflomal {direction}",
-                "seed": None,
-                "repeat": repeat,
-                "eflomal": version("eflomal"),
-                "direction": direction,
-                "train": f"{args.train_src} + {args.train_tgt} ({len(train):,} pairs) + the {len(rwth.gold)} RWTH pairs",
-                "train_tokens": f"{args.eflomal_tokens}, lowercased (eflomal lowercases every word)",
-                "samplers": args.eflomal_samplers,
-                **scores(nmt.alignment_error(lines, rwth.gold)),
-                "src_words": src_words,
-                "src_unseen_share": share(src_unseen, src_words),
-                "tgt_words": tgt_words,
-                "tgt_unseen_share": share(tgt_unseen, tgt_words),
-                "seconds": round(seconds, 1),
-            }
-        )
-    return records
+    run = run_eflomal(rwth.sources, rwth.targets, train, samplers=args.eflomal_samplers, folder=folder, repeat=repeat)
+    return [
+        {
+            "aligner": "eflomal",
+            "run": None,
+            "variant": f"eflomal {name}",
+            "seed": None,
+            "repeat": repeat,
+            "direction": name,
+            "train": f"{args.train_src} + {args.train_tgt} ({len(train):,} pairs) + the {len(rwth.gold)} RWTH pairs",
+            "train_tokens": f"{args.eflomal_tokens}, lowercased (eflomal lowercases every word)",
+            **scores(nmt.alignment_error(links, rwth.gold)),
+            **run.facts,
+        }
+        for name, links in run.links.items()
+    ]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -300,6 +294,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch-size", type=int, default=None, metavar="N", help="Pairs forced at once (default: the model's)."
     )
     parser.add_argument(
+        "--per-head",
+        action="store_true",
+        help="A Transformer's lines for each head of each decoder layer too, besides each layer's heads averaged "
+        "(an RNN's several heads get their lines always).",
+    )
+    parser.add_argument(
         "--bleu-split",
         default="test2016",
         metavar="SPLIT",
@@ -310,7 +310,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="Also score a baseline that reads no words: target word j of T linked to source word floor((j + 0.5) * S / T).",
     )
-    parser.add_argument("--eflomal", action="store_true", help="Also align with eflomal (pip install 'nmt[align]').")
+    parser.add_argument(
+        "--eflomal",
+        action="store_true",
+        help="Also align with eflomal (pip install 'nmt[align]'): forward, reverse, grow-diag-final-and, intersection.",
+    )
     parser.add_argument(
         "--train-src", default=DEFAULT_TRAIN[0], help=f"eflomal's German training text (default: {DEFAULT_TRAIN[0]})."
     )
@@ -357,9 +361,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             base["archive_sha256"] = rwth.archive_sha256
             log.info("%d RWTH pairs read from %s", len(rwth.gold), args.archive)
             for path in args.models:
-                record = align_model(path, rwth, args)
-                log.info("%s: AER %.3f", path, record["aer"])
-                common.emit({**base, **record})
+                for record in align_model(path, rwth, args):
+                    log.info("%s layer %s head %s: AER %.3f", path, record["layer"], record["head"], record["aer"])
+                    common.emit({**base, **record})
             if args.diagonal:
                 common.emit({**base, **diagonal(rwth)})
             for repeat in range(args.eflomal_repeats if args.eflomal else 0):

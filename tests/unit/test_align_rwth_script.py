@@ -1,16 +1,24 @@
-"""scripts/align_rwth.py without a model: the archive read as the RWTH set is laid out (Latin-1,
-1-based links, a blank last line), the run facts, eflomal's training text and the diagonal baseline."""
+"""scripts/align_rwth.py: the archive read as the RWTH set is laid out (Latin-1, 1-based links, a blank
+last line), the run facts, eflomal's training text, its joined directions and the diagonal baseline;
+then, on tiny random models (alignment reads weights, the models need not have learned), one line per
+attention a model reads: each Transformer layer (and head), an RNN's heads averaged and each head."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import tarfile
 from pathlib import Path
 
-import align_rwth
+import numpy as np
 import pytest
+import torch
 
+import _align_eflomal
+import _align_readings
+import align_rwth
+import nmt
 from nmt.util.errors import UserError
 
 DE = "Ich weiß , daß es stimmt .\nDas Haus\n\n"
@@ -93,9 +101,11 @@ def test_run_facts_come_from_config_and_scored_test(tmp_path: Path) -> None:
 def test_punct_tokens_split_punctuation_off_words_and_skip_blank_pairs(tmp_path: Path) -> None:
     (tmp_path / "a.de").write_text('Zwei Männer, "draußen".\n\nEin Hund.\n', encoding="utf-8")
     (tmp_path / "a.en").write_text('Two men, "outside".\nA dog.\n\n', encoding="utf-8")
-    pairs = align_rwth.training_pairs(tmp_path / "a.de", tmp_path / "a.en", "punct")
+    pairs = _align_eflomal.training_pairs(tmp_path / "a.de", tmp_path / "a.en", "punct")
     assert pairs == [('Zwei Männer , " draußen " .', 'Two men , " outside " .')]
-    assert align_rwth.training_pairs(tmp_path / "a.de", tmp_path / "a.en", "whitespace")[0][1] == 'Two men, "outside".'
+    assert (
+        _align_eflomal.training_pairs(tmp_path / "a.de", tmp_path / "a.en", "whitespace")[0][1] == 'Two men, "outside".'
+    )
 
 
 def test_no_aligner_at_all_exits_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -103,3 +113,141 @@ def test_no_aligner_at_all_exits_in_one_line(capsys: pytest.CaptureFixture[str])
         align_rwth.main([])
     assert stop.value.code == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_transformer_run_is_named_transformer_not_its_unused_rnn_attention(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("model:\n  arch: transformer\n  attention:\n    type: bahdanau\n")
+    assert align_rwth.run_facts(tmp_path, "test2016")["variant"] == "transformer"
+
+
+def test_eflomal_joins_lie_between_the_intersection_and_the_union(tmp_path: Path) -> None:
+    pytest.importorskip("eflomal")
+    train = [("ein hund läuft", "a dog runs"), ("ein hund", "a dog"), ("zwei hunde laufen", "two dogs run")] * 5
+    sources, targets = ["der hund läuft", "zwei hunde"], ["the dog runs", "two dogs"]
+    run = _align_eflomal.run_eflomal(sources, targets, train, samplers=1, folder=tmp_path, repeat=0)
+    assert list(run.links) == list(_align_eflomal.JOINS)
+    for k in range(len(sources)):
+        forward, reverse = run.links["forward"][k], run.links["reverse"][k]
+        assert run.links["intersection"][k] == forward & reverse
+        assert forward & reverse <= run.links["grow-diag-final-and"][k] <= forward | reverse
+
+
+@pytest.mark.parametrize(
+    ("arch", "layers", "heads", "per_head", "want"),
+    [
+        ("transformer", 3, 2, False, [(0, None), (1, None), (2, None)]),
+        ("transformer", 2, 2, True, [(0, None), (0, 0), (0, 1), (1, None), (1, 0), (1, 1)]),
+        ("rnn", 0, 1, True, [(None, None)]),
+        ("rnn", 0, 3, False, [(None, None), (None, 0), (None, 1), (None, 2)]),
+    ],
+)
+def test_readings_are_every_layer_and_each_head_where_there_are_several(arch, layers, heads, per_head, want) -> None:
+    found = _align_readings.readings(arch, layers, heads, per_head)
+    assert [(r.layer, r.head) for r in found] == want
+    defaults = [(r.layer, r.head) for r in found if r.default]
+    assert defaults == [(max(layers - 2, 0) if arch == "transformer" else None, None)]  # the penultimate layer
+
+
+# --- tiny random models ---------------------------------------------------------------------------------------
+
+TRANSFORMER = ["model.arch=transformer"] + [
+    f"model.transformer.{o}" for o in ("d_model=16", "heads=2", "ff_size=32", "enc_layers=1", "dec_layers=3")
+]
+RNN = ["model.emb_size=16", "model.hidden_size=16"]
+QKV = [*RNN, "model.attention.type=qkv", "model.attention.heads=2"]
+
+
+def save_model(folder: Path, prepared: Path, overrides: list[str]) -> Path:
+    """A randomly initialized model saved as training saves one."""
+    from nmt import config as C
+    from nmt.data.prepare import load_prepared
+    from nmt.model.build import build_model
+    from nmt.run import checkpoint as ckpt
+    from nmt.run.state import TrainState
+
+    cfg = C.load(None, overrides)
+    _, tok, _ = load_prepared(prepared)
+    torch.manual_seed(0)
+    model = build_model(cfg.model, tok.vocab_size, tok.vocab_size)
+    saved = ckpt.Checkpoint(
+        cfg.model_dump(mode="json"), model.state_dict(), {"src": tok.model_bytes, "tgt": tok.model_bytes}, TrainState(3)
+    )
+    return ckpt.save(folder / "model.pt", saved)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory, toy_prepared: Path) -> dict[str, Path]:
+    """A 3-layer Transformer with 2 heads, a one-head RNN (bahdanau) and a 2-head qkv RNN."""
+    saved = {}
+    for name, overrides in {"transformer": TRANSFORMER, "rnn": RNN, "qkv": QKV}.items():
+        saved[name] = save_model(tmp_path_factory.mktemp(name), toy_prepared, overrides)
+    return saved
+
+
+@pytest.fixture
+def rwth(archive: Path, tmp_path: Path) -> align_rwth.GoldSet:
+    return align_rwth.read_archive(archive, tmp_path / "out")
+
+
+def lines(path: Path, rwth: align_rwth.GoldSet, *options: str) -> list[dict]:
+    args = align_rwth.build_parser().parse_args([str(path), "--threads", "1", *options])
+    return align_rwth.align_model(path, rwth, args)
+
+
+@pytest.mark.parametrize("per_head", [False, True])
+def test_a_transformer_writes_a_line_per_layer_and_with_per_head_per_head(models, rwth, per_head) -> None:
+    found = lines(models["transformer"], rwth, *(["--per-head"] if per_head else []))
+    assert len(found) == 3 * (3 if per_head else 1)
+    assert {(r["arch"], r["variant"], r["heads"], r["layers"]) for r in found} == {("transformer", "transformer", 2, 3)}
+    assert [r["layer"] for r in found if r["head"] is None] == [0, 1, 2]
+    assert [(r["layer"], r["head"]) for r in found if r["default"]] == [(1, None)]
+    assert all(r["predicted"] == 7 + 2 and 0.0 <= r["aer"] <= 1.0 for r in found)  # one link per English word
+
+
+def test_a_one_head_rnn_writes_one_line_and_a_qkv_rnn_one_per_head_too(models, rwth) -> None:
+    (one,) = lines(models["rnn"], rwth)
+    assert (one["layer"], one["head"], one["default"], one["heads"], one["arch"]) == (None, None, True, 1, "rnn")
+    found = lines(models["qkv"], rwth)
+    assert [(r["layer"], r["head"], r["default"], r["heads"]) for r in found] == [
+        (None, None, True, 2),
+        (None, 0, False, 2),
+        (None, 1, False, 2),
+    ]
+
+
+def test_an_rnn_head_is_one_of_the_heads_that_average_to_the_default(models, rwth) -> None:
+    model = nmt.load(models["qkv"], device="cpu", threads=1)
+    read = _align_readings.Reading
+    average = _align_readings.align_reading(model, rwth.sources, rwth.targets, read(None, None, True), None)
+    heads = [
+        _align_readings.align_reading(model, rwth.sources, rwth.targets, read(None, h, False), None) for h in (0, 1)
+    ]
+    for k, pair in enumerate(average):  # the merge is linear: the heads' word weights average to the default's
+        np.testing.assert_allclose((heads[0][k].weights + heads[1][k].weights) / 2, pair.weights, atol=1e-6)
+        assert sorted(j for _, j in heads[0][k].links) == list(range(len(pair.target_words)))
+    assert not np.allclose(heads[0][0].weights, average[0].weights)  # a head of its own, not the mean again
+    attention = _align_readings.rnn_attention(model)
+    before = model.score(rwth.sources, rwth.targets)
+    with _align_readings.one_head(attention, 1):  # the predictions stay; only the weights read change
+        during = model.score(rwth.sources, rwth.targets)
+    for b, d in zip(before, during):
+        np.testing.assert_allclose(b.log_probs, d.log_probs, atol=1e-6)
+    after = model.align(rwth.sources, rwth.targets)  # the swap is gone once the block ends
+    assert all(np.array_equal(a.weights, p.weights) for a, p in zip(after, average))
+
+
+def test_the_script_writes_a_json_line_per_reading_and_per_eflomal_alignment(
+    models, archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "t.de").write_text("Das Haus .\nIch weiß es .\n" * 5, encoding="utf-8")
+    (tmp_path / "t.en").write_text("The house .\nI know it .\n" * 5, encoding="utf-8")
+    argv = [str(models["transformer"]), str(models["qkv"]), "--archive", str(archive), "--threads", "1", "--diagonal"]
+    has_eflomal = importlib.util.find_spec("eflomal") is not None
+    if has_eflomal:
+        argv += ["--eflomal", "--train-src", str(tmp_path / "t.de"), "--train-tgt", str(tmp_path / "t.en")]
+    assert align_rwth.main(argv) == 0
+    found = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["variant"] for r in found] == ["transformer"] * 3 + [None] * 3 + ["diagonal"] + (
+        [f"eflomal {name}" for name in _align_eflomal.JOINS] if has_eflomal else []
+    )
+    assert all(r["bench"] == "align_rwth" and r["pairs"] == 2 for r in found)
