@@ -170,7 +170,9 @@ def bleu_by_length(
             continue
         bucket_bleu = bleu_metric().corpus_score([hyps[i] for i in members], [[refs[i] for i in members]])
         ratio = bucket_bleu.sys_len / bucket_bleu.ref_len if bucket_bleu.ref_len else 0.0
-        rows.append({"bucket": _bucket_label(lo, hi), "n": len(members), "bleu": float(bucket_bleu.score), "ratio": ratio})
+        rows.append(
+            {"bucket": _bucket_label(lo, hi), "n": len(members), "bleu": float(bucket_bleu.score), "ratio": ratio}
+        )
     return rows
 
 
