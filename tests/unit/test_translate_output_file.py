@@ -141,6 +141,14 @@ SLOW_TRANSLATION = textwrap.dedent(
 )
 
 
+def default_stop_signals() -> None:
+    """In the child: the stop signals' default actions, as a process started from a terminal has them.
+    A suite run under nohup, or in the background of a script, passes SIGHUP or SIGINT on ignored, and
+    a process that ignores a signal is not meant to stop by it."""
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=lambda s: s.name)
 def test_a_stop_signal_leaves_no_temporary(src: Path, tmp_path: Path, signum: signal.Signals) -> None:
     out = tmp_path / "big.txt"
@@ -150,6 +158,7 @@ def test_a_stop_signal_leaves_no_temporary(src: Path, tmp_path: Path, signum: si
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        preexec_fn=default_stop_signals,
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "writing\n"
