@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import _bench_common as common
+from nmt.score.across import ranks
 from nmt.score.seed_stats import Interval, kendall_tau, mean_interval, t_two_sided_p
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write
@@ -114,21 +115,6 @@ def references(records: list[dict[str, Any]]) -> dict[str, float]:
 # --- rank correlation ------------------------------------------------------------------------------------
 
 
-def _ranks(values: Sequence[float]) -> list[float]:
-    """Ranks from 1, ties given their mean rank."""
-    order = sorted(range(len(values)), key=lambda k: values[k])
-    ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for k in order[start : end + 1]:
-            ranks[k] = (start + end) / 2 + 1
-        start = end + 1
-    return ranks
-
-
 def _tie_sums(values: Sequence[float]) -> tuple[int, int, int]:
     """Over the groups of t tied values: sum t(t-1)/2, sum t(t-1)(t-2), sum t(t-1)(2t+5)."""
     counts = [values.count(v) for v in set(values)]
@@ -174,7 +160,7 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[Optional[float], O
     n = len(x)
     if n < 2:
         return None, None
-    rx, ry = _ranks(x), _ranks(y)
+    rx, ry = ranks(x, descending=False), ranks(y, descending=False)
     mx, my = statistics.fmean(rx), statistics.fmean(ry)
     sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
     sxx, syy = sum((a - mx) ** 2 for a in rx), sum((b - my) ** 2 for b in ry)
