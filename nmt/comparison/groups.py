@@ -10,7 +10,8 @@ Kendall's tau-b between the groups' rankings (:mod:`nmt.score.seed_stats`); and,
 groups, the statistics across them (:mod:`nmt.score.across`): each arm's pooled difference with a
 t interval over the groups, the groups and seed pairs where it is positive, the partial-conjunction
 replicability count, Holm's adjusted p-values within each group, and Kendall's W with Friedman's
-test.  A record names its group ``pair`` (the field the published measurements use); the tables
+test; then the combined test per group and the power of the seed design
+(:mod:`nmt.comparison.groups_noise`).  A record names its group ``pair`` (the field the published measurements use); the tables
 say "pairs" alike.  ``nmt compare-groups`` and ``docs_build/pairs_table.py`` both go through here.
 """
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from nmt.comparison.groups_noise import combined_table, power_line
 from nmt.run import events
 from nmt.run.paths import REPORT, SCORED, RunPaths, report_json
 from nmt.score.across import holm, kendall_w, pooled_effect, replicability_count
@@ -120,6 +122,8 @@ def collect(root: Path, notes: Optional[dict[str, str]] = None) -> list[Record]:
                         "bleu": round(result["bleu"], 4),
                         "chrf": round(result["chrf"], 4),
                         "p_bootstrap": None if row["p_values"] is None else row["p_values"][index],
+                        "p_ar": row.get("p_ar_seeds"),  # the arm's combined test over the comparison's seeds
+                        "ar_seeds": row["seeds"],
                         "updates": result["updates"],
                         "best_step": result["best_step"],
                         "params": result["params"],
@@ -316,6 +320,8 @@ def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> str:
     lines += summary(rows)
     if len(rows) >= 2:
         lines += ["", *across_groups(grouped, rows)]
+    for part in (combined_table(grouped), power_line(grouped)):
+        lines += ["", *part] if part else []
     return "\n".join(lines) + "\n"
 
 

@@ -70,3 +70,38 @@ def test_groups_of_other_arms_or_another_baseline_are_refused_in_one_line(change
     with pytest.raises(UserError, match="fr-en") as refusal:
         check_same_arms({"de-en": plan, "fr-en": {**plan, **change}})
     assert "\n" not in str(refusal.value)
+
+
+def test_the_combined_test_is_tabulated_per_pair_with_holm_and_the_power_line_from_the_seed_spread(tmp_path, capsys):
+    """Issue 61, items 4 and 5 on the pairs page: the comparisons' approximate randomization over
+    replicates, carried by the records, raw and Holm-adjusted within a pair; and the detectable
+    difference from the spread of per-seed differences (none left out of the spread)."""
+    scores = {"bahdanau": 30.0, "qkv": 31.0, "none": 20.0}
+    noise = {1: 0.0, 2: 1.0, 3: -1.0}  # qkv's differences: 1, 2, 0 -> standard deviation 1.0
+    p_ar = {"qkv": 0.02, "none": 0.01}
+    lines = [
+        {**record(pair, v, s, b + (noise[s] if v == "qkv" else 0.0)), "p_ar": p_ar.get(v), "ar_seeds": [1, 2, 3]}
+        for pair in ("de-en", "fr-en")
+        for v, b in scores.items()
+        for s in (1, 2, 3)
+    ]
+    lines += [{**record("cs-en", v, s, b), "p_ar": None} for v, b in scores.items() for s in (1, 2, 3)]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    pairs_table.main([str(path)])
+    page = capsys.readouterr().out
+    assert "| variant | de-en p AR, seeds 1, 2, 3 (Holm) | fr-en p AR, seeds 1, 2, 3 (Holm) |" in page  # cs-en: none
+    assert "| none | 0.0100 (0.0200) | 0.0100 (0.0200) |" in page  # Holm over the two tests: 2 x 0.01
+    assert "| qkv | 0.0200 (0.0200) | 0.0200 (0.0200) |" in page  # the larger p: max(0.02, 0.02)
+    # qkv has spread 1 on de-en and fr-en and 0 on cs-en: pooled sqrt(mean(1, 1, 0)) = 0.82
+    assert "spread 0.82 BLEU" in page
+    assert "3 seeds 2.67" in page  # 0.82 x 3.27, the audit's ratio 2.35 / 0.72 at three seeds
+
+
+def test_one_seed_gives_no_power_line_and_records_without_the_combined_test_no_table(tmp_path, capsys):
+    lines = [record(pair, v, 1, b) for pair in ("de-en", "fr-en") for v, b in (("bahdanau", 30.0), ("qkv", 31.0))]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    pairs_table.main([str(path)])
+    page = capsys.readouterr().out
+    assert "Power:" not in page and "p AR" not in page
