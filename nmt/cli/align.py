@@ -32,7 +32,7 @@ def align_cmd(
         "members' mean). Or give --model.",
     ),
     model: Optional[Path] = ModelDirOpt,
-    engine: str = EngineOpt,
+    engine: Optional[str] = EngineOpt,
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="Where to write the alignments, one Pharaoh line per pair (default stdout)."
     ),

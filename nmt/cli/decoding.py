@@ -20,7 +20,7 @@ def translate_cmd(
         "ensemble (they must share the SentencePiece models). Or give --model.",
     ),
     model: Optional[Path] = ModelDirOpt,
-    engine: str = EngineOpt,
+    engine: Optional[str] = EngineOpt,
     compute_type: str = ComputeTypeOpt,
     input: Optional[Path] = typer.Option(
         None, "--input", "-i", help="Source text, one sentence per line (default stdin)."
@@ -148,7 +148,7 @@ def serve_cmd(
         help="A folder written by nmt export, in the format --engine runs: DIR or NAME=DIR (default "
         "name: the folder's); repeat for several. May be given beside --checkpoint with --engine torch.",
     ),
-    engine: str = EngineOpt,
+    engine: Optional[str] = EngineOpt,
     compute_type: str = ComputeTypeOpt,
     host: str = typer.Option(
         "127.0.0.1", help="Address to listen on (default loopback only; the API has no authentication)."

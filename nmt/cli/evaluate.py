@@ -42,7 +42,7 @@ def eval_cmd(
         "with the first (the baseline).",
     ),
     model: Optional[Path] = ModelDirOpt,
-    engine: str = EngineOpt,
+    engine: Optional[str] = EngineOpt,
     compute_type: str = ComputeTypeOpt,
     ref: Optional[Path] = typer.Option(None, help="Reference file (with --hyp or --model)."),
     src: Optional[Path] = typer.Option(

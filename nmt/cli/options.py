@@ -10,10 +10,12 @@ import typer
 ConfigOpt = typer.Option(None, "--config", "-c", help="Experiment YAML file (defaults apply when omitted).")
 SetOpt = typer.Option(None, "--set", "-s", help="Override one option, e.g. --set model.attention.type=luong_dot.")
 EngineOpt = typer.Option(
-    "torch",
+    None,
     "--engine",
     help="What runs the model: torch (--checkpoint, or --model with a safetensors export), onnxruntime "
-    "(--model with an ONNX export) or ctranslate2 (--model with a CTranslate2 export); see nmt export.",
+    "(--model with an ONNX export) or ctranslate2 (--model with a CTranslate2 export); see nmt export. "
+    "Default: torch for --checkpoint, the export's own engine for --model.",
+    show_default=False,
 )
 ModelDirOpt = typer.Option(
     None, "--model", help="A folder written by nmt export, instead of --checkpoint (the format must suit --engine)."

@@ -250,8 +250,19 @@ def check_compute_type(engine: str, compute_type: str) -> None:
         )
 
 
+def choose_engine(name: Optional[str], models: Sequence[Path] = ()) -> str:
+    """``name`` when given, else the engine that runs the export folders ``models`` (their
+    export.json's format), else torch; export folders of several formats need ``--engine``."""
+    if name is not None:
+        return name
+    engines = sorted({ENGINES[read_manifest(Path(m)).format] for m in models})
+    if len(engines) > 1:
+        raise UserError(f"the --model folders are exports for {' and '.join(engines)}: choose one with --engine")
+    return engines[0] if engines else "torch"
+
+
 def open_engine(
-    name: str,
+    name: Optional[str],
     checkpoints: Sequence[Path],
     model: Optional[Path],
     *,
@@ -259,15 +270,17 @@ def open_engine(
     threads: int = 0,
     device: str = "auto",
 ) -> Engine:
-    """The engine ``name`` over ``checkpoints`` (torch only) or an export folder ``model``.
+    """The engine ``name`` over ``checkpoints`` (torch only) or an export folder ``model``
+    (``name`` None: the engine of ``model``'s format, torch for checkpoints; :func:`choose_engine`).
 
     ``threads``: the engine's CPU threads (0: torch follows the free cores, the others use their
     own default); ``device``: one of :data:`DEVICES`, anything but the CPU for torch only.
     """
-    if name not in ENGINE_NAMES:
-        raise UserError(f"--engine {name}: unknown; valid options: {', '.join(ENGINE_NAMES)}")
     if (model is None) == (not checkpoints):
         raise UserError("give either --checkpoint (PyTorch checkpoints) or --model DIR (an `nmt export` folder)")
+    name = choose_engine(name, [model] if model is not None else [])
+    if name not in ENGINE_NAMES:
+        raise UserError(f"--engine {name}: unknown; valid options: {', '.join(ENGINE_NAMES)}")
     if name != "torch" and model is None:
         raise UserError(f"--engine {name} runs an export folder: give --model DIR (write one with `nmt export`)")
     check_device(name, device)

@@ -171,14 +171,14 @@ def run_eval(
     ar_trials: int = 10000,
     seed: int = 12345,
     model: Optional[Path] = None,
-    engine: str = "torch",
+    engine: Optional[str] = None,
     compute_type: str = "float32",
 ) -> str:
     """Score one or more systems and write ``report.json`` / ``report.md`` (+ a length plot);
     returns the summary to print (scores, comparison, where the report went).
 
     The systems: a split translated by ``checkpoints``, the lines of ``src`` translated by an
-    export folder ``model`` on ``engine``, or the files ``hyps``."""
+    export folder ``model`` on ``engine`` (None: the one its format names), or the files ``hyps``."""
     if sum(map(bool, (checkpoints, hyps, model))) != 1:
         raise UserError(
             "give one of --checkpoint (to translate a split), --model with --src and --ref (an export folder "
@@ -186,9 +186,10 @@ def run_eval(
         )
     if model is not None and (src is None or ref is None):
         raise UserError("--model translates --src and scores it against --ref: give both")
-    from nmt.decode.engines import check_compute_type
+    from nmt.decode.engines import check_compute_type, choose_engine
 
-    check_compute_type(engine if model is not None else "torch", compute_type)  # --hyp, --checkpoint: no engine
+    engine = choose_engine(engine, [Path(model)] if model is not None else [])
+    check_compute_type(engine, compute_type)  # --hyp, --checkpoint: no engine
     if test not in TEST_CHOICES:
         raise UserError(f"--test must be one of {', '.join(TEST_CHOICES)}, got {test!r}")
     for option, value in (("--bootstrap-samples", bootstrap_samples), ("--ar-trials", ar_trials), ("--seed", seed)):

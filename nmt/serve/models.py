@@ -19,7 +19,7 @@ import numpy as np
 
 from nmt.config import DecodeConfig
 from nmt.decode.batched import Translation
-from nmt.decode.engines import ENGINE_NAMES, FORMAT_OF, Engine, ModelInfo, check_device, open_engine
+from nmt.decode.engines import ENGINE_NAMES, FORMAT_OF, Engine, ModelInfo, check_device, choose_engine, open_engine
 from nmt.engine.manifest import read_manifest
 from nmt.run.paths import run_of_checkpoint
 from nmt.util.errors import UserError
@@ -160,8 +160,11 @@ def rounded(weights: Any) -> list[Any]:
     return (np.round(np.asarray(weights, dtype=np.float64) * 10_000) / 10_000).tolist()
 
 
-def check_sources(checkpoints: Sequence[str], model_dirs: Sequence[str], engine: str, device: str) -> None:
-    """Refuse, in one line and before anything loads, options that cannot go together."""
+def check_sources(checkpoints: Sequence[str], model_dirs: Sequence[str], engine: Optional[str], device: str) -> str:
+    """Refuse, in one line and before anything loads, options that cannot go together; returns the
+    engine (``engine`` None: torch beside a checkpoint, else the export folders' own)."""
+    if engine is None:
+        engine = "torch" if checkpoints else choose_engine(None, [parse_checkpoint_arg(a)[1] for a in model_dirs])
     if engine not in ENGINE_NAMES:
         raise UserError(f"--engine {engine}: unknown; valid options: {', '.join(ENGINE_NAMES)}")
     if not checkpoints and not model_dirs:
@@ -172,6 +175,7 @@ def check_sources(checkpoints: Sequence[str], model_dirs: Sequence[str], engine:
             "give --model NAME=DIR (write one with `nmt export`)"
         )
     check_device(engine, device)
+    return engine
 
 
 def _checked(path: Path, exported: bool, engine: str) -> Path:
@@ -189,7 +193,7 @@ def load_served(
     device: Any = "auto",
     *,
     model_dirs: Sequence[str] = (),
-    engine: str = "torch",
+    engine: Optional[str] = None,
     threads: int = 0,
     compute_type: str = "float32",
 ) -> dict[str, ServedModel]:
@@ -199,7 +203,7 @@ def load_served(
     costs no loading time.  ``device`` is a ``--device`` choice (or a torch device).
     """
     device = str(device)
-    check_sources(checkpoints, model_dirs, engine, device)
+    engine = check_sources(checkpoints, model_dirs, engine, device)
     wanted: dict[str, tuple[Path, bool]] = {}
     for option, args in (("--checkpoint", checkpoints), ("--model", model_dirs)):
         for arg in args:

@@ -10,6 +10,7 @@ import ipaddress
 import logging
 import math
 from collections.abc import Sequence
+from typing import Optional
 
 from nmt.serve.limits import READ_TIMEOUT, Limits
 from nmt.serve.models import check_sources, describe, load_served
@@ -38,7 +39,7 @@ def serve(
     port: int,
     limits: Limits,
     model_dirs: Sequence[str] = (),
-    engine: str = "torch",
+    engine: Optional[str] = None,
     device: str = "auto",
     threads: int = 0,
     compute_type: str = "float32",
@@ -49,7 +50,8 @@ def serve(
     The port is bound before any model loads, so a port in use is a one-line error at once;
     a client has ``read_timeout`` seconds to send a whole request (:mod:`nmt.serve.protocol`).
     ``engine`` runs every model (``--checkpoint`` needs torch; ``model_dirs`` are ``nmt export``
-    folders of its format); ``threads`` are its CPU threads.
+    folders of its format; None: torch beside a checkpoint, else the folders' own format's engine);
+    ``threads`` are its CPU threads.
     """
     try:
         import uvicorn
@@ -65,7 +67,7 @@ def serve(
         raise UserError(f"--threads {threads}: must be 0 (follow the free cores) or more")
     if not (math.isfinite(read_timeout) and read_timeout > 0):
         raise UserError(f"--read-timeout {read_timeout}: must be a number of seconds above 0")
-    check_sources(checkpoints, model_dirs, engine, device)
+    engine = check_sources(checkpoints, model_dirs, engine, device)
     sock = bind(host, port)  # first: a port in use fails before anything else happens
     try:
         models = load_served(

@@ -202,6 +202,19 @@ def test_every_folder_is_checked_before_the_first_model_opens(exports: dict[str,
     assert opened == []
 
 
+def test_without_engine_the_exports_own_format_chooses_it_and_two_formats_are_refused(
+    exports: dict[str, Path],
+) -> None:
+    from nmt.serve.models import check_sources
+    from nmt.util.errors import UserError
+
+    for engine, folder in exports.items():  # each format names the engine that runs it
+        assert check_sources([], [f"m={folder}"], None, "auto") == engine
+    assert check_sources(["model.pt"], [str(exports["torch"])], None, "auto") == "torch"  # a checkpoint: torch
+    with pytest.raises(UserError, match="exports for ctranslate2 and onnxruntime: choose one with --engine"):
+        check_sources([], [str(exports["onnxruntime"]), str(exports["ctranslate2"])], None, "auto")
+
+
 def test_weights_read_the_same_from_numpy_and_torch() -> None:
     from nmt.serve.models import rounded
 
