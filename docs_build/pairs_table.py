@@ -5,9 +5,9 @@ so that a table can be finished over several sittings from the JSON lines it is 
 
 1. ``--collect DIR``: DIR holds one ``nmt compare --runs-dir DIR/<pair>`` folder per language pair
    (each with its report/report.json and its runs' compare-<split>/scored.json); one JSON line per
-   run (pair, variant, seed, BLEU, chrF, updates, parameters, forward FLOPs per target token, the
-   run's own training seconds, the device it trained on, the sacreBLEU signature) is written to
-   ``--out``.
+   run (pair, variant, seed, BLEU, chrF, the combined test's p and the seeds it covers, updates,
+   parameters, forward FLOPs per target token, the run's own training seconds, the device it
+   trained on, the sacreBLEU signature) is written to ``--out``.
 2. ``FILE.jsonl ...``: the tables, in Markdown on stdout.  Per pair: each variant's mean BLEU over
    seeds ± its 95% t interval, its difference to the baseline ± the interval of the paired
    differences, the paired t-test over seeds, and its rank.  Then a summary (each variant's ΔBLEU
@@ -15,7 +15,10 @@ so that a table can be finished over several sittings from the JSON lines it is 
    (:mod:`nmt.score.seed_stats`), and the statistics across pairs (:mod:`nmt.score.across`): each
    variant's pooled difference with its interval over the pairs, where it is positive, the
    partial-conjunction count, Holm's adjusted p-values within each pair, and Kendall's W with
-   Friedman's test.
+   Friedman's test.  Last, each pair's combined test (the comparisons' approximate randomization
+   over all seeds' translations, raw and Holm-adjusted) and the power line: the pooled spread
+   between seeds and the smallest difference 3, 5 and 10 seeds detect with 80% power
+   (:mod:`nmt.comparison.groups_noise`).
 
 Commands (from the repository root)::
 

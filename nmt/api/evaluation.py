@@ -122,7 +122,6 @@ def evaluate(
             type or out of range (naming the parameter), in one line.
     """
     from nmt.decode.engines import ENGINE_NAMES
-    from nmt.engine.manifest import ENGINES, read_manifest
     from nmt.evaluation.eval_command import default_out, run_eval
 
     ensure_configured()
@@ -131,7 +130,6 @@ def evaluate(
     model_dir = check.optional_path("model", model)
     if engine is not None:
         check.choice("engine", engine, ENGINE_NAMES)
-    engine = engine or (ENGINES[read_manifest(model_dir).format] if model_dir is not None else "torch")
     folder = check.path("out", out) if out is not None else default_out(checkpoints)
     with allowing_modules(modules):
         summary = run_eval(

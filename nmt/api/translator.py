@@ -20,10 +20,10 @@ from nmt.api.results import EOS_PIECE, Hypothesis, ScoreResult, TranslationResul
 from nmt.config.sections import MAX_OUTPUT_TOKENS
 from nmt.decode.alignment import AttentionChoice, align_pairs
 from nmt.decode.batched import Translation
-from nmt.decode.engines import ENGINE_NAMES, Engine, open_engine
+from nmt.decode.engines import ENGINE_NAMES, Engine, choose_engine, open_engine
 from nmt.decode.request import decode_overrides, resolve_search, translate_lines
 from nmt.decode.word_merge import WordAlignment
-from nmt.engine.manifest import ENGINES, MANIFEST, read_manifest
+from nmt.engine.manifest import MANIFEST
 from nmt.run.paths import RunPaths
 from nmt.util.errors import UserError
 
@@ -70,8 +70,7 @@ def _engine_for(path: Path, engine: Optional[str]) -> tuple[str, list[Path], Opt
     if not path.is_dir():
         raise UserError(f"{path}: no such checkpoint, run folder or export folder")
     if (path / MANIFEST).is_file():
-        name = engine or ENGINES[read_manifest(path).format]
-        return name, [], path
+        return choose_engine(engine, [path]), [], path
     best = RunPaths(path).chosen  # the model nmt select (or train.select) chose, else best.pt
     if best.is_file():
         if engine not in (None, "torch"):

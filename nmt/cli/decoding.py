@@ -145,8 +145,9 @@ def serve_cmd(
     model: Optional[list[str]] = typer.Option(
         None,
         "--model",
-        help="A folder written by nmt export, in the format --engine runs: DIR or NAME=DIR (default "
-        "name: the folder's); repeat for several. May be given beside --checkpoint with --engine torch.",
+        help="A folder written by nmt export: DIR or NAME=DIR (default name: the folder's); repeat for several, "
+        "all of one format, which chooses the engine unless --engine is given. May be given beside --checkpoint "
+        "with a safetensors export (engine torch).",
     ),
     engine: Optional[str] = EngineOpt,
     compute_type: str = ComputeTypeOpt,

@@ -18,7 +18,10 @@ EngineOpt = typer.Option(
     show_default=False,
 )
 ModelDirOpt = typer.Option(
-    None, "--model", help="A folder written by nmt export, instead of --checkpoint (the format must suit --engine)."
+    None,
+    "--model",
+    help="A folder written by nmt export, instead of --checkpoint (its format chooses the engine; "
+    "with --engine, the format must suit it).",
 )
 ComputeTypeOpt = typer.Option(
     "float32", "--compute-type", help="--engine ctranslate2: float32, or int8 (quantized weights, faster on CPU)."

@@ -11,8 +11,8 @@ groups, the statistics across them (:mod:`nmt.score.across`): each arm's pooled 
 t interval over the groups, the groups and seed pairs where it is positive, the partial-conjunction
 replicability count, Holm's adjusted p-values within each group, and Kendall's W with Friedman's
 test; then the combined test per group and the power of the seed design
-(:mod:`nmt.comparison.groups_noise`).  A record names its group ``pair`` (the field the published measurements use); the tables
-say "pairs" alike.  ``nmt compare-groups`` and ``docs_build/pairs_table.py`` both go through here.
+(:mod:`nmt.comparison.groups_noise`).  A record names its group ``pair`` (the field the published
+measurements use); the tables say "pairs" alike.  ``nmt compare-groups`` and ``docs_build/pairs_table.py`` both go through here.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from nmt.comparison.groups_noise import combined_table, power_line
+from nmt.comparison.groups_noise import Grouped, Record, combined_table, seed_power_lines
 from nmt.run import events
 from nmt.run.paths import REPORT, SCORED, RunPaths, report_json
 from nmt.score.across import holm, kendall_w, pooled_effect, replicability_count
@@ -36,9 +36,6 @@ from nmt.util.owned import check_ours, claim
 
 PAIR_ORDER = ("de-en", "en-de", "fr-en", "cs-en")
 """The default order of groups in the tables: these language pairs first, any other group after them by name."""
-
-Record = dict[str, Any]
-Grouped = dict[str, dict[str, dict[int, Record]]]  # {group: {arm: {seed: record}}}
 
 
 def variant_flops(config: Optional[str], arm_overrides: list[str]) -> float:
@@ -100,7 +97,9 @@ def collect(root: Path, notes: Optional[dict[str, str]] = None) -> list[Record]:
     records = []
     for folder in folders:
         plan = reports[folder.name]["plan"]
-        for row in reports[folder.name]["variants"]:
+        rows = reports[folder.name]["variants"]
+        base_seeds = {s for r in rows if r["variant"] == plan["baseline"] for s in r["seeds"]}
+        for row in rows:
             overrides = [*plan["overrides"], *plan["arms"][row["variant"]]["train"]]
             for index, seed in enumerate(row["seeds"]):
                 run = folder / f"{row['variant']}_s{seed}"
@@ -122,8 +121,8 @@ def collect(root: Path, notes: Optional[dict[str, str]] = None) -> list[Record]:
                         "bleu": round(result["bleu"], 4),
                         "chrf": round(result["chrf"], 4),
                         "p_bootstrap": None if row["p_values"] is None else row["p_values"][index],
-                        "p_ar": row.get("p_ar_seeds"),  # the arm's combined test over the comparison's seeds
-                        "ar_seeds": row["seeds"],
+                        "p_ar": row.get("p_ar_seeds"),  # the arm's combined test, over the seeds it shares
+                        "ar_seeds": [s for s in row["seeds"] if s in base_seeds],  # with the baseline
                         "updates": result["updates"],
                         "best_step": result["best_step"],
                         "params": result["params"],
@@ -171,7 +170,9 @@ def group_rows(variants: dict[str, dict[int, Record]]) -> list[dict[str, Any]]:
                 "variant": variant,
                 "seeds": seeds,
                 "bleu": mean_interval([runs[s]["bleu"] for s in seeds]),
-                "test": paired_t_test([runs[s]["bleu"] for s in seeds], [base[s]["bleu"] for s in seeds if s in base]),
+                "test": paired_t_test(  # on the seeds both hold: seed k of the arm against seed k of the baseline
+                    [runs[s]["bleu"] for s in seeds if s in base], [base[s]["bleu"] for s in seeds if s in base]
+                ),
                 "baseline": variant == baseline,
                 "params": first["params"],
                 "mflops": first.get("flops_per_token", float("nan")) / 1e6,
@@ -307,8 +308,9 @@ def across_groups(grouped: Grouped, tables: dict[str, list[dict[str, Any]]]) -> 
 
 
 def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> str:
-    """The Markdown of ``records``: one table per group (in ``order``), the summary, and, over two
-    or more groups, the statistics across them."""
+    """The Markdown of ``records``: one table per group (in ``order``), the summary, over two or
+    more groups the statistics across them, and then the combined test per group and the power line
+    (:mod:`nmt.comparison.groups_noise`) where the records hold them."""
     if not records:
         raise UserError("no runs to tabulate: the records are empty")
     grouped = by_group(records, order)
@@ -320,7 +322,7 @@ def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> str:
     lines += summary(rows)
     if len(rows) >= 2:
         lines += ["", *across_groups(grouped, rows)]
-    for part in (combined_table(grouped), power_line(grouped)):
+    for part in (combined_table(grouped), seed_power_lines(grouped)):
         lines += ["", *part] if part else []
     return "\n".join(lines) + "\n"
 

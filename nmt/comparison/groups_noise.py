@@ -6,87 +6,94 @@
   p-values are carried from the comparisons' reports (each record's ``p_ar`` and the seeds it covers,
   ``ar_seeds``); :func:`combined_table` prints them per group, raw and Holm-adjusted within the group.
 - **Between seeds**: the spread of the per-seed differences to the baseline, pooled over the groups and
-  the attention arms (an arm named ``none`` left out: its gap is of another size), and what a paired
-  t-test with that spread can detect at 80% power (:mod:`nmt.score.power`).
+  arms (:func:`nmt.comparison.scores.spread_samples` chooses the arms, as ``nmt compare`` does), and
+  what a paired t-test with that spread can detect (:mod:`nmt.score.power`).
 """
 
 from __future__ import annotations
 
 import math
-import statistics
-from typing import Any, Optional
+from typing import Any
 
+from nmt.comparison.scores import spread_samples
 from nmt.score.across import holm
-from nmt.score.power import detectable_difference
+from nmt.score.power import ALPHA, POWER, detectable_difference, pooled_spread
+from nmt.util.errors import UserError
 
-Grouped = dict[str, dict[str, dict[int, dict[str, Any]]]]  # {group: {arm: {seed: record}}}
+Record = dict[str, Any]
+Grouped = dict[str, dict[str, dict[int, Record]]]  # {group: {arm: {seed: record}}}
 
 POWER_SEEDS = (3, 5, 10)
 """Seed counts the power line reports."""
 
 
-def _combined(runs: dict[int, dict[str, Any]]) -> Optional[tuple[float, tuple[int, ...]]]:
-    """An arm's approximate-randomization p-value and the seeds it covers, where its records carry one."""
-    found = {(r["p_ar"], tuple(r["ar_seeds"])) for r in runs.values() if r.get("p_ar") is not None}
-    if len(found) > 1:  # two comparisons of one arm: the one over more seeds speaks for both
-        return max(found, key=lambda pair: len(pair[1]))
-    return next(iter(found), None)
+def _tests(group: str, arm: str, runs: dict[int, Record]) -> list[tuple[float, tuple[int, ...]]]:
+    """An arm's approximate-randomization tests in one group: (p, seeds covered), one per comparison
+    its records came from; a p-value that is not a probability is refused in one line."""
+    found = sorted({(r["p_ar"], tuple(r.get("ar_seeds") or ())) for r in runs.values() if r.get("p_ar") is not None})
+    for p, _ in found:
+        if not (isinstance(p, (int, float)) and math.isfinite(p) and 0.0 <= p <= 1.0):
+            raise UserError(f"{group} {arm}: p_ar {p!r} is not a probability; collect the records again")
+    return [(p, seeds) for p, seeds in found]
 
 
 def combined_table(grouped: Grouped) -> list[str]:
-    """Per group and arm, approximate randomization over the replicates: p raw (Holm within the
-    group), under the seeds it covers; no lines where no record carries the test."""
-    cells: dict[str, dict[str, tuple[float, float]]] = {}  # {group: {arm: (p, Holm-adjusted p)}}
-    seeds: dict[str, tuple[int, ...]] = {}
-    for group, arms in grouped.items():
-        found = {arm: c for arm, runs in arms.items() if (c := _combined(runs)) is not None}
-        if found:
-            adjusted = holm([p for p, _ in found.values()])
-            cells[group] = {arm: (p, adj) for (arm, (p, _)), adj in zip(found.items(), adjusted)}
-            seeds[group] = max((s for _, s in found.values()), key=len)
-    if not cells:
+    """Per group and arm, approximate randomization over the replicates: p raw (Holm-adjusted over
+    the group's tests); then the seeds each group's tests cover.  No lines where no record has one."""
+    tests = {g: {a: t for a, runs in arms.items() if (t := _tests(g, a, runs))} for g, arms in grouped.items()}
+    tests = {g: found for g, found in tests.items() if found}
+    if not tests:
         return []
-    groups = list(cells)
-    tested = [arm for arm in next(iter(grouped.values())) if any(arm in cells[g] for g in groups)]
+    groups = list(tests)
+    cells: dict[tuple[str, str], list[str]] = {}  # {(group, arm): each test's cell text}
+    covered: dict[str, set[tuple[int, ...]]] = {}  # {group: the seed sets its tests cover}
+    for g in groups:
+        flat = [(arm, p, seeds) for arm, found in tests[g].items() for p, seeds in found]
+        adjusted = holm([p for _, p, _ in flat])
+        seed_sets = {seeds for _, _, seeds in flat}
+        covered[g] = seed_sets
+        for (arm, p, seeds), adj in zip(flat, adjusted):
+            shown = f"{p:.4f} ({adj:.4f})" + (f" seeds {', '.join(map(str, seeds))}" if len(seed_sets) > 1 else "")
+            cells.setdefault((g, arm), []).append(shown)
+    arms = list(dict.fromkeys(a for g in groups for a in tests[g]))  # every tested arm, in first-seen order
     lines = [
         "Approximate randomization over every replicate's translations at once, stratified by seed (the "
-        "comparisons' own test): p per pair, Holm-adjusted within the pair in parentheses",
+        "comparisons' own combined test): p per pair, Holm-adjusted over the pair's tests in parentheses",
         "",
-        "| variant | " + " | ".join(f"{g} p AR, seeds {', '.join(map(str, seeds[g]))} (Holm)" for g in groups) + " |",
+        "| variant | " + " | ".join(f"{g} p AR (Holm)" for g in groups) + " |",
         "| --- |" + " ---: |" * len(groups),
     ]
-    for arm in tested:
-        parts = ["" if arm not in cells[g] else "{:.4f} ({:.4f})".format(*cells[g][arm]) for g in groups]
-        lines.append(f"| {arm} | " + " | ".join(parts) + " |")
+    lines += [f"| {a} | " + " | ".join("; ".join(cells.get((g, a), [])) for g in groups) + " |" for a in arms]
+    uniform = {g: next(iter(s)) for g, s in covered.items() if len(s) == 1}
+    if uniform:
+        lines += [
+            "",
+            "Seeds the tests cover: " + "; ".join(f"{g} {', '.join(map(str, s))}" for g, s in uniform.items()),
+        ]
     return lines
 
 
-def seed_spread(grouped: Grouped) -> Optional[float]:
-    """The standard deviation of the per-seed differences to the baseline, pooled (root mean of the
-    variances) over every group's arms but the baseline and ``none``; None with fewer than two seeds."""
-    variances = []
+def seed_spread(grouped: Grouped) -> float | None:
+    """The standard deviation of the per-seed differences to the baseline, pooled over every group's
+    arms (:func:`~nmt.comparison.scores.spread_samples`); None without two seeds or without spread."""
+    samples = []
     for arms in grouped.values():
         baseline = next(r["baseline"] for runs in arms.values() for r in runs.values())
-        base = arms.get(baseline, {})
-        for arm, runs in arms.items():
-            if arm in (baseline, "none"):
-                continue
-            diffs = [runs[s]["bleu"] - base[s]["bleu"] for s in runs if s in base]
-            if len(diffs) >= 2:
-                variances.append(statistics.variance(diffs))
-    spread = math.sqrt(statistics.fmean(variances)) if variances else 0.0
-    return spread if spread > 0.0 else None
+        per_seed = {arm: {s: r["bleu"] for s, r in runs.items()} for arm, runs in arms.items()}
+        samples += spread_samples(per_seed, baseline)
+    return pooled_spread(samples)
 
 
-def power_line(grouped: Grouped) -> list[str]:
+def seed_power_lines(grouped: Grouped) -> list[str]:
     """One line: the pooled spread between seeds and the smallest difference a paired t-test over
-    3, 5 and 10 seeds detects with 80% power at alpha 0.05 (two-sided) on one group."""
+    each of :data:`POWER_SEEDS` seeds detects on one group (power :data:`~nmt.score.power.POWER`, two-sided
+    :data:`~nmt.score.power.ALPHA`); no line where :func:`seed_spread` is None."""
     sigma = seed_spread(grouped)
     if sigma is None:
         return []
     found = ", ".join(f"{n} seeds {detectable_difference(sigma, n):.2f}" for n in POWER_SEEDS)
     return [
         f"Power: the per-seed differences to the baseline spread {sigma:.2f} BLEU (standard deviation pooled over "
-        f"the pairs and the attention arms); the smallest true difference a paired t-test on one pair finds with "
-        f"80% power (alpha 0.05): {found} BLEU"
+        f"the pairs and arms, none left out beside other arms); the smallest true difference a paired t-test on one "
+        f"pair finds with {POWER:.0%} power (alpha {ALPHA}): {found} BLEU"
     ]

@@ -5,7 +5,6 @@ against the baseline and BLEU by length make the report's rows."""
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from pathlib import Path
 from typing import Any, Optional
@@ -17,7 +16,7 @@ from nmt.run.events import last_stop
 from nmt.run.paths import SCORED, RunPaths, report_json
 from nmt.score.across import holm
 from nmt.score.metrics import bleu_by_length, bleu_metric, compare_systems, score
-from nmt.score.power import power_line
+from nmt.score.power import pooled_spread, power_line
 from nmt.score.seed_stats import mean_interval, paired_t_test, with_half
 from nmt.score.significance import segment_statistics, stratified_ar_p_value
 from nmt.util.errors import UserError
@@ -189,18 +188,25 @@ def add_holm(rows: list[dict[str, Any]]) -> None:
         row.setdefault("p_seeds_holm", None)
 
 
+def spread_samples(per_seed: dict[str, dict[Any, float]], reference: str) -> list[list[float]]:
+    """Each arm's per-seed differences to ``reference`` (seeds both hold), the samples the spread
+    between seeds is pooled over: every arm but the reference, and but ``none`` when other arms are
+    left (attention against none is a gap of another size, whose spread says nothing about how finely
+    a design separates attention variants)."""
+    base = per_seed.get(reference)
+    if base is None:
+        return []
+    arms = [a for a in per_seed if a != reference]
+    if len(arms) > 1:
+        arms = [a for a in arms if a != "none"]
+    return [[per_seed[a][s] - base[s] for s in per_seed[a] if s in base] for a in arms]
+
+
 def difference_spread(rows: list[dict[str, Any]], reference: str) -> Optional[float]:
     """The standard deviation of the per-seed BLEU differences from the baseline, pooled over the
-    arms (root mean of their variances): the sigma the power of the paired test depends on."""
-    base = next((r["per_seed_bleu"] for r in rows if r["variant"] == reference), None)
-    variances = []
-    for r in rows:
-        if base is None or r["variant"] == reference:
-            continue
-        diffs = [r["per_seed_bleu"][s] - base[s] for s in r["per_seed_bleu"] if s in base]
-        if len(diffs) >= 2:
-            variances.append(statistics.variance(diffs))
-    return math.sqrt(statistics.fmean(variances)) if variances and statistics.fmean(variances) > 0 else None
+    arms (:func:`spread_samples`, :func:`nmt.score.power.pooled_spread`): the sigma the power of the
+    paired test depends on."""
+    return pooled_spread(spread_samples({r["variant"]: r["per_seed_bleu"] for r in rows}, reference))
 
 
 def report_spread(path: Path) -> float:

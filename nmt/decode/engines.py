@@ -257,7 +257,10 @@ def choose_engine(name: Optional[str], models: Sequence[Path] = ()) -> str:
         return name
     engines = sorted({ENGINES[read_manifest(Path(m)).format] for m in models})
     if len(engines) > 1:
-        raise UserError(f"the --model folders are exports for {' and '.join(engines)}: choose one with --engine")
+        raise UserError(
+            f"the --model folders are exports for {' and '.join(engines)}: one engine runs every model, "
+            "so give folders of one format (one nmt serve per format)"
+        )
     return engines[0] if engines else "torch"
 
 

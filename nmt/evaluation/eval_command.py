@@ -188,6 +188,8 @@ def run_eval(
         raise UserError("--model translates --src and scores it against --ref: give both")
     from nmt.decode.engines import check_compute_type, choose_engine
 
+    if model is None and engine not in (None, "torch"):  # --checkpoint and --hyp never run another engine
+        raise UserError(f"--engine {engine} runs an export folder: give --model DIR (write one with `nmt export`)")
     engine = choose_engine(engine, [Path(model)] if model is not None else [])
     check_compute_type(engine, compute_type)  # --hyp, --checkpoint: no engine
     if test not in TEST_CHOICES:

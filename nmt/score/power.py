@@ -17,6 +17,9 @@ Say before the runs what a design can find: with sigma = 0.72 BLEU, three seeds 
 from __future__ import annotations
 
 import math
+import statistics
+from collections.abc import Sequence
+from typing import Optional
 
 from nmt.score.seed_stats import t_quantile
 
@@ -48,6 +51,19 @@ def noncentral_t_cdf(t: float, df: int, ncp: float) -> float:
         weight = 1.0 if i in (0, _POINTS) else (4.0 if i % 2 else 2.0)
         total += weight * _phi(t * math.sqrt(v / df) - ncp) * _chi2_pdf(v, df)
     return total * step / 3.0
+
+
+def pooled_spread(samples: Sequence[Sequence[float]]) -> Optional[float]:
+    """The pooled standard deviation of several samples (each arm's per-seed differences to the
+    baseline): the root of their variances averaged with weights n - 1, the sigma the power of a
+    paired test depends on.  Samples of fewer than two values are left out; None when none is left
+    or the spread is 0."""
+    kept = [list(x) for x in samples if len(x) >= 2]
+    df = sum(len(x) - 1 for x in kept)
+    if df == 0:
+        return None
+    variance = sum((len(x) - 1) * statistics.variance(x) for x in kept) / df
+    return math.sqrt(variance) if variance > 0.0 else None
 
 
 def paired_power(delta: float, sigma: float, seeds: int, alpha: float = ALPHA) -> float:

@@ -34,6 +34,13 @@ def test_two_groups_give_pooled_effects_and_kendalls_w(tmp_path, toy_files, caps
     assert lines[header + 2].startswith("| none | ")  # the pooled effect of the one arm tested
     w = re.search(r"Kendall's W, all variants: (\S+) ", out)
     assert w is not None and 0.0 <= float(w.group(1)) <= 1.0
+    # each group's combined test is its report's, carried by the records over the seeds both arms hold
+    for pair in ("de-en", "fr-en"):
+        report_rows = json.loads((folder / pair / "report" / "report.json").read_text())["variants"]
+        want = next(row["p_ar_seeds"] for row in report_rows if row["variant"] == "none")
+        got = {(r["p_ar"], tuple(r["ar_seeds"])) for r in records if r["pair"] == pair and r["variant"] == "none"}
+        assert got == {(want, (1, 2))} and 0.0 < want <= 1.0
+    assert "| variant | de-en p AR (Holm) | fr-en p AR (Holm) |" in out and "de-en 1, 2; fr-en 1, 2" in out
     # groups whose baselines differ are refused in one line, and nothing is written
     report = folder / "fr-en" / "report" / "report.json"
     payload = json.loads(report.read_text())

@@ -155,13 +155,15 @@ print(f"exit={code} torch={'torch' in sys.modules}")
 """
 
 
+@pytest.mark.parametrize("spelled", [True, False], ids=["engine-given", "engine-from-export"])
 @pytest.mark.parametrize(
     "engine, command", [("onnxruntime", "translate"), ("onnxruntime", "eval"), ("ctranslate2", "translate")]
 )
-def test_exported_engines_run_without_torch(request, texts, tmp_path, engine, command):
-    """The whole command in a fresh interpreter, which then says whether anything imported torch."""
+def test_exported_engines_run_without_torch(request, texts, tmp_path, engine, command, spelled):
+    """The whole command in a fresh interpreter, which then says whether anything imported torch;
+    without --engine the export's format chooses it, still without torch."""
     folder = request.getfixturevalue("onnx_dir" if engine == "onnxruntime" else "ct2_dir")
-    model = ["--model", str(folder)]  # the export's format chooses the engine: no --engine needed
+    model = ["--engine", engine] * spelled + ["--model", str(folder)]
     if command == "translate":
         argv = ["translate", *model, "-i", str(texts["src"]), "-o", str(tmp_path / "out.txt")]
     else:
@@ -176,6 +178,15 @@ def test_exported_engines_run_without_torch(request, texts, tmp_path, engine, co
 
 
 # --- 3: bad input: exit 2 and one line on stderr -----------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["onnxruntime", "ctranslate2"])
+def test_eval_refuses_another_engine_for_a_checkpoint(rnn_ckpt, texts, tmp_path, capsys, engine):
+    """A checkpoint is scored by torch: --engine ctranslate2 --compute-type int8 would otherwise be
+    quietly ignored and the report would not be of what was asked."""
+    argv = ["eval", "--checkpoint", str(rnn_ckpt), "--engine", engine, "--compute-type", "int8"]
+    code, _, err = run([*argv, "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and f"--engine {engine} runs an export folder" in err and len(err.strip().splitlines()) == 1
 
 
 def one_line_error(code: int, err: str, needle: str) -> None:

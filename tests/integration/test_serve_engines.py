@@ -211,7 +211,7 @@ def test_without_engine_the_exports_own_format_chooses_it_and_two_formats_are_re
     for engine, folder in exports.items():  # each format names the engine that runs it
         assert check_sources([], [f"m={folder}"], None, "auto") == engine
     assert check_sources(["model.pt"], [str(exports["torch"])], None, "auto") == "torch"  # a checkpoint: torch
-    with pytest.raises(UserError, match="exports for ctranslate2 and onnxruntime: choose one with --engine"):
+    with pytest.raises(UserError, match="exports for ctranslate2 and onnxruntime: one engine runs every model"):
         check_sources([], [str(exports["onnxruntime"]), str(exports["ctranslate2"])], None, "auto")
 
 

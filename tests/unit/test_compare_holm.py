@@ -44,3 +44,7 @@ def test_the_spread_of_differences_pools_the_arms_variances():
     # differences: a: +1, 0 (variance 0.5); b: 0, +2 (variance 2): pooled sqrt(1.25)
     assert difference_spread(rows, "base") == pytest.approx(1.25**0.5)
     assert difference_spread([_row("base", None, {1: 30.0})], "base") is None
+    # none beside attention arms is left out (a gap of another size); alone beside the baseline it counts
+    none = _row("none", 0.01, {1: 20.0, 2: 25.0})
+    assert difference_spread([*rows, none], "base") == pytest.approx(1.25**0.5)
+    assert difference_spread([rows[0], none], "base") == pytest.approx(2.0**0.5 * 2)  # 20 - 30, 25 - 31: sd 2.83

@@ -2,10 +2,12 @@
 
 import importlib
 import json
+import math
 
 import pytest
 
 from nmt.comparison.groups import check_same_arms
+from nmt.score.power import detectable_difference, pooled_spread
 from nmt.util.errors import UserError
 
 pairs_table = importlib.import_module("pairs_table")  # docs_build/ is on sys.path (tests/conftest.py)
@@ -90,18 +92,59 @@ def test_the_combined_test_is_tabulated_per_pair_with_holm_and_the_power_line_fr
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     pairs_table.main([str(path)])
     page = capsys.readouterr().out
-    assert "| variant | de-en p AR, seeds 1, 2, 3 (Holm) | fr-en p AR, seeds 1, 2, 3 (Holm) |" in page  # cs-en: none
-    assert "| none | 0.0100 (0.0200) | 0.0100 (0.0200) |" in page  # Holm over the two tests: 2 x 0.01
-    assert "| qkv | 0.0200 (0.0200) | 0.0200 (0.0200) |" in page  # the larger p: max(0.02, 0.02)
-    # qkv has spread 1 on de-en and fr-en and 0 on cs-en: pooled sqrt(mean(1, 1, 0)) = 0.82
-    assert "spread 0.82 BLEU" in page
-    assert "3 seeds 2.67" in page  # 0.82 x 3.27, the audit's ratio 2.35 / 0.72 at three seeds
+    assert "| variant | de-en p AR (Holm) | fr-en p AR (Holm) |" in page  # cs-en has no combined test
+    assert "| qkv | 0.0200 (0.0200) | 0.0200 (0.0200) |" in page  # Holm: max(2 x 0.01, 0.02) for the larger p
+    assert "| none | 0.0100 (0.0200) | 0.0100 (0.0200) |" in page  # 2 x 0.01 for the smaller
+    assert "Seeds the tests cover: de-en 1, 2, 3; fr-en 1, 2, 3" in page
+    # qkv's variance is 1 on de-en and fr-en, 0 on cs-en, 2 degrees of freedom each: sigma = sqrt(2 / 3)
+    sigma = math.sqrt(2 / 3)
+    assert f"spread {sigma:.2f} BLEU" in page
+    for n in (3, 5, 10):
+        assert f"{n} seeds {detectable_difference(sigma, n):.2f}" in page
 
 
-def test_one_seed_gives_no_power_line_and_records_without_the_combined_test_no_table(tmp_path, capsys):
-    lines = [record(pair, v, 1, b) for pair in ("de-en", "fr-en") for v, b in (("bahdanau", 30.0), ("qkv", 31.0))]
+def test_an_arm_tested_only_in_a_later_pair_and_tests_over_other_seeds_are_shown(tmp_path, capsys):
+    lines = [record("de-en", v, s, 30.0 + s) for v in ("bahdanau", "qkv") for s in (1, 2)]
+    lines += [
+        {**record("fr-en", v, s, 30.0), "p_ar": p, "ar_seeds": seeds}
+        for v, p in (("bahdanau", None), ("qkv", 0.5))
+        for s, seeds in ((1, [1, 2]), (2, [1, 2]))
+    ]
+    lines.append({**record("fr-en", "qkv", 3, 30.0), "p_ar": 0.04, "ar_seeds": [3]})  # a second comparison
     path = tmp_path / "pairs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     pairs_table.main([str(path)])
     page = capsys.readouterr().out
-    assert "Power:" not in page and "p AR" not in page
+    assert "| qkv | 0.0400 (0.0800) seeds 3; 0.5000 (0.5000) seeds 1, 2 |" in page
+    assert "Seeds the tests cover" not in page  # fr-en's tests cover two seed sets, said in each cell
+
+
+@pytest.mark.parametrize("p", [float("nan"), 1.5])
+def test_a_combined_p_value_that_is_no_probability_is_refused_in_one_line(tmp_path, p):
+    lines = [{**record("de-en", v, s, 30.0), "p_ar": p, "ar_seeds": [1]} for v in ("bahdanau", "qkv") for s in (1,)]
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    with pytest.raises(SystemExit, match=r"de-en bahdanau: p_ar .* is not a probability"):
+        pairs_table.main([str(path)])
+
+
+def test_one_seed_or_no_spread_gives_no_power_line_and_no_combined_test_no_table(tmp_path, capsys):
+    for seeds in ((1,), (1, 2)):  # one seed; two seeds whose differences are equal (spread 0)
+        lines = [
+            record(pair, v, s, b)
+            for pair in ("de-en", "fr-en")
+            for v, b in (("bahdanau", 30.0), ("qkv", 31.0))
+            for s in seeds
+        ]
+        path = tmp_path / "pairs.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+        pairs_table.main([str(path)])
+        page = capsys.readouterr().out
+        assert "Power:" not in page and "p AR" not in page, seeds
+
+
+def test_the_pooled_spread_weights_each_sample_by_its_degrees_of_freedom():
+    assert pooled_spread([[1.0, 3.0], [5.0, 7.0]]) == pytest.approx(math.sqrt(2.0))  # equal sizes: mean variance
+    # variances 2 (1 df) and 3 (3 df): (1 x 2 + 3 x 3) / 4; a one-value sample adds nothing
+    assert pooled_spread([[1.0, 3.0], [0.0, 0.0, 3.0, 3.0], [9.0]]) == pytest.approx(math.sqrt(11 / 4))
+    assert pooled_spread([[2.0], [4.0, 4.0]]) is None  # no spread
