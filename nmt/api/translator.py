@@ -335,8 +335,9 @@ class Translator:
             sources: source sentences, one string each.
             targets: their translations, one string each.
             layer: a Transformer's decoder layer whose cross-attention is read (0 the first, -1 the
-                last); default the penultimate, as Garg et al. (2019) found best.  Not for an RNN.
-            head: one head of that layer (from 0); default the heads' average.
+                last); default the penultimate, as Garg et al. (2019) found best.  An RNN has one (0).
+            head: one head of that layer, or of a multi-head RNN attention (``qkv``) on the torch
+                engine (from 0); default the heads' average.
             batch_size: pairs forced at once (default the model's ``decode.batch_size``).
 
         Raises:

@@ -45,10 +45,14 @@ def align_cmd(
         None,
         "--layer",
         help="Transformer: the decoder layer whose cross-attention is read (0 the first, -1 the last; "
-        "default the penultimate, as Garg et al. 2019 found best). Not for an RNN.",
+        "default the penultimate, as Garg et al. 2019 found best). An RNN has one attention (layer 0).",
     ),
     head: Optional[int] = typer.Option(
-        None, "--head", min=0, help="Transformer: read one head of that layer (from 0); default the heads' average."
+        None,
+        "--head",
+        min=0,
+        help="Read one head (from 0) of a Transformer's layer, or of a multi-head RNN attention (qkv) on "
+        "--engine torch; default the heads' average.",
     ),
     batch_size: Optional[int] = typer.Option(
         None, "--batch-size", min=1, help="Pairs forced through the model at once (default decode.batch_size)."
@@ -84,8 +88,9 @@ def align_cmd(
     and link each target word to the source word of highest weight (the first on a tie). So each
     target word has one link; a pair with a blank side has an empty line. A Transformer is read
     at one decoder layer (--layer; default the penultimate) with its heads averaged (or --head);
-    --engine onnxruntime gives only the last layer, heads averaged; ctranslate2 gives no
-    attention and is refused.
+    an RNN at its one attention, heads averaged (or --head on --engine torch); --engine
+    onnxruntime gives only the last layer, heads averaged; ctranslate2 gives no attention and is
+    refused.
 
     With --gold: alignment error rate, precision and recall against the sure and possible gold
     links, counts summed over the corpus (Och and Ney 2003): AER = 1 - (|A&S| + |A&P|) / (|A| +

@@ -4,7 +4,8 @@ merge the pieces into words (:mod:`nmt.decode.word_merge`).
 Which attention is read:
 
 - an RNN model: its one attention, as forced decoding returns it (heads averaged for a
-  multi-head attention), row t the step that predicts target piece t;
+  multi-head attention), row t the step that predicts target piece t; one head of a multi-head
+  attention on the torch engine (its ``layer_attention``, one layer);
 - a Transformer on the torch engine: the cross-attention of one decoder layer, heads averaged or
   one head (the engine's ``layer_attention``); by default the penultimate layer with its heads
   averaged, the choice Garg et al. (2019, "Jointly Learning to Align and Translate with
@@ -60,8 +61,13 @@ def check_alignable(engine: Engine, choice: AttentionChoice, *, warn: bool = Tru
             f"--engine {engine.name} returns no attention weights, so it cannot align; use --engine torch or onnxruntime"
         )
     if info.arch != "transformer":
-        if choice.layer is not None or choice.head is not None:
-            raise UserError("layer and head choose among a Transformer's attentions; an RNN model has one attention")
+        if choice.layer not in (None, 0, -1):
+            raise UserError(f"layer {choice.layer}: an RNN model has one attention (layer 0); leave out layer")
+        if choice.head is not None and not info.layer_attention:
+            raise UserError(
+                f"head {choice.head}: one head is read of a multi-head RNN attention (qkv with heads > 1) on "
+                f"--engine torch with one checkpoint; this model on --engine {engine.name} gives its heads averaged"
+            )
         return
     if info.layer_attention:
         return
@@ -84,7 +90,9 @@ def describe_choice(engine: Engine, choice: AttentionChoice) -> str:
     """The attention ``choice`` reads on ``engine``, in words, for a report."""
     info = engine.describe()
     if info.arch != "transformer":
-        return "the model's attention (heads averaged where it has several)"
+        return "the model's attention, " + (
+            f"head {choice.head}" if choice.head is not None else "heads averaged where it has several"
+        )
     if not info.layer_attention:
         return "the last decoder layer's cross-attention, heads averaged"
     layers = _decoder_layers(info)
@@ -165,10 +173,11 @@ def _attention(
     engine: Engine, sources: list[list[int]], targets: list[list[int]], choice: AttentionChoice, decode: DecodeConfig
 ) -> list[np.ndarray]:
     """Each pair's piece attention (T, S), the EOS row dropped: from the layer maps where the
-    engine has them (a Transformer on torch), else from forced decoding."""
+    engine has them (a Transformer on torch, or one head of an RNN's on torch), else from forced decoding."""
     if not sources:
         return []
-    if engine.describe().layer_attention:
+    info = engine.describe()
+    if info.layer_attention and (info.arch == "transformer" or choice.head is not None):  # an RNN's head: its maps
         return [_layer_attention(engine, s, t, choice)[:-1] for s, t in zip(sources, targets)]
     forced = engine.force(sources, targets, decode, attention=True)
     return [np.asarray(f.attention)[:-1] for f in forced]

@@ -10,18 +10,20 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import torch
 
 from nmt.config import DecodeConfig, with_decode_overrides
-from nmt.data.tokenizer import BOS, Tokenizer
+from nmt.data.tokenizer import BOS, EOS, Tokenizer
 from nmt.decode.batched import IdBatch, Translation
+from nmt.decode.common import StepModel
 from nmt.decode.forced import Forced, force_batches, force_decode
 from nmt.decode.inference import Loaded, check_search, load_models, translate_ids
 from nmt.decode.model_info import ModelInfo, describe_model, model_info
 from nmt.decode.release import load_release
+from nmt.model.attention import Attention
 from nmt.model.transformer import Transformer
 from nmt.util import runtime
 from nmt.util import threads as cpu_threads
@@ -95,15 +97,55 @@ class TorchEngine:
             describe_model(config, model),  # what nmt export writes into export.json
             device=str(self.device),
             search_attention=True,
-            layer_attention=isinstance(model, Transformer),
+            layer_attention=isinstance(model, Transformer) or multi_head_attention(model) is not None,
         )
 
     def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> Optional[np.ndarray]:
-        """A Transformer's cross-attention (layers, heads, len(out_ids) + 1, len(src_ids)); else None."""
+        """Cross-attention (layers, heads, len(out_ids) + 1, len(src_ids)): a Transformer's every
+        layer, or an RNN's one attention (layers 1) where it has several heads; else None."""
         model = self.loaded.model
-        if not isinstance(model, Transformer) or not src_ids:
+        if not src_ids:
             return None
-        return attention_maps(model, src_ids, out_ids, self.device)["cross"][0].float().cpu().numpy()
+        if isinstance(model, Transformer):
+            return attention_maps(model, src_ids, out_ids, self.device)["cross"][0].float().cpu().numpy()
+        attention = multi_head_attention(model)
+        if attention is None:
+            return None
+        was_training = model.training
+        model.eval()
+        try:
+            return rnn_head_maps(model, attention, src_ids, out_ids, self.device)[None].float().cpu().numpy()
+        finally:
+            model.train(was_training)
+
+
+def multi_head_attention(model: object) -> Optional[Attention]:
+    """An RNN decoder's cross-attention where it has several heads (``qkv`` with heads > 1); else None."""
+    attention = getattr(getattr(model, "decoder", None), "attention", None)
+    return attention if isinstance(attention, Attention) and attention.heads > 1 else None
+
+
+def rnn_head_maps(
+    model: StepModel, attention: Attention, src_ids: list[int], out_ids: list[int], device: torch.device
+) -> torch.Tensor:
+    """Each head's weights (heads, len(out_ids) + 1, len(src_ids)) of an RNN's attention while
+    ``out_ids`` and EOS are forced.  The attention returns the mean of its heads; a hook asks it
+    again for every head's own (``per_head``), so the context, and every prediction, is unchanged."""
+    kept: list[torch.Tensor] = []
+
+    def keep(module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
+        kept.append(module.forward(*args, **{**kwargs, "per_head": True})[1])  # (1, h, [T,] S); forward runs no hook
+
+    handle = attention.register_forward_hook(keep, with_kwargs=True)
+    try:
+        src = torch.tensor([src_ids], device=device)
+        force_decode(
+            model, src, torch.tensor([len(src_ids)], device=device), torch.tensor([[*out_ids, EOS]], device=device)
+        )
+    finally:
+        handle.remove()
+    steps = torch.stack(kept, 2) if kept[0].dim() == 3 else torch.cat(kept, 2)  # (1, h, T + 1, S)
+    return steps[0]
 
 
 ATTENTION_KINDS = {

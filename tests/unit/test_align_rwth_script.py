@@ -226,14 +226,32 @@ def test_an_rnn_head_is_one_of_the_heads_that_average_to_the_default(models, rwt
         np.testing.assert_allclose((heads[0][k].weights + heads[1][k].weights) / 2, pair.weights, atol=1e-6)
         assert sorted(j for _, j in heads[0][k].links) == list(range(len(pair.target_words)))
     assert not np.allclose(heads[0][0].weights, average[0].weights)  # a head of its own, not the mean again
-    attention = _align_readings.rnn_attention(model)
-    before = model.score(rwth.sources, rwth.targets)
-    with _align_readings.one_head(attention, 1):  # the predictions stay; only the weights read change
-        during = model.score(rwth.sources, rwth.targets)
-    for b, d in zip(before, during):
+    before = model.score(rwth.sources, rwth.targets)  # reading a head leaves the predictions as they were
+    model.align(rwth.sources, rwth.targets, head=1)
+    for b, d in zip(before, model.score(rwth.sources, rwth.targets)):
         np.testing.assert_allclose(b.log_probs, d.log_probs, atol=1e-6)
-    after = model.align(rwth.sources, rwth.targets)  # the swap is gone once the block ends
+    after = model.align(rwth.sources, rwth.targets)  # and the default reads the heads' mean again
     assert all(np.array_equal(a.weights, p.weights) for a, p in zip(after, average))
+    with pytest.raises(UserError, match="head 2: the model has 2"):
+        model.align(rwth.sources, rwth.targets, head=2)
+
+
+def test_the_torch_engine_gives_a_multi_head_rnns_heads_as_one_layer_that_averages_to_its_attention(models) -> None:
+    """What nmt align --head and nmt serve's page read of a qkv RNN: (1 layer, heads, T + 1, S)."""
+    for name, heads in (("qkv", 2), ("rnn", None)):
+        model = nmt.load(models[name], device="cpu", threads=1)
+        src, tgt = [5, 9, 7], [6, 8]
+        maps = model.engine.layer_attention(src, tgt)
+        assert model.engine.describe().layer_attention is (heads is not None)
+        if heads is None:  # one head: nothing beyond the forced attention to show
+            assert maps is None
+            continue
+        assert maps.shape == (1, heads, len(tgt) + 1, len(src))
+        np.testing.assert_allclose(maps.sum(-1), 1.0, atol=1e-5)  # each head a distribution over the source
+        decode = model.engine.decode_config([])
+        (forced,) = model.engine.force([src], [tgt], decode, attention=True)
+        np.testing.assert_allclose(maps[0].mean(0), np.asarray(forced.attention), atol=1e-6)
+        assert not np.allclose(maps[0, 0], maps[0, 1])  # two heads of their own
 
 
 def test_the_script_writes_a_json_line_per_reading_and_per_eflomal_alignment(

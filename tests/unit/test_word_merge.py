@@ -81,8 +81,9 @@ class FakeEngine:
             AttentionChoice(),
             "--engine ctranslate2 returns no attention",
         ),
-        (FakeEngine(), AttentionChoice(layer=0), "an RNN model has one attention"),
-        (FakeEngine(), AttentionChoice(head=1), "an RNN model has one attention"),
+        (FakeEngine(), AttentionChoice(layer=1), "an RNN model has one attention (layer 0)"),
+        (FakeEngine(layers=True), AttentionChoice(layer=-2, head=0), "an RNN model has one attention (layer 0)"),
+        (FakeEngine(), AttentionChoice(head=1), "one head is read of a multi-head RNN attention"),
         (FakeEngine("transformer"), AttentionChoice(layer=0), "the last layer's cross-attention only"),
         (FakeEngine("transformer"), AttentionChoice(head=0), "the last layer's cross-attention only"),
         (FakeEngine("transformer", dec_layers=None), AttentionChoice(layer=1), "give layer -1"),
@@ -92,6 +93,12 @@ def test_what_an_engine_cannot_give_is_refused_in_one_line(engine, choice, needl
     with pytest.raises(UserError) as error:
         check_alignable(engine, choice)
     assert needle in str(error.value) and "\n" not in str(error.value)
+
+
+def test_an_rnn_takes_its_one_layer_and_one_head_where_the_engine_has_its_heads_maps() -> None:
+    for layer in (None, 0, -1):
+        check_alignable(FakeEngine(), AttentionChoice(layer=layer))
+        check_alignable(FakeEngine(layers=True), AttentionChoice(layer=layer, head=1))  # the head: checked on the maps
 
 
 @pytest.mark.parametrize("layer", [None, -1, 1])
