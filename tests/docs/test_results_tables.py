@@ -1,6 +1,7 @@
 """Raw data behind every published table: each results section with a table names its JSON lines in
-docs/measurements/ (a file that exists) or says plainly that it is unrecorded; and the comparison
-pages' tables are exactly what docs_build/pairs_table.py prints from their JSON lines."""
+docs/measurements/ (a file that exists) or says plainly that it is unrecorded; the comparison
+pages' tables are exactly what docs_build/pairs_table.py prints from their JSON lines, and the
+alignment page's AER tables what docs_build/aer_table.py prints from theirs."""
 
 from __future__ import annotations
 
@@ -45,8 +46,18 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
     ],
 )
 def test_comparison_tables_are_what_pairs_table_prints_from_their_json_lines(page: str, measurements: str) -> None:
+    assert_rows_printed_by("pairs_table.py", page, measurements)
+
+
+@pytest.mark.parametrize("measurements", ["align_rwth_2026-11-28_cpu.jsonl", "align_rwth_pairs_2026-11-28_cpu.jsonl"])
+def test_alignment_tables_are_what_aer_table_prints_from_their_json_lines(measurements: str) -> None:
+    assert_rows_printed_by("aer_table.py", "alignment.md", measurements)
+
+
+def assert_rows_printed_by(script: str, page: str, measurements: str) -> None:
+    """Every table row ``docs_build/script`` prints of ``measurements`` stands in ``page``, which names the file."""
     printed = subprocess.run(
-        [sys.executable, "docs_build/pairs_table.py", f"docs/measurements/{measurements}"],
+        [sys.executable, f"docs_build/{script}", f"docs/measurements/{measurements}"],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -1,0 +1,109 @@
+"""Alignment error on the RWTH gold set: one Markdown table from the JSON lines of scripts/align_rwth.py.
+
+One row per attention read of a variant (an RNN's attention, heads averaged or one head; a
+Transformer's decoder layer, heads averaged or one head), over its seeds: AER, precision and recall
+in %, and test2016 BLEU, each the mean ± the half-width of its 95% Student's t interval
+(``nmt.score.seed_stats.mean_interval``; one run: the value alone).  Then the diagonal baseline and
+eflomal's rows (each direction and each join of the two, per tokenization), over their runs.  A row
+says which attention it reads and, with ``*``, that it is what ``nmt align`` reads by default.
+
+    python docs_build/aer_table.py docs/measurements/align_rwth_DATE_MACHINE.jsonl [more.jsonl ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+from nmt.score.seed_stats import mean_interval
+
+SCRIPT = "aer_table.py"
+TOKENS = {"whitespace": "whitespace tokens", "punct": "punctuation split off"}
+"""How eflomal's rows name scripts/align_rwth.py's --eflomal-tokens."""
+HEADER = [
+    "| aligner | attention read | trained on | runs | AER % | precision % | recall % | test2016 BLEU |",
+    "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |",
+]
+
+
+def read_lines(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """The JSON objects of the files, in order; a line that is not one ends the script in one line."""
+    records = []
+    for path in paths:
+        for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except ValueError as exc:
+                    sys.exit(f"{SCRIPT}: error: {path}:{number}: not a JSON line ({exc})")
+    return records
+
+
+def reading(r: dict[str, Any]) -> str:
+    """Which attention a model line reads, in words; ``*`` marks nmt align's default reading."""
+    head = "heads averaged" if r.get("head") is None else f"head {r['head']}"
+    if r.get("arch") == "transformer":
+        what = f"decoder layer {r['layer']} of {r['layers']}, {head}"
+    elif (r.get("heads") or 1) > 1:
+        what = f"its attention ({r['heads']} heads), {head}"
+    else:
+        what = "its attention"
+    return what + (" *" if r.get("default", True) else "")
+
+
+def cell(values: list[Optional[float]], scale: float = 100.0) -> str:
+    """Mean ± 95% half-width of ``values`` × ``scale`` to one decimal; empty without values."""
+    kept = [v * scale for v in values if v is not None]
+    if not kept:
+        return ""
+    interval = mean_interval(kept)
+    return f"{interval.mean:.1f}" if interval.half is None else f"{interval.mean:.1f} ± {interval.half:.1f}"
+
+
+def rows(records: list[dict[str, Any]]) -> list[str]:
+    """The table's rows: models by (variant, reading, updates), then the diagonal, then eflomal."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in records:
+        if r.get("aligner") == "nmt":
+            key: tuple[Any, ...] = ("nmt", r["variant"], reading(r), r.get("step"))
+        elif r.get("aligner") == "diagonal":
+            key = ("diagonal",)
+        else:
+            key = ("eflomal", r["variant"], r.get("train_tokens"))
+        groups.setdefault(key, []).append(r)
+    order = {"nmt": 0, "diagonal": 1, "eflomal": 2}
+    lines = []
+    for key, group in sorted(groups.items(), key=lambda kv: order[kv[0][0]]):  # stable: first seen within a kind
+        metrics = [cell([r["aer"] for r in group]), cell([r["precision"] for r in group])]
+        metrics.append(cell([r["recall"] for r in group]))
+        if key[0] == "nmt":
+            seeds = sorted(r["seed"] for r in group)
+            runs = f"seed{'s' * (len(seeds) > 1)} {', '.join(map(str, seeds))}"
+            bleu = cell([r.get("test2016_bleu") for r in group], scale=1.0)
+            label, trained = f"{key[1]} attention", f"Multi30k de-en, {key[3]} updates"
+            lines.append(f"| {label} | {key[2]} | {trained} | {runs} | {' | '.join(metrics)} | {bleu} |")
+        elif key[0] == "diagonal":
+            lines.append(f"| diagonal (reads no words) | | nothing | {len(group)} | {' | '.join(metrics)} | |")
+        else:
+            tokens = (key[2] or "whitespace").split(",")[0]  # align_rwth --eflomal-tokens
+            trained = f"Multi30k + the 508 pairs, {TOKENS.get(tokens, tokens + ' tokens')}"
+            lines.append(f"| {key[1]} | | {trained} | {len(group)} | {' | '.join(metrics)} | |")
+    return lines
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("jsonl", nargs="+", type=Path, help="JSON lines written by scripts/align_rwth.py.")
+    args = parser.parse_args(argv)
+    records = read_lines(args.jsonl)
+    if not records:
+        sys.exit(f"{SCRIPT}: error: the files hold no lines")
+    sys.stdout.write("\n".join([*HEADER, *rows(records)]) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""docs_build/aer_table.py: one row per variant and attention read over seeds, then the baselines."""
+
+import importlib
+import json
+
+import pytest
+
+aer_table = importlib.import_module("aer_table")  # docs_build/ is on sys.path (tests/conftest.py)
+
+
+def model(variant: str, seed: int, aer: float, **reading) -> dict:
+    line = {"aligner": "nmt", "variant": variant, "arch": "rnn", "seed": seed, "step": 600, "heads": 1}
+    line.update(aer=aer, precision=1 - aer, recall=1 - aer, test2016_bleu=30.0 + seed, default=True)
+    return {**line, **reading}
+
+
+def test_rows_pool_seeds_per_reading_and_mark_the_default(tmp_path, capsys):
+    lines = [model("bahdanau", s, 0.80 + 0.01 * s) for s in (1, 2, 3)]
+    lines += [
+        model("qkv", s, 0.7, heads=2, **({"head": h, "default": False} if h is not None else {}))
+        for s in (1, 2)
+        for h in (None, 1)
+    ]
+    lines += [
+        {
+            "aligner": "nmt",
+            "variant": "transformer",
+            "arch": "transformer",
+            "seed": 1,
+            "step": 600,
+            "layer": 1,
+            "layers": 3,
+            "head": None,
+            "heads": 2,
+            "default": True,
+            "aer": 0.5,
+            "precision": 0.5,
+            "recall": 0.5,
+            "test2016_bleu": None,
+        },
+        {"aligner": "diagonal", "variant": "diagonal", "aer": 0.744, "precision": 0.253, "recall": 0.258},
+        *(
+            {
+                "aligner": "eflomal",
+                "variant": "eflomal grow-diag-final-and",
+                "train_tokens": "punct, lowercased",
+                "aer": a,
+                "precision": 0.7,
+                "recall": 0.6,
+            }
+            for a in (0.30, 0.32)
+        ),
+    ]
+    path = tmp_path / "aer.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    aer_table.main([str(path)])
+    rows = capsys.readouterr().out.splitlines()[2:]
+    # 81, 82, 83: mean 82.0, half-width 4.30 x 1 / sqrt(3) = 2.48
+    assert rows[0] == (
+        "| bahdanau attention | its attention * | Multi30k de-en, 600 updates | seeds 1, 2, 3 | 82.0 ± 2.5 "
+        "| 18.0 ± 2.5 | 18.0 ± 2.5 | 32.0 ± 2.5 |"
+    )
+    assert (
+        rows[1].startswith("| qkv attention | its attention (2 heads), heads averaged * | ") and "seeds 1, 2" in rows[1]
+    )
+    assert rows[2].startswith("| qkv attention | its attention (2 heads), head 1 | ")
+    assert (
+        rows[3]
+        == "| transformer attention | decoder layer 1 of 3, heads averaged * | Multi30k de-en, 600 updates | seed 1 | 50.0 | 50.0 | 50.0 |  |"
+    )
+    assert rows[4] == "| diagonal (reads no words) | | nothing | 1 | 74.4 | 25.3 | 25.8 | |"
+    assert rows[5].startswith(
+        "| eflomal grow-diag-final-and | | Multi30k + the 508 pairs, punctuation split off | 2 | 31.0 ± "
+    )
+
+
+def test_a_line_that_is_not_json_ends_in_one_line(tmp_path):
+    path = tmp_path / "aer.jsonl"
+    path.write_text('{"aligner": "diagonal"}\nnot json\n')
+    with pytest.raises(SystemExit, match=r"aer\.jsonl:2: not a JSON line"):
+        aer_table.main([str(path)])
