@@ -131,7 +131,7 @@ def compare_cmd(
         None,
         help="Comma-separated variants (nmt variants lists them); the first is the "
         "baseline unless --baseline says otherwise. Default: bahdanau,luong_general, or with "
-        "--sweep the config's own model.",
+        "--sweep, or for a Transformer config, the config's own model.",
         show_default=False,
     ),
     sweep: Optional[list[str]] = typer.Option(

@@ -20,7 +20,9 @@ class Plan:
     """What to compare; :func:`check_plan` validates it before anything trains."""
 
     config: Optional[Path]
-    variants: Optional[list[str]]  # None: the base config's own model (with sweeps) or bahdanau, luong_general
+    variants: Optional[
+        list[str]
+    ]  # None: the config's own model (with sweeps, or a Transformer) or bahdanau, luong_general
     seeds: list[int]
     steps: Optional[int]
     baseline: Optional[str] = None  # None: the first arm
@@ -44,9 +46,17 @@ class Plan:
 
     @functools.cached_property
     def arms_as_given(self) -> list[Arm]:
-        """The arms before ``--match-params`` resized them (the same as :attr:`arms` without it)."""
+        """The arms before ``--match-params`` resized them (the same as :attr:`arms` without it).
+        Without variants or sweeps: bahdanau and luong_general, or a Transformer config's own model
+        (the attention variants are an RNN's), one arm across the seeds."""
+        if self.variants is None and not self.sweeps and self._base_arch() == "transformer":
+            return [Arm(label="transformer", run_stem="transformer", train=(), decode=())]
         default = None if self.sweeps else ["bahdanau", "luong_general"]
         return expand_arms(self.variants if self.variants is not None else default, self.sweeps)
+
+    def _base_arch(self) -> str:
+        """model.arch of the base config with the shared overrides."""
+        return config_mod.load(self.config, self.overrides).model.arch
 
     @property
     def reference(self) -> str:

@@ -114,3 +114,17 @@ def test_a_sweep_from_a_list_refuses_what_its_text_form_could_not_carry(key, val
     with pytest.raises(UserError, match=message) as info:
         sweep_of(key, values)
     assert "\n" not in str(info.value)
+
+
+def test_a_transformer_config_without_variants_is_one_arm_of_its_own_model():
+    """The attention variants are an RNN's: a Transformer config compares its own model across seeds
+    (the default bahdanau, luong_general would set model.attention on it and be refused)."""
+    from pathlib import Path
+
+    from nmt.comparison.plan import Plan
+
+    transformer = Path(__file__).resolve().parents[2] / "configs" / "multi30k_de_en_transformer.yaml"
+    plan = Plan(config=transformer, variants=None, seeds=[1, 2], steps=10)
+    assert [(a.label, a.run_stem, a.train) for a in plan.arms] == [("transformer", "transformer", ())]
+    rnn = Plan(config=None, variants=None, seeds=[1], steps=10)  # the default config is an RNN
+    assert [a.label for a in rnn.arms] == ["bahdanau", "luong_general"]
