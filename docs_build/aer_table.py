@@ -47,7 +47,7 @@ def reading(r: dict[str, Any]) -> str:
     """Which attention a model line reads, in words; ``*`` marks nmt align's default reading."""
     head = "heads averaged" if r.get("head") is None else f"head {r['head']}"
     if r.get("arch") == "transformer":
-        what = f"decoder layer {r['layer']} of {r['layers']}, {head}"
+        what = f"decoder layer {r['layer']} of {r['layers']} (from 0), {head}"
     elif (r.get("heads") or 1) > 1:
         what = f"its attention ({r['heads']} heads), {head}"
     else:
@@ -81,7 +81,9 @@ def rows(records: list[dict[str, Any]]) -> list[str]:
         metrics = [cell([r["aer"] for r in group]), cell([r["precision"] for r in group])]
         metrics.append(cell([r["recall"] for r in group]))
         if key[0] == "nmt":
-            seeds = sorted(r["seed"] for r in group)
+            seeds = sorted(r["seed"] for r in group if r.get("seed") is not None)
+            if len(set(seeds)) < len(seeds):  # one run read twice (two files holding it) would count twice
+                sys.exit(f"{SCRIPT}: error: {key[1]} ({key[2]}): a seed occurs twice in {seeds}; give each run once")
             runs = f"seed{'s' * (len(seeds) > 1)} {', '.join(map(str, seeds))}"
             bleu = cell([r.get("test2016_bleu") for r in group], scale=1.0)
             label, trained = f"{key[1]} attention", f"Multi30k de-en, {key[3]} updates"

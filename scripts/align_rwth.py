@@ -63,6 +63,7 @@ import datetime
 import hashlib
 import json
 import logging
+import re
 import sys
 import tarfile
 import tempfile
@@ -159,8 +160,11 @@ def run_folder(path: Path) -> Path:
 
 
 def run_facts(path: Path, split: str) -> dict[str, Any]:
-    """Variant, arch, seed and test BLEU as the run folder records them (null where it does not); a
-    Transformer's variant is "transformer" (its config keeps the RNN's unused attention section)."""
+    """Variant, arch, seed and test BLEU as the run folder records them (null where it does not).
+
+    The variant is the name ``nmt compare`` gave the folder (``<variant>_s<seed>``: luong_location,
+    which is a custom energy, keeps its name), else the config's attention type (a custom one's
+    energy); a Transformer's is "transformer" (its config keeps the RNN's unused attention section)."""
     folder = run_folder(path)
     config = read_yaml(folder / "config.yaml")
     model = config.get("model") or {}
@@ -169,8 +173,10 @@ def run_facts(path: Path, split: str) -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError):  # no scored test: its BLEU is null
         scored = json.loads((folder / f"compare-{split}" / "scored.json").read_text(encoding="utf-8"))
     result = scored.get("result") if isinstance(scored, dict) else None
+    named = re.fullmatch(r"(.+)_s\d+", folder.name)
+    kind = attention.get("energy") if attention.get("type") == "custom" else attention.get("type")
     return {
-        "variant": "transformer" if model.get("arch") == "transformer" else attention.get("type"),
+        "variant": "transformer" if model.get("arch") == "transformer" else (named.group(1) if named else kind),
         "arch": model.get("arch"),
         "seed": (config.get("train") or {}).get("seed"),
         f"{split}_bleu": result.get("bleu") if isinstance(result, dict) else None,

@@ -161,7 +161,8 @@ def compare_cmd(
     runs_dir: Optional[Path] = typer.Option(
         None,
         help="Folder for the runs, one per arm and seed: <variant>_s<seed>, <variant>_<KEY-V>_s<seed>, "
-        "<KEY-V>_s<seed> without --variants, or base_s<seed> for a decode.* sweep alone "
+        "<KEY-V>_s<seed> without --variants, base_s<seed> for a decode.* sweep alone, or transformer_s<seed> for "
+        "a Transformer config without --variants "
         "(default: compare_<config name> in the config's runs_dir, runs unless it says otherwise).",
     ),
     out: Optional[Path] = typer.Option(None, help="Folder for report.json and report.md (default: RUNS_DIR/report)."),

@@ -20,9 +20,8 @@ class Plan:
     """What to compare; :func:`check_plan` validates it before anything trains."""
 
     config: Optional[Path]
-    variants: Optional[
-        list[str]
-    ]  # None: the config's own model (with sweeps, or a Transformer) or bahdanau, luong_general
+    # None: the config's own model (with sweeps, or a Transformer), else bahdanau and luong_general
+    variants: Optional[list[str]]
     seeds: list[int]
     steps: Optional[int]
     baseline: Optional[str] = None  # None: the first arm

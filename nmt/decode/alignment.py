@@ -64,10 +64,7 @@ def check_alignable(engine: Engine, choice: AttentionChoice, *, warn: bool = Tru
         if choice.layer not in (None, 0, -1):
             raise UserError(f"layer {choice.layer}: an RNN model has one attention (layer 0); leave out layer")
         if choice.head is not None and not info.layer_attention:
-            raise UserError(
-                f"head {choice.head}: one head is read of a multi-head RNN attention (qkv with heads > 1) on "
-                f"--engine torch with one checkpoint; this model on --engine {engine.name} gives its heads averaged"
-            )
+            raise UserError(f"head {choice.head}: {_no_rnn_heads(engine, info)}; leave out head")
         return
     if info.layer_attention:
         return
@@ -86,13 +83,23 @@ def check_alignable(engine: Engine, choice: AttentionChoice, *, warn: bool = Tru
         )
 
 
+def _no_rnn_heads(engine: Engine, info: ModelInfo) -> str:
+    """Why an RNN's one head cannot be read here: another engine, an ensemble, or a single head."""
+    if engine.name != "torch":
+        return f"--engine {engine.name} gives an RNN's heads averaged (one head needs --engine torch)"
+    attention = ((info.config or {}).get("model") or {}).get("attention") or {}
+    if int(attention.get("heads") or 1) > 1:  # heads the torch engine does not give: several checkpoints
+        return "an ensemble gives its members' heads averaged (one head needs one checkpoint)"
+    return "the model's attention has one head (heads come with qkv and model.attention.heads above 1)"
+
+
 def describe_choice(engine: Engine, choice: AttentionChoice) -> str:
     """The attention ``choice`` reads on ``engine``, in words, for a report."""
     info = engine.describe()
     if info.arch != "transformer":
-        return "the model's attention, " + (
-            f"head {choice.head}" if choice.head is not None else "heads averaged where it has several"
-        )
+        if choice.head is None:
+            return "the model's attention (heads averaged where it has several)"
+        return f"the model's attention, head {choice.head}"
     if not info.layer_attention:
         return "the last decoder layer's cross-attention, heads averaged"
     layers = _decoder_layers(info)
@@ -173,7 +180,8 @@ def _attention(
     engine: Engine, sources: list[list[int]], targets: list[list[int]], choice: AttentionChoice, decode: DecodeConfig
 ) -> list[np.ndarray]:
     """Each pair's piece attention (T, S), the EOS row dropped: from the layer maps where the
-    engine has them (a Transformer on torch, or one head of an RNN's on torch), else from forced decoding."""
+    engine has them (a Transformer on torch, or one head of an RNN's on torch: one pair at a time, every
+    head computed for each reading), else from forced decoding in batches."""
     if not sources:
         return []
     info = engine.describe()

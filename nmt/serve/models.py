@@ -130,8 +130,8 @@ class ServedModel:
         """Weights of the best hypothesis: rows = its tokens and EOS, columns = source tokens.
 
         None for a model without attention or an empty source.  A Transformer on torch adds
-        ``layers``: its cross-attention per layer and head (layer, head, row, column); on another
-        engine, ``note`` says what it shows instead.
+        ``layers``: its cross-attention per layer and head (layer, head, row, column), as does a
+        multi-head RNN attention (one layer); on another engine, ``note`` says what it shows instead.
         """
         if result.attention is None or not src:
             return None

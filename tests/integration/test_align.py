@@ -129,7 +129,7 @@ def test_the_command_writes_what_the_library_returns_and_scores_it(trained_toy, 
         (["--gold", "GOLD", "--gold-format", "rwth"], "holds index 0, but rwth files count words from 1"),
         (["--report", "R"], "--report go with --gold FILE"),
         (["--layer", "1"], "an RNN model has one attention (layer 0)"),
-        (["--head", "0"], "one head is read of a multi-head RNN attention"),
+        (["--head", "0"], "head 0: the model's attention has one head"),
         (["--encoding", "ascii"], "line 3 is not valid ascii (byte 0xc3)"),
     ],
 )

@@ -66,7 +66,7 @@ def test_rows_pool_seeds_per_reading_and_mark_the_default(tmp_path, capsys):
     assert rows[2].startswith("| qkv attention | its attention (2 heads), head 1 | ")
     assert (
         rows[3]
-        == "| transformer attention | decoder layer 1 of 3, heads averaged * | Multi30k de-en, 600 updates | seed 1 | 50.0 | 50.0 | 50.0 |  |"
+        == "| transformer attention | decoder layer 1 of 3 (from 0), heads averaged * | Multi30k de-en, 600 updates | seed 1 | 50.0 | 50.0 | 50.0 |  |"
     )
     assert rows[4] == "| diagonal (reads no words) | | nothing | 1 | 74.4 | 25.3 | 25.8 | |"
     assert rows[5].startswith(
@@ -78,4 +78,11 @@ def test_a_line_that_is_not_json_ends_in_one_line(tmp_path):
     path = tmp_path / "aer.jsonl"
     path.write_text('{"aligner": "diagonal"}\nnot json\n')
     with pytest.raises(SystemExit, match=r"aer\.jsonl:2: not a JSON line"):
+        aer_table.main([str(path)])
+
+
+def test_a_run_given_twice_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "aer.jsonl"
+    path.write_text("".join(json.dumps(model("bahdanau", 1, 0.8)) + "\n" for _ in range(2)))
+    with pytest.raises(SystemExit, match=r"bahdanau \(its attention \*\): a seed occurs twice in \[1, 1\]"):
         aer_table.main([str(path)])

@@ -120,6 +120,14 @@ def test_a_transformer_run_is_named_transformer_not_its_unused_rnn_attention(tmp
     assert align_rwth.run_facts(tmp_path, "test2016")["variant"] == "transformer"
 
 
+def test_a_compare_run_is_named_by_its_folder_and_a_custom_energy_by_its_energy(tmp_path: Path) -> None:
+    location = "model:\n  attention:\n    type: custom\n    energy: location\n"
+    for name, want in (("luong_location_s4", "luong_location"), ("my_run", "location")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.yaml").write_text(location)
+        assert align_rwth.run_facts(tmp_path / name, "test2016")["variant"] == want
+
+
 def test_eflomal_joins_lie_between_the_intersection_and_the_union(tmp_path: Path) -> None:
     pytest.importorskip("eflomal")
     train = [("ein hund läuft", "a dog runs"), ("ein hund", "a dog"), ("zwei hunde laufen", "two dogs run")] * 5
@@ -226,10 +234,8 @@ def test_an_rnn_head_is_one_of_the_heads_that_average_to_the_default(models, rwt
         np.testing.assert_allclose((heads[0][k].weights + heads[1][k].weights) / 2, pair.weights, atol=1e-6)
         assert sorted(j for _, j in heads[0][k].links) == list(range(len(pair.target_words)))
     assert not np.allclose(heads[0][0].weights, average[0].weights)  # a head of its own, not the mean again
-    before = model.score(rwth.sources, rwth.targets)  # reading a head leaves the predictions as they were
-    model.align(rwth.sources, rwth.targets, head=1)
-    for b, d in zip(before, model.score(rwth.sources, rwth.targets)):
-        np.testing.assert_allclose(b.log_probs, d.log_probs, atol=1e-6)
+    attention = model.engine.loaded.model.decoder.attention
+    assert not attention._forward_hooks  # the hook that reads the heads is gone once align returns
     after = model.align(rwth.sources, rwth.targets)  # and the default reads the heads' mean again
     assert all(np.array_equal(a.weights, p.weights) for a, p in zip(after, average))
     with pytest.raises(UserError, match="head 2: the model has 2"):
@@ -252,6 +258,22 @@ def test_the_torch_engine_gives_a_multi_head_rnns_heads_as_one_layer_that_averag
         (forced,) = model.engine.force([src], [tgt], decode, attention=True)
         np.testing.assert_allclose(maps[0].mean(0), np.asarray(forced.attention), atol=1e-6)
         assert not np.allclose(maps[0, 0], maps[0, 1])  # two heads of their own
+
+
+def test_a_failure_while_reading_heads_leaves_no_hook_and_the_mode_as_it_was(models, monkeypatch) -> None:
+    from nmt.decode import torch_engine
+
+    model = nmt.load(models["qkv"], device="cpu", threads=1)
+    loaded = model.engine.loaded.model
+    loaded.train()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(torch_engine, "force_decode", broken)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        model.engine.layer_attention([5, 9], [6])
+    assert not loaded.decoder.attention._forward_hooks and loaded.training
 
 
 def test_the_script_writes_a_json_line_per_reading_and_per_eflomal_alignment(

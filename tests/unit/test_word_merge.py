@@ -65,11 +65,13 @@ class FakeEngine:
     layers: bool = False
     attention: bool = True
     dec_layers: Optional[int] = 2
+    heads: int = 1  # an RNN's attention heads, as its config says
     name: str = "fake"
     forced: list[Any] = field(default_factory=list)
 
     def describe(self) -> ModelInfo:
-        config = None if self.dec_layers is None else {"model": {"transformer": {"dec_layers": self.dec_layers}}}
+        model = {"transformer": {"dec_layers": self.dec_layers}, "attention": {"heads": self.heads}}
+        config = None if self.dec_layers is None else {"model": model}
         return ModelInfo(self.arch, self.arch, "cpu", self.attention, self.layers, config=config)
 
 
@@ -83,7 +85,9 @@ class FakeEngine:
         ),
         (FakeEngine(), AttentionChoice(layer=1), "an RNN model has one attention (layer 0)"),
         (FakeEngine(layers=True), AttentionChoice(layer=-2, head=0), "an RNN model has one attention (layer 0)"),
-        (FakeEngine(), AttentionChoice(head=1), "one head is read of a multi-head RNN attention"),
+        (FakeEngine(), AttentionChoice(head=1), "--engine fake gives an RNN's heads averaged"),
+        (FakeEngine(name="torch"), AttentionChoice(head=1), "the model's attention has one head"),
+        (FakeEngine(name="torch", heads=4), AttentionChoice(head=1), "an ensemble gives its members' heads averaged"),
         (FakeEngine("transformer"), AttentionChoice(layer=0), "the last layer's cross-attention only"),
         (FakeEngine("transformer"), AttentionChoice(head=0), "the last layer's cross-attention only"),
         (FakeEngine("transformer", dec_layers=None), AttentionChoice(layer=1), "give layer -1"),

@@ -53,7 +53,8 @@ function heatmap(sourceTokens, targetTokens, weights) {
   return table;
 }
 
-// The map to show: the search's weights, or one layer and head of a Transformer's cross-attention.
+// The map to show: the search's weights, or one layer and head of a Transformer's cross-attention
+// (one head of a multi-head RNN attention: its one layer).
 function attentionView(attention) {
   const box = el("div", { class: "attention" });
   const draw = (weights) => {
@@ -62,9 +63,10 @@ function attentionView(attention) {
   };
   if (attention.layers) {
     const pick = el("select", { class: "view", "aria-label": "attention map" });
-    pick.appendChild(el("option", { value: "mean" }, "last layer, mean over heads"));
+    const one = attention.layers.length === 1;
+    pick.appendChild(el("option", { value: "mean" }, one ? "mean over heads" : "last layer, mean over heads"));
     attention.layers.forEach((heads, l) => heads.forEach((_, h) =>
-      pick.appendChild(el("option", { value: `${l}.${h}` }, `layer ${l + 1}, head ${h + 1}`))));
+      pick.appendChild(el("option", { value: `${l}.${h}` }, one ? `head ${h + 1}` : `layer ${l + 1}, head ${h + 1}`))));
     pick.addEventListener("change", () => {
       if (pick.value === "mean") return draw(attention.weights);
       const [l, h] = pick.value.split(".").map(Number);
