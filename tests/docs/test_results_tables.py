@@ -41,7 +41,7 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
 @pytest.mark.parametrize(
     "page,measurements",
     [
-        ("pairs.md", "pairs_2026-11-27_h100.jsonl"),  # the four-pair page
+        ("pairs.md", "pairs_2026-11-27_h100.jsonl pairs_2026-11-28_cpu.jsonl"),  # the four-pair page: GPU + CPU seeds
         ("adding_an_attention.md", "cosine_2026-11-28_cpu.jsonl"),  # the worked comparison of a user's attention
     ],
 )
@@ -63,17 +63,18 @@ def test_alignment_tables_are_what_aer_table_prints_from_their_json_lines(measur
 
 
 def assert_rows_printed_by(script: str, page: str, measurements: str) -> list[str]:
-    """Every table row ``docs_build/script`` prints of ``measurements`` stands in ``page``, which
-    names the file; returns the printed rows (header first)."""
+    """Every table row ``docs_build/script`` prints of ``measurements`` (file names, space-separated)
+    stands in ``page``, which names the files; returns the printed rows (header first)."""
+    files = [f"docs/measurements/{name}" for name in measurements.split()]
     printed = subprocess.run(
-        [sys.executable, f"docs_build/{script}", f"docs/measurements/{measurements}"],
+        [sys.executable, f"docs_build/{script}", *files],
         cwd=REPO,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
     text = (REPO / "docs" / page).read_text(encoding="utf-8")
-    assert f"docs/measurements/{measurements}" in text
+    assert all(file in text for file in files)
     rows = [line for line in printed.splitlines() if line.startswith("|") and not set(line) <= set("|-: ")]
     assert rows and [row for row in rows if row not in text] == []
     return rows
