@@ -13,13 +13,13 @@ says which attention it reads and, with ``*``, that it is what ``nmt align`` rea
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
 from nmt.score.seed_stats import mean_interval
+from nmt.util.errors import UserError
+from nmt.util.fileio import read_json_lines
 
 SCRIPT = "aer_table.py"
 TOKENS = {"whitespace": "whitespace tokens", "punct": "punctuation split off"}
@@ -28,19 +28,6 @@ HEADER = [
     "| aligner | attention read | trained on | runs | AER % | precision % | recall % | test2016 BLEU |",
     "| --- | --- | --- | --- | ---: | ---: | ---: | ---: |",
 ]
-
-
-def read_lines(paths: Sequence[Path]) -> list[dict[str, Any]]:
-    """The JSON objects of the files, in order; a line that is not one ends the script in one line."""
-    records = []
-    for path in paths:
-        for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except ValueError as exc:
-                    sys.exit(f"{SCRIPT}: error: {path}:{number}: not a JSON line ({exc})")
-    return records
 
 
 def reading(r: dict[str, Any]) -> str:
@@ -101,7 +88,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("jsonl", nargs="+", type=Path, help="JSON lines written by scripts/align_rwth.py.")
     args = parser.parse_args(argv)
-    records = read_lines(args.jsonl)
+    try:
+        records = [record for _, record in read_json_lines(args.jsonl)]
+    except UserError as exc:
+        sys.exit(f"{SCRIPT}: error: {exc}")
     if not records:
         sys.exit(f"{SCRIPT}: error: the files hold no lines")
     sys.stdout.write("\n".join([*HEADER, *rows(records)]) + "\n")

@@ -24,7 +24,6 @@ A model line without BLEU is skipped with a note on stderr; a mistake ends in on
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -36,7 +35,7 @@ import _bench_common as common
 from nmt.score.across import ranks
 from nmt.score.seed_stats import Interval, kendall_tau, mean_interval, t_two_sided_p
 from nmt.util.errors import UserError
-from nmt.util.fileio import atomic_write
+from nmt.util.fileio import atomic_write, read_json_lines
 
 SCRIPT = "plot_aer_bleu"
 GDFA = "eflomal grow-diag-final-and"
@@ -46,21 +45,10 @@ TITLE = "Alignment error against translation quality, per attention variant"
 def read_records(paths: Sequence[Path]) -> list[dict[str, Any]]:
     """Every JSON object of the files, blank lines skipped; anything else is one line of error."""
     records = []
-    for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise UserError(f"{path}:{number}: not a JSON line ({exc})") from None
-            if not isinstance(record, dict) or "aligner" not in record:
-                raise UserError(f'{path}:{number}: not a line of scripts/align_rwth.py (no "aligner")')
-            records.append({**record, "_where": f"{path}:{number}"})
+    for where, record in read_json_lines(paths):
+        if not isinstance(record, dict) or "aligner" not in record:
+            raise UserError(f'{where}: not a line of scripts/align_rwth.py (no "aligner")')
+        records.append({**record, "_where": where})
     return records
 
 

@@ -30,7 +30,7 @@ from nmt.run.paths import REPORT, SCORED, RunPaths, report_json
 from nmt.score.across import holm, kendall_w, pooled_effect, replicability_count
 from nmt.score.seed_stats import kendall_tau, mean_interval, paired_t_test
 from nmt.util.errors import UserError
-from nmt.util.fileio import atomic_write_bytes
+from nmt.util.fileio import atomic_write_bytes, read_json_lines
 from nmt.util.out_paths import check_can_create
 from nmt.util.owned import check_ours, claim
 
@@ -145,7 +145,7 @@ def records_jsonl(records: list[Record]) -> str:
 
 def read_records(paths: list[Path]) -> list[Record]:
     """The records of JSON lines files, in order."""
-    return [json.loads(line) for path in paths for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
+    return [record for _, record in read_json_lines(paths)]
 
 
 def by_group(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> Grouped:

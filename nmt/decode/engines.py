@@ -264,6 +264,12 @@ def choose_engine(name: Optional[str], models: Sequence[Path] = ()) -> str:
     return engines[0] if engines else "torch"
 
 
+def require_export(name: str, model: Optional[Path]) -> None:
+    """Refuse, in one line, an engine other than torch without an export folder to run."""
+    if name != "torch" and model is None:
+        raise UserError(f"--engine {name} runs an export folder: give --model DIR (write one with `nmt export`)")
+
+
 def open_engine(
     name: Optional[str],
     checkpoints: Sequence[Path],
@@ -284,8 +290,7 @@ def open_engine(
     name = choose_engine(name, [model] if model is not None else [])
     if name not in ENGINE_NAMES:
         raise UserError(f"--engine {name}: unknown; valid options: {', '.join(ENGINE_NAMES)}")
-    if name != "torch" and model is None:
-        raise UserError(f"--engine {name} runs an export folder: give --model DIR (write one with `nmt export`)")
+    require_export(name, model)
     check_device(name, device)
     check_compute_type(name, compute_type)
     if name == "torch":

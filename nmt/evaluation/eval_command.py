@@ -186,12 +186,11 @@ def run_eval(
         )
     if model is not None and (src is None or ref is None):
         raise UserError("--model translates --src and scores it against --ref: give both")
-    from nmt.decode.engines import check_compute_type, choose_engine
+    from nmt.decode.engines import check_compute_type, choose_engine, require_export
 
-    if model is None and engine not in (None, "torch"):  # --checkpoint and --hyp never run another engine
-        raise UserError(f"--engine {engine} runs an export folder: give --model DIR (write one with `nmt export`)")
-    engine = choose_engine(engine, [Path(model)] if model is not None else [])
-    check_compute_type(engine, compute_type)  # --hyp, --checkpoint: no engine
+    engine = choose_engine(engine, [Path(model)] if model is not None else [])  # torch for --checkpoint, --hyp
+    require_export(engine, model)  # --checkpoint and --hyp never run another engine
+    check_compute_type(engine, compute_type)
     if test not in TEST_CHOICES:
         raise UserError(f"--test must be one of {', '.join(TEST_CHOICES)}, got {test!r}")
     for option, value in (("--bootstrap-samples", bootstrap_samples), ("--ar-trials", ar_trials), ("--seed", seed)):

@@ -14,14 +14,15 @@ from __future__ import annotations
 import errno
 import gzip
 import hashlib
+import json
 import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO, Any, Optional
 
 from nmt.util.errors import DataError, UserError
 
@@ -198,3 +199,22 @@ def read_lines(path: Path) -> list[str]:
     except (OSError, EOFError) as e:  # unreadable, or a corrupt/truncated gzip stream
         raise DataError(f"cannot read {path}: {e}") from None
     return decode_lines(data, str(path))
+
+
+def read_json_lines(paths: Sequence[Path]) -> list[tuple[str, Any]]:
+    """(``path:line``, value) of every non-blank line of the files, in order; a file that cannot be
+    read or a line that is not JSON is a UserError of one line naming where."""
+    found = []
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                found.append((f"{path}:{number}", json.loads(line)))
+            except ValueError as exc:
+                raise UserError(f"{path}:{number}: not a JSON line ({exc})") from None
+    return found
