@@ -308,8 +308,8 @@ def across_groups(grouped: Grouped, tables: dict[str, list[dict[str, Any]]]) -> 
 
 
 def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> str:
-    """The Markdown of ``records``: one table per group (in ``order``), the summary, over two or
-    more groups the statistics across them, and then the combined test per group and the power line
+    """The Markdown of ``records``: one table per group (in ``order``), over two or more groups the
+    summary and the statistics across them, and then the combined test per group and the power line
     (:mod:`nmt.comparison.groups_noise`) where the records hold them."""
     if not records:
         raise UserError("no runs to tabulate: the records are empty")
@@ -318,10 +318,9 @@ def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> str:
     lines: list[str] = []
     for pair, variant_runs in grouped.items():
         any_record = next(iter(next(iter(variant_runs.values())).values()))
-        lines += group_table(pair, rows[pair], any_record) + [""]
-    lines += summary(rows)
-    if len(rows) >= 2:
-        lines += ["", *across_groups(grouped, rows)]
+        lines += [*([""] if lines else []), *group_table(pair, rows[pair], any_record)]
+    if len(rows) >= 2:  # one group has no ranking to compare with another
+        lines += ["", *summary(rows), "", *across_groups(grouped, rows)]
     for part in (combined_table(grouped), seed_power_lines(grouped)):
         lines += ["", *part] if part else []
     return "\n".join(lines) + "\n"

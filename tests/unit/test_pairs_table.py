@@ -148,3 +148,16 @@ def test_the_pooled_spread_weights_each_sample_by_its_degrees_of_freedom():
     # variances 2 (1 df) and 3 (3 df): (1 x 2 + 3 x 3) / 4; a one-value sample adds nothing
     assert pooled_spread([[1.0, 3.0], [0.0, 0.0, 3.0, 3.0], [9.0]]) == pytest.approx(math.sqrt(11 / 4))
     assert pooled_spread([[2.0], [4.0, 4.0]]) is None  # no spread
+
+
+def test_one_group_gets_its_table_and_no_ranking_across_groups(tmp_path, capsys):
+    """One comparison (the every-variant table of results.md): a table of one column of ranks and a
+    Kendall's tau with nothing to pair with said nothing, so they are left out."""
+    lines = [record("de-en", v, s, b + 0.1 * s) for v, b in (("bahdanau", 30.0), ("qkv", 31.0)) for s in (1, 2)]
+    path = tmp_path / "one.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    pairs_table.main([str(path)])
+    page = capsys.readouterr().out
+    assert "| qkv | 1,000 | 2.50 | 31.15 ± 0.64 | +1.00 ± 0.00 | 0.000 | 1 |" in page
+    assert "mean rank" not in page and "Kendall" not in page and "pooled" not in page
+    assert "\n\n\n" not in page
