@@ -18,7 +18,7 @@ of inversions over all orders), else the normal approximation with ties correcte
 the t approximation with n - 2 degrees of freedom (what scipy gives by default; no scipy needed).
 A model line without BLEU is skipped with a note on stderr; a mistake ends in one line (exit 2)::
 
-    python scripts/plot_aer_bleu.py aer.jsonl [more.jsonl ...] --out aer_bleu.png [--title TEXT]
+    python scripts/plot_aer_bleu.py aer.jsonl [more.jsonl ...] --out aer_bleu.png [--title TEXT] [--arch rnn]
 """
 
 from __future__ import annotations
@@ -69,12 +69,16 @@ def label(record: dict[str, Any]) -> str:
     return f"{name} ({heads} heads)" if isinstance(heads, int) and heads > 1 else name
 
 
-def model_points(records: list[dict[str, Any]], bleu_key: str) -> dict[str, list[tuple[float, float]]]:
-    """(AER %, BLEU) of each model's default line, by variant; a line without BLEU or AER is skipped
-    with a note on stderr."""
+def model_points(
+    records: list[dict[str, Any]], bleu_key: str, arch: Optional[str] = None
+) -> dict[str, list[tuple[float, float]]]:
+    """(AER %, BLEU) of each model's default line (of ``arch`` alone, where given), by variant; a line
+    without BLEU or AER is skipped with a note on stderr."""
     points: dict[str, list[tuple[float, float]]] = {}
     for record in records:
         if record["aligner"] != "nmt" or not record.get("default", True):
+            continue
+        if arch is not None and record.get("arch", "rnn") != arch:
             continue
         aer, bleu = number(record, "aer"), number(record, bleu_key)
         if aer is None or bleu is None:
@@ -242,6 +246,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPLIT",
         help="Whose BLEU is plotted: the lines' SPLIT_bleu, as align_rwth.py --bleu-split wrote it (default: test2016).",
     )
+    parser.add_argument(
+        "--arch",
+        choices=("rnn", "transformer"),
+        default=None,
+        help="Only the models of this architecture (rnn: the attention variants of one design, trained to the "
+        "same updates); default: every model in the files.",
+    )
     return parser
 
 
@@ -250,9 +261,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     bleu_key = f"{args.bleu_split}_bleu"
     try:
         records = read_records(args.files)
-        points = model_points(records, bleu_key)
+        points = model_points(records, bleu_key, args.arch)
         if not points:
-            raise UserError(f"no model line with AER and {bleu_key} in {', '.join(map(str, args.files))}")
+            only = f" of arch {args.arch}" if args.arch else ""
+            raise UserError(f"no model line{only} with AER and {bleu_key} in {', '.join(map(str, args.files))}")
         means = {
             name: (mean_interval([a for a, _ in pairs]), mean_interval([b for _, b in pairs]))
             for name, pairs in sorted(points.items())
@@ -267,6 +279,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             "script": SCRIPT,
             "png": str(args.out),
             "bleu": bleu_key,
+            "arch": args.arch,
             "means": [
                 {
                     "variant": name,

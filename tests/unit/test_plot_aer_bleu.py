@@ -65,6 +65,20 @@ def test_one_point_per_variant_and_the_rank_correlations(tmp_path: Path, capsys:
     assert "runs/luong_dot_s1 skipped: no test2016_bleu" in err
 
 
+def test_arch_keeps_the_models_of_one_architecture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--arch rnn: the attention variants of one design, without a Transformer trained to other updates."""
+    lines = [{**r, "arch": "transformer" if r.get("variant") == "transformer" else "rnn"} for r in LINES]
+    path = write(tmp_path / "a.jsonl", lines)
+    assert plot_aer_bleu.main([str(path), "--out", str(tmp_path / "rnn.png"), "--arch", "rnn"]) == 0
+    (result,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [m["variant"] for m in result["means"]] == ["bahdanau", "luong_general", "qkv (2 heads)"]
+    assert result["variants"] == 3 and result["arch"] == "rnn"
+    only = write(tmp_path / "t.jsonl", [r for r in lines if r.get("arch") != "transformer"])
+    with pytest.raises(SystemExit) as stop:
+        plot_aer_bleu.main([str(only), "--out", str(tmp_path / "t.png"), "--arch", "transformer"])
+    assert stop.value.code == 2 and "no model line of arch transformer" in capsys.readouterr().err
+
+
 def test_kendall_p_is_exact_without_ties_and_approximate_with_them() -> None:
     assert plot_aer_bleu.kendall_p([1, 2, 3, 4, 5], [5, 4, 3, 2, 1]) == (pytest.approx(2 / 120), "exact")
     assert plot_aer_bleu.kendall_p([1, 2], [1, 2]) == (1.0, "exact")
