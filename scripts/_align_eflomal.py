@@ -2,7 +2,7 @@
 one run, and its two directions joined.
 
 eflomal (Östling and Tiedemann 2016, "Efficient Word Alignment with Markov Chain Monte Carlo";
-``pip install 'nmt[align]'``) is trained on a parallel corpus plus the sentences to align, and
+``pip install 'nmt-attention[align]'``) is trained on a parallel corpus plus the sentences to align, and
 writes two directional alignments: "forward" links each target word to at most one source word,
 "reverse" each source word to at most one target word, both as Pharaoh lines (source word first).
 eflomal 2.0.0 ships no symmetrizer (its README points to fast_align's atools), so the two are also

@@ -30,7 +30,7 @@ gold set's running words that the model's SentencePiece vocabularies read as mor
 (German words by the source vocabulary, English by the target one), the seconds its alignment took
 (the model's loading not counted), and the date, machine and commit.
 
-``--eflomal`` adds the classical aligner (``pip install 'nmt[align]'``, scripts/_align_eflomal.py),
+``--eflomal`` adds the classical aligner (``pip install 'nmt-attention[align]'``, scripts/_align_eflomal.py),
 trained on a parallel corpus (default the prepared Multi30k de-en training split) plus the 508
 pairs, and scores four alignments per run: "forward" links each English word to at most one German
 word, "reverse" each German word to at most one English word, "grow-diag-final-and" joins the two
@@ -86,6 +86,7 @@ from nmt.decode.word_merge import MERGE_RULE, word_pieces
 from nmt.evaluation.record import git_commit
 from nmt.score.alignment import AlignmentScore, GoldAlignment, parse_gold, read_lines
 from nmt.util.errors import UserError
+from nmt.util.extras import require
 from nmt.util.runtime import machine
 
 SCRIPT = "align_rwth"
@@ -319,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--eflomal",
         action="store_true",
-        help="Also align with eflomal (pip install 'nmt[align]'): forward, reverse, grow-diag-final-and, intersection.",
+        help="Also align with eflomal (pip install 'nmt-attention[align]'): forward, reverse, grow-diag-final-and, intersection.",
     )
     parser.add_argument(
         "--train-src", default=DEFAULT_TRAIN[0], help=f"eflomal's German training text (default: {DEFAULT_TRAIN[0]})."
@@ -351,9 +352,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             common.fail(SCRIPT, f"{option} must be 1 or more (got {value})")
     if args.eflomal:
         try:
-            import eflomal  # noqa: F401
-        except ImportError:
-            common.fail(SCRIPT, "--eflomal needs the eflomal package: pip install 'nmt[align]'")
+            require("eflomal", "align", "--eflomal")
+        except UserError as exc:
+            common.fail(SCRIPT, str(exc))
     base = {
         "bench": SCRIPT,
         "archive": str(args.archive),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import io
 import json
+import sys
 import tarfile
 from pathlib import Path
 
@@ -113,6 +114,18 @@ def test_no_aligner_at_all_exits_in_one_line(capsys: pytest.CaptureFixture[str])
         align_rwth.main([])
     assert stop.value.code == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_eflomal_missing_names_the_extra_by_the_distributions_name(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'nmt' on the package index is another project: the line must say nmt-attention[align]."""
+    monkeypatch.setitem(sys.modules, "eflomal", None)  # import eflomal raises ImportError
+    with pytest.raises(SystemExit) as stop:
+        align_rwth.main(["--eflomal"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert "pip install 'nmt-attention[align]'" in err and "--eflomal" in err
 
 
 def test_a_transformer_run_is_named_transformer_not_its_unused_rnn_attention(tmp_path: Path) -> None:
