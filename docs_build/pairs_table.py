@@ -10,8 +10,8 @@ so that a table can be finished over several sittings from the JSON lines it is 
    trained on, the sacreBLEU signature) is written to ``--out``.
 2. ``FILE.jsonl ...``: the tables, in Markdown on stdout.  Per pair: each variant's mean BLEU over
    seeds ± its 95% t interval, its difference to the baseline ± the interval of the paired
-   differences, the paired t-test over seeds, and its rank.  Over two or more pairs, a summary (each variant's ΔBLEU
-   and rank per pair), Kendall's tau-b between the pairs' rankings by mean BLEU
+   differences, the paired t-test over seeds, and its rank.  Over two or more pairs, a summary
+   (each variant's ΔBLEU and rank per pair), Kendall's tau-b between the pairs' rankings by mean BLEU
    (:mod:`nmt.score.seed_stats`), and the statistics across pairs (:mod:`nmt.score.across`): each
    variant's pooled difference with its interval over the pairs, where it is positive, the
    partial-conjunction count, Holm's adjusted p-values within each pair, and Kendall's W with

@@ -78,7 +78,8 @@ def model_points(
     for record in records:
         if record["aligner"] != "nmt" or not record.get("default", True):
             continue
-        if arch is not None and record.get("arch", "rnn") != arch:
+        guessed = "transformer" if record.get("variant") == "transformer" else "rnn"  # a line without "arch"
+        if arch is not None and record.get("arch", guessed) != arch:
             continue
         aer, bleu = number(record, "aer"), number(record, bleu_key)
         if aer is None or bleu is None:

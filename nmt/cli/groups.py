@@ -35,9 +35,9 @@ def compare_groups_cmd(
     seeds under DIR, e.g. one per language pair (nmt compare --runs-dir DIR/de-en, DIR/fr-en, ...).
 
     Reports, per group, each arm's mean BLEU over seeds with its 95% t interval, its difference to
-    the baseline with the paired t-test over seeds and its rank, with Holm's adjusted p-values
-    within the group; then each arm's ΔBLEU and rank per group with Kendall's tau-b between the
-    groups' rankings; and, over two or more groups, each arm's pooled ΔBLEU with a t interval over
+    the baseline with the paired t-test over seeds and its rank; then, over two or more groups, each
+    arm's ΔBLEU and rank per group with Kendall's tau-b between the groups' rankings, Holm's
+    adjusted p-values within each group, each arm's pooled ΔBLEU with a t interval over
     the groups, the groups (pairs) and seed pairs with Δ > 0, the partial-conjunction count of the
     groups where the effect replicates (α 0.05), and Kendall's W of the rankings with Friedman's
     test; then each group's approximate randomization over all seeds' translations (the comparisons'

@@ -5,9 +5,9 @@ folder per group, e.g. per language pair), tabulated per group and across the gr
 ``report/report.json`` and its runs' ``compare-<split>/scored.json``) and refuses groups whose
 arms or baselines differ; :func:`tables` turns records into Markdown: per group, each arm's mean
 BLEU over seeds ± its 95% t interval, its difference to the baseline ± the interval of the paired
-differences, the paired t-test over seeds and its rank; a summary (ΔBLEU and rank per group) with
-Kendall's tau-b between the groups' rankings (:mod:`nmt.score.seed_stats`); and, over two or more
-groups, the statistics across them (:mod:`nmt.score.across`): each arm's pooled difference with a
+differences, the paired t-test over seeds and its rank; over two or more groups, a summary (ΔBLEU
+and rank per group) with Kendall's tau-b between the groups' rankings (:mod:`nmt.score.seed_stats`)
+and the statistics across them (:mod:`nmt.score.across`): each arm's pooled difference with a
 t interval over the groups, the groups and seed pairs where it is positive, the partial-conjunction
 replicability count, Holm's adjusted p-values within each group, and Kendall's W with Friedman's
 test; then the combined test per group and the power of the seed design

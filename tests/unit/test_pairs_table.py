@@ -3,6 +3,7 @@
 import importlib
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -150,7 +151,9 @@ def test_the_pooled_spread_weights_each_sample_by_its_degrees_of_freedom():
     assert pooled_spread([[2.0], [4.0, 4.0]]) is None  # no spread
 
 
-def test_one_group_gets_its_table_and_no_ranking_across_groups(tmp_path, capsys):
+def test_one_group_gets_its_table_and_no_ranking_across_groups(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """One comparison (the every-variant table of results.md): a table of one column of ranks and a
     Kendall's tau with nothing to pair with said nothing, so they are left out."""
     lines = [record("de-en", v, s, b + 0.1 * s) for v, b in (("bahdanau", 30.0), ("qkv", 31.0)) for s in (1, 2)]
