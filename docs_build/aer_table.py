@@ -56,7 +56,7 @@ def rows(records: list[dict[str, Any]]) -> list[str]:
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in records:
         if r.get("aligner") == "nmt":
-            key: tuple[Any, ...] = ("nmt", r["variant"], reading(r), r.get("step"))
+            key: tuple[Any, ...] = ("nmt", r["variant"], reading(r), r.get("updates") or r.get("step"))
         elif r.get("aligner") == "diagonal":
             key = ("diagonal",)
         else:
@@ -74,6 +74,10 @@ def rows(records: list[dict[str, Any]]) -> list[str]:
             runs = f"seed{'s' * (len(seeds) > 1)} {', '.join(map(str, seeds))}"
             bleu = cell([r.get("test2016_bleu") for r in group], scale=1.0)
             label, trained = f"{key[1]} attention", f"Multi30k de-en, {key[3]} updates"
+            chosen = [r["step"] for r in group if r.get("updates") and r.get("step") not in (None, r["updates"])]
+            if chosen:  # a checkpoint before the last one was chosen on validation for some seeds
+                steps = ", ".join(str(r.get("step")) for r in sorted(group, key=lambda r: r.get("seed") or 0))
+                trained += f" (checkpoints chosen on validation: {steps})"
             lines.append(f"| {label} | {key[2]} | {trained} | {runs} | {' | '.join(metrics)} | {bleu} |")
         elif key[0] == "diagonal":
             lines.append(f"| diagonal (reads no words) | | nothing | {len(group)} | {' | '.join(metrics)} | |")

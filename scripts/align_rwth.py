@@ -161,7 +161,8 @@ def run_folder(path: Path) -> Path:
 
 
 def run_facts(path: Path, split: str) -> dict[str, Any]:
-    """Variant, arch, seed and test BLEU as the run folder records them (null where it does not).
+    """Variant, arch, seed, test BLEU and updates trained as the run folder records them (null where it
+    does not).
 
     The variant is the name ``nmt compare`` gave the folder (``<variant>_s<seed>``: luong_location,
     which is a custom energy, keeps its name), else the config's attention type (a custom one's
@@ -181,6 +182,7 @@ def run_facts(path: Path, split: str) -> dict[str, Any]:
         "arch": model.get("arch"),
         "seed": (config.get("train") or {}).get("seed"),
         f"{split}_bleu": result.get("bleu") if isinstance(result, dict) else None,
+        "updates": result.get("updates") if isinstance(result, dict) else None,  # trained; "step": the checkpoint read
     }
 
 

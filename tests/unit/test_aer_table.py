@@ -74,6 +74,23 @@ def test_rows_pool_seeds_per_reading_and_mark_the_default(tmp_path, capsys):
     )
 
 
+def test_seeds_whose_checkpoints_validation_chose_at_other_steps_share_one_row(tmp_path, capsys):
+    """Runs trained to the same updates are one variant, whichever checkpoint validation chose; the
+    row names the steps (a Transformer's best may come before its last update)."""
+    lines = [
+        model("transformer", 4, 0.80, updates=1500, step=1350),
+        model("transformer", 5, 0.82, updates=1500, step=1500),
+        model("transformer", 6, 0.84, updates=1500, step=1350),
+    ]
+    path = tmp_path / "aer.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    aer_table.main([str(path)])
+    (row,) = capsys.readouterr().out.splitlines()[2:]
+    assert (
+        "| Multi30k de-en, 1500 updates (checkpoints chosen on validation: 1350, 1500, 1350) | seeds 4, 5, 6 |" in row
+    )
+
+
 def test_a_line_that_is_not_json_ends_in_one_line(tmp_path):
     path = tmp_path / "aer.jsonl"
     path.write_text('{"aligner": "diagonal"}\nnot json\n')
