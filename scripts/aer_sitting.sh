@@ -17,7 +17,9 @@
 # AER-against-BLEU plot that says nothing about which attention aligns better.  Relative paths
 # (MIRROR, ARCHIVE, OUT) are read from the repository root.
 #
-#   MIRROR=../shared/data/multi30k bash scripts/aer_sitting.sh
+# It calls python3 and nmt as found on the PATH: activate the project's environment first.
+#
+#   . .venv/bin/activate && MIRROR=../shared/data/multi30k bash scripts/aer_sitting.sh
 #   STAGES=rnn MIRROR=... bash scripts/aer_sitting.sh     # one stage: rnn, transformer or align
 set -eu
 cd "$(dirname "$0")/.."
