@@ -74,8 +74,8 @@ def rows(records: list[dict[str, Any]]) -> list[str]:
             runs = f"seed{'s' * (len(seeds) > 1)} {', '.join(map(str, seeds))}"
             bleu = cell([r.get("test2016_bleu") for r in group], scale=1.0)
             label, trained = f"{key[1]} attention", f"Multi30k de-en, {key[3]} updates"
-            chosen = [r["step"] for r in group if r.get("updates") and r.get("step") not in (None, r["updates"])]
-            if chosen:  # a checkpoint before the last one was chosen on validation for some seeds
+            if any(r.get("updates") and r.get("step") not in (None, r["updates"]) for r in group):
+                # a checkpoint before the last one was chosen on validation for some seeds
                 steps = ", ".join(str(r.get("step")) for r in sorted(group, key=lambda r: r.get("seed") or 0))
                 trained += f" (checkpoints chosen on validation: {steps})"
             lines.append(f"| {label} | {key[2]} | {trained} | {runs} | {' | '.join(metrics)} | {bleu} |")

@@ -175,14 +175,16 @@ def run_facts(path: Path, split: str) -> dict[str, Any]:
     with contextlib.suppress(OSError, ValueError):  # no scored test: its BLEU is null
         scored = json.loads((folder / f"compare-{split}" / "scored.json").read_text(encoding="utf-8"))
     result = scored.get("result") if isinstance(scored, dict) else None
+    if not isinstance(result, dict):
+        result = {}
     named = re.fullmatch(r"(.+)_s\d+", folder.name)
     kind = attention.get("energy") if attention.get("type") == "custom" else attention.get("type")
     return {
         "variant": "transformer" if model.get("arch") == "transformer" else (named.group(1) if named else kind),
         "arch": model.get("arch"),
         "seed": (config.get("train") or {}).get("seed"),
-        f"{split}_bleu": result.get("bleu") if isinstance(result, dict) else None,
-        "updates": result.get("updates") if isinstance(result, dict) else None,  # trained; "step": the checkpoint read
+        f"{split}_bleu": result.get("bleu"),
+        "updates": result.get("updates"),  # trained; "step" is the checkpoint read
     }
 
 

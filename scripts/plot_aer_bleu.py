@@ -79,7 +79,7 @@ def model_points(
         if record["aligner"] != "nmt" or not record.get("default", True):
             continue
         guessed = "transformer" if record.get("variant") == "transformer" else "rnn"  # a line without "arch"
-        if arch is not None and record.get("arch", guessed) != arch:
+        if arch is not None and (record.get("arch") or guessed) != arch:
             continue
         aer, bleu = number(record, "aer"), number(record, bleu_key)
         if aer is None or bleu is None:
