@@ -296,8 +296,11 @@ def compare(
     Raises:
         nmt.util.errors.UserError: a bad option or plan, before anything trains; one line.
     """
-    with allowing_modules(modules):
-        return _compare(**{k: v for k, v in locals().items() if k != "modules"})
+    arguments = {k: v for k, v in locals().items() if k != "modules"}
+    from nmt.config.named_code import importing_config_code
+
+    with allowing_modules(modules), importing_config_code(dry_run is not True):  # a plan only reads its config
+        return _compare(**arguments)
 
 
 def _compare(

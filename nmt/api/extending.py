@@ -19,7 +19,7 @@ from typing import Any, Union
 
 from nmt.config.attention_space import register_attention as register_attention
 from nmt.config.schedules import register_schedule as register_schedule
-from nmt.util.errors import UserError
+from nmt.util.errors import UserError, short_repr
 from nmt.util.registry import PluginError as PluginError
 from nmt.util.registry import allowing
 
@@ -73,7 +73,9 @@ def allowing_modules(modules: Sequence[str] = ()) -> Any:
     """A context in which checkpoints may import their recorded code from ``modules`` (module names,
     or paths of ``.py`` files, which are imported at once); what ``modules=`` arguments use."""
     if isinstance(modules, str):
-        raise UserError(f"modules: give a list of module names, not one string (e.g. modules=[{modules!r}])")
+        raise UserError(f"modules: give a list of module names, not one string (e.g. modules=[{short_repr(modules)}])")
+    if not isinstance(modules, (list, tuple)):
+        raise UserError(f"modules: give a list of module names or .py paths, not {short_repr(modules)}")
     if not all(isinstance(m, str) for m in modules):
         raise UserError("modules: every item is a module name or a .py file's path (a string)")
     return allowing(modules)

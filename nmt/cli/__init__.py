@@ -74,12 +74,17 @@ def config_cmd(
     schema: bool = typer.Option(
         False, "--schema", help="Print the config's JSON Schema (what configs/schema.json holds) and exit."
     ),
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """List every option with its default and description; with --config, print the resolved YAML;
     with --schema, print the JSON Schema an editor checks config files against.
 
     Example: nmt config --config configs/demo.yaml --set train.lr=0.0005
+
+    A config that names code of its own by import path (model.attention.type: my_module:MyEnergy) is
+    printed only with that module allowed by --module: reading a config runs none of its code.
     """
+    use_modules(module)
     from nmt import config as cfg
 
     if schema:
@@ -127,11 +132,13 @@ def data_prepare(
     set_: Optional[list[str]] = SetOpt,
     force: bool = typer.Option(False, help="Rebuild even if the prepared files are up to date."),
     progress: Optional[bool] = ProgressOpt,
+    module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Fetch a corpus, clean the training split, write the splits and train SentencePiece.
 
     Example: nmt data prepare multi30k --pair de-en (add --mirror DIR to read local copies of the files)
     """
+    use_modules(module)
     from nmt.data.pipeline import prepare_corpus
 
     overrides = [f"data.corpus={corpus}", *(set_ or [])]

@@ -32,7 +32,7 @@ from nmt.config.model_sections import (
     SelfAttentionConfig,
     TransformerConfig,
 )
-from nmt.config.named_code import import_named_code
+from nmt.config.named_code import admit_named_code, import_named_code, importing
 from nmt.config.section import Section
 from nmt.config.sections import NORMALIZATIONS, SPM_MODEL_TYPES, DataConfig, DecodeConfig, TrainConfig
 
@@ -354,12 +354,16 @@ def load(
     path: Path | str | Mapping[str, Any] | Config | None = None,
     overrides: Sequence[str] = (),
     saved: bool = False,
+    import_code: bool = False,
 ) -> Config:
     """Load a YAML config (or the defaults when ``path`` is None) plus ``--set`` overrides.
 
     ``path`` may also be the config itself, as a nested mapping (``{"model": {"hidden_size": 64}}``,
     what the YAML file would hold) or a :class:`Config` (the library takes either); it is copied,
     never changed.  ``saved``: ``path`` is a run's own config.yaml (see :func:`fill_saved_defaults`).
+    ``import_code``: the user passed this config to train from, so the code it names by import path
+    is imported (also inside :func:`~nmt.config.named_code.importing_config_code`); otherwise, and
+    always for a saved config, only modules allowed by name supply it (:mod:`nmt.config.named_code`).
     """
     if isinstance(path, Config):
         raw = path.model_dump(mode="json")
@@ -371,8 +375,10 @@ def load(
         fill_saved_defaults(raw)
     for assignment in overrides:
         apply_override(raw, assignment)
-    folder = Path(path).parent if isinstance(path, (str, Path)) else None
-    import_named_code(raw, folder)
+    if not saved and (import_code or importing()):
+        import_named_code(raw, Path(path).parent if isinstance(path, (str, Path)) else None)
+    else:
+        admit_named_code(raw)
     return from_dict(raw)
 
 

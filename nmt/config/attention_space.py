@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple, Optional
 
+from nmt.util.errors import short_repr
 from nmt.util.registry import Registry
 
 ATTENTION_TYPES = (
@@ -31,7 +32,47 @@ ATTENTION_MAPS = ("identity", "linear")
 # Energies that compare mapped queries and keys element by element, so their sizes must agree.
 SAME_SIZE_ENERGIES = ("dot", "scaled_dot", "mlp", "gaussian")
 
-ATTENTIONS = Registry("attention", "model.attention.energy")
+ENERGY_BASE = "nmt.model.energies.Energy"
+"""Where the class every energy subclasses lives (named, so the config layer need not import torch)."""
+STYLES = ("bahdanau", "luong")
+
+
+def not_an_energy(target: Any) -> Optional[str]:
+    """Why ``target`` cannot be registered as an energy (not a strict subclass of ``nmt.Energy``, or
+    ``defaults`` a config cannot take), or None when it can."""
+    bases = (
+        [f"{c.__module__}.{c.__qualname__}" for c in getattr(target, "__mro__", ())] if isinstance(target, type) else []
+    )
+    if ENERGY_BASE not in bases[1:]:
+        return "is not a subclass of nmt.Energy (class MyEnergy(nmt.Energy) with forward(q, k))"
+    return _bad_defaults(getattr(target, "defaults", {}))
+
+
+def _bad_defaults(defaults: Any) -> Optional[str]:
+    """Why an energy's ``defaults`` is not axes a config takes, or None."""
+    if not isinstance(defaults, dict):
+        return f"has defaults {short_repr(defaults)}: give a dict of axes"
+    if "energy" in defaults:
+        return "sets energy in its defaults: the class is the energy (that key would train another one instead)"
+    unknown = sorted(str(k) for k in set(defaults) - set(AXES) - {"style"})
+    if unknown:
+        return f"has defaults {', '.join(map(short_repr, unknown))}: they may set {', '.join((*AXES[1:], 'style'))}"
+    for key, value in defaults.items():
+        allowed = {
+            "query_map": value in ATTENTION_MAPS,
+            "key_map": value in ATTENTION_MAPS,
+            "value_map": value in ATTENTION_MAPS,
+            "style": value in STYLES,
+            "out_proj": isinstance(value, bool),
+            "heads": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+        }[key]
+        if not allowed:
+            want = {"out_proj": "true or false", "heads": "an integer >= 1", "style": " or ".join(STYLES)}
+            return f"has defaults {key}={short_repr(value)}: expected {want.get(key, ' or '.join(ATTENTION_MAPS))}"
+    return None
+
+
+ATTENTIONS = Registry("attention", "model.attention.energy", accepts=not_an_energy)
 """Every energy a config may name: nmt's own and the user's, one registry."""
 ATTENTIONS.reserve(ATTENTION_ENERGIES)
 
@@ -78,13 +119,11 @@ def energy_defaults(name: str) -> dict[str, Any]:
     """The axes a config gets when its attention type names energy ``name`` (the class's ``defaults``)."""
     if name in _BUILTIN_TRAITS:
         return {}
-    defaults = dict(getattr(ATTENTIONS.get(name).target, "defaults", {}) or {})
-    unknown = sorted(set(defaults) - set(AXES) - {"style"})
-    if unknown:
-        raise ValueError(
-            f"attention {name!r}: defaults may set {', '.join((*AXES, 'style'))}, not {', '.join(unknown)}"
-        )
-    return defaults
+    defaults = getattr(ATTENTIONS.get(name).target, "defaults", {})
+    why = _bad_defaults(defaults)  # checked at registration; a class changed since is checked again
+    if why is not None:
+        raise ValueError(f"attention {name!r} {why}")
+    return dict(defaults)
 
 
 # Each attention type is a point of the design space (plus the decoder style it implies).

@@ -1,11 +1,19 @@
 """Code a user's config names by import path (``model.attention.type: my_attention:CosineEnergy``).
 
-:func:`nmt.config.load` imports it before validating, the config file's folder searched first, so
-the name is registered when the config's checks look it up.
+The rule of what runs: a config's code is imported only where nmt trains from a config the user
+passes (``nmt train --config``, ``nmt.train(config)``, ``nmt compare`` when it trains, ``nmt diagnose
+attention``: :func:`nmt.config.load` with ``import_code``, or inside :func:`importing_config_code`),
+the config file's folder searched first, so the name is registered when the config's checks look it
+up.  Every other reading of a config (a run's saved ``config.yaml`` on resume, in a comparison, a
+report or ``Run.open``; ``nmt config``, ``nmt data prepare``, ``nmt compare --dry-run``) admits its
+code as a checkpoint does: only from modules allowed by name (``--module``, ``modules=``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,8 +22,12 @@ from pydantic_core import PydanticCustomError
 
 from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, ATTENTIONS
 from nmt.config.schedules import TF_SCHEDULES
+from nmt.config.variants import VARIANTS
 from nmt.util.errors import ConfigError
-from nmt.util.registry import PATH, PluginError, import_path
+from nmt.util.registry import NAME, PATH, PluginError, import_path
+
+ATTENTIONS.take((*ATTENTION_PRESETS, "custom"), "an attention preset (nmt presets)")
+ATTENTIONS.take((v for v in VARIANTS if NAME.fullmatch(v) and v not in ATTENTION_PRESETS), "a variant (nmt variants)")
 
 
 def _attention_type(value: str) -> str:
@@ -54,11 +66,30 @@ _NAMED_CODE = {
 """The options that may name code by import path (module:Name), and the registry it joins."""
 
 
+_IMPORTING: contextvars.ContextVar[bool] = contextvars.ContextVar("nmt_importing_config_code", default=False)
+
+
+@contextlib.contextmanager
+def importing_config_code(on: bool = True) -> Iterator[None]:
+    """Within the block (with ``on``), :func:`nmt.config.load` imports the code that configs it reads
+    name, as a command that trains from the user's config does; saved configs still only admit."""
+    token = _IMPORTING.set(on)
+    try:
+        yield
+    finally:
+        _IMPORTING.reset(token)
+
+
+def importing() -> bool:
+    """Whether configs read now may import what they name (:func:`importing_config_code`)."""
+    return _IMPORTING.get()
+
+
 def import_named_code(raw: dict[str, Any], folder: Path | None) -> None:
     """Import what the user's config names by import path (``folder``, the config's, searched first).
 
-    Only a config the user gives to train is read this way; a saved one (a checkpoint's) names code
-    that only an allowed module may supply (:meth:`nmt.util.registry.Registry.admit`).
+    Only a config the user gives to train is read this way; any other (:func:`admit_named_code`)
+    names code that only an allowed module may supply.
     """
     for option, registry, name in _named(raw):
         if name not in registry and PATH.fullmatch(name):
@@ -66,6 +97,17 @@ def import_named_code(raw: dict[str, Any], folder: Path | None) -> None:
                 import_path(name, registry, folder)
             except PluginError as exc:
                 raise ConfigError(f"{option}: {exc}") from None
+
+
+def admit_named_code(raw: dict[str, Any]) -> None:
+    """Make the code a config names by import path usable only where its module is allowed by name
+    (:meth:`~nmt.util.registry.Registry.import_allowed`): what reading a saved or printed config does."""
+    for option, registry, name in _named(raw):
+        if name not in registry and PATH.fullmatch(name):
+            try:
+                registry.import_allowed(name, option)
+            except PluginError as exc:
+                raise ConfigError(str(exc)) from None
 
 
 def _named(raw: dict[str, Any]) -> list[tuple[str, Any, str]]:

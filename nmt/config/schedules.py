@@ -9,6 +9,7 @@ same :func:`register_schedule` a user calls; a config may also name one by impor
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -17,7 +18,21 @@ from nmt.util.registry import Registry
 TF_SCHEDULE_NAMES = ("constant", "linear", "inverse_sigmoid")
 """nmt's own schedules."""
 
-TF_SCHEDULES = Registry("teacher-forcing schedule", "train.tf_schedule")
+
+def not_a_schedule(target: Any) -> Optional[str]:
+    """Why ``target`` cannot be a schedule (not a function taking ``(step, train)``), or None."""
+    if isinstance(target, type) or not callable(target):
+        return "is not a function (step, train) -> p"
+    try:
+        inspect.signature(target).bind(0, None)
+    except TypeError:
+        return "does not take the two arguments (step, train) a schedule is called with"
+    except ValueError:  # no signature to read (some built-in callables): called and checked at the first update
+        return None
+    return None
+
+
+TF_SCHEDULES = Registry("teacher-forcing schedule", "train.tf_schedule", accepts=not_a_schedule)
 TF_SCHEDULES.reserve(TF_SCHEDULE_NAMES)
 
 

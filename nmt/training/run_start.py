@@ -55,15 +55,14 @@ def resolve_run(config: ConfigSource, overrides: Sequence[str], resume: Optional
     file is touched.
     """
     if resume is None:
-        cfg = config_mod.load(config, overrides)
+        cfg = config_mod.load(config, overrides, import_code=True)  # the user's config to train: its code runs
         return cfg, Path(cfg.runs_dir) / cfg.name
     run_dir = Path(resume)
     paths = RunPaths(run_dir)
     if config is not None:
         raise UserError(
-            f"--resume {run_dir} continues with the run's own {paths.config}; "
-            f"leave out --config {config if isinstance(config, (str, Path)) else '(a config)'} "
-            "(--set can change train.* and decode.* options)"
+            f"{run_dir}: a resumed run continues with its own {paths.config}; give no config (CLI: leave out "
+            "--config; Python: config=None); overrides (--set) may change train.* and decode.* options"
         )
     if not paths.last.is_file():
         raise UserError(f"{run_dir}: no {paths.last.relative_to(run_dir)} to resume from")

@@ -30,8 +30,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.util.errors import UserError, short_repr
+from nmt.util.out_paths import shown
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+MAX_NAME_CHARS = 100
+"""Longest registered name or import path: a name is shown in every message and listed as a choice."""
 PATH = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_]\w*)*)")
 """``module.sub:Attr.attr``: where an entry is, as a config or a checkpoint names it."""
 
@@ -77,23 +80,37 @@ def fingerprint(target: Any) -> Optional[str]:
 class Registry:
     """Names of one kind of extension (``kind``: "attention", "teacher-forcing schedule")."""
 
-    def __init__(self, kind: str, option: str) -> None:
+    def __init__(self, kind: str, option: str, accepts: Optional[Callable[[Any], Optional[str]]] = None) -> None:
         self.kind, self.option = kind, option  # option: the config key that names one, for messages
+        self.accepts = accepts  # why a target is not of this registry's kind, or None when it is
         self._entries: dict[str, Entry] = {}
         self._reserved: dict[str, None] = {}  # ordered: names() lists nmt's own in the order given
+        self._taken: dict[str, str] = {}  # names a config gives another meaning (a preset): name -> what
 
     def reserve(self, names: Iterable[str]) -> None:
         """Names nmt defines itself: known to the config before the module defining them is imported."""
         self._reserved.update(dict.fromkeys(names))
 
+    def take(self, names: Iterable[str], what: str) -> None:
+        """Names a config already gives another meaning (``what``, e.g. "an attention preset"): no
+        entry may take them, so a config that names one never trains the user's code by surprise."""
+        self._taken.update(dict.fromkeys(names, what))
+
     def register(self, name: str, target: Any) -> Any:
-        """Register ``target`` under ``name``; returns it.  A built-in name is refused; registering a
-        name again replaces its entry (a notebook cell run twice)."""
+        """Register ``target`` under ``name``; returns it.  A built-in or taken name and a target of the
+        wrong kind are refused; registering a name again replaces its entry (a notebook cell run twice)."""
         if not isinstance(name, str) or not (NAME.fullmatch(name) or PATH.fullmatch(name)):
             raise PluginError(f"{self.kind} name {short_repr(name)}: use letters, digits and _ (e.g. 'cosine')")
+        if len(name) > MAX_NAME_CHARS:
+            raise PluginError(f"{self.kind} name {short_repr(name)}: at most {MAX_NAME_CHARS} characters")
         builtin = getattr(target, "__module__", "").startswith("nmt.")
         if name in self._reserved and not builtin:
             raise PluginError(f"{self.kind} {name!r} is nmt's own; register yours under another name")
+        if name in self._taken and not builtin:
+            raise PluginError(f"{self.kind} {name!r} is {self._taken[name]}; register yours under another name")
+        why = self.accepts(target) if self.accepts is not None else None
+        if why is not None:
+            raise PluginError(f"{self.kind} {name!r}: {short_repr(target)} {why}")
         self._entries[name] = Entry(name, target, builtin, origin_of(target), None if builtin else fingerprint(target))
         return target
 
@@ -123,12 +140,25 @@ class Registry:
         )
 
     def get(self, name: str) -> Entry:
-        """The entry of ``name``; a name in import-path form is imported when its module is allowed."""
+        """The entry of ``name``; a name in import-path form is imported when its module is allowed
+        (:func:`allow`), and refused in one line naming ``--module`` otherwise."""
         if name not in self._entries and PATH.fullmatch(name):
-            import_path(name, self)
+            self.import_allowed(name, self.option)
         if name not in self._entries:
             raise PluginError(self.unknown(name))
         return self._entries[name]
+
+    def import_allowed(self, path: str, option: str) -> Entry:
+        """Import ``module:Name`` that a saved or read-only config names (``option``), if its module is
+        allowed by name; otherwise one PluginError saying how to allow it.  Imports nothing else."""
+        module = path.split(":", 1)[0]
+        if module not in _ALLOWED.get():
+            raise PluginError(
+                f"{option}={short_repr(path)} is code outside nmt, which nmt imports from a config it did not "
+                f"train from only when allowed by name: add --module {module} (Python: modules=[{module!r}]) "
+                "if you trust that module"
+            )
+        return import_path(path, self)
 
     def record(self, names: Iterable[str]) -> list[dict[str, Any]]:
         """What a checkpoint keeps of the user's entries among ``names``: name, origin, fingerprint."""
@@ -142,7 +172,20 @@ class Registry:
     def admit(self, record: dict[str, Any], source: str) -> None:
         """Make a checkpoint's recorded entry usable: already registered with the same code, or
         imported from an allowed module; otherwise one PluginError naming module and source."""
-        name, origin, sha = str(record.get("name")), str(record.get("origin")), record.get("sha256")
+        name, origin, sha = record.get("name"), record.get("origin"), record.get("sha256")
+        if not (
+            isinstance(name, str)
+            and isinstance(origin, str)
+            and len(name) <= MAX_NAME_CHARS
+            and (NAME.fullmatch(name) or PATH.fullmatch(name))
+            and len(origin) <= 2 * MAX_NAME_CHARS
+            and PATH.fullmatch(origin)
+            and (sha is None or (isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha)))
+        ):
+            raise PluginError(
+                f"{source}: its record of user code ({short_repr(name)}, {short_repr(origin)}) is not one nmt "
+                "writes (an altered file?)"
+            )
         module = origin.split(":", 1)[0]
         entry = self._entries.get(name)
         if entry is None:
@@ -178,34 +221,94 @@ def _attribute(module: Any, qualname: str, path: str, registry: Registry) -> Any
     return target
 
 
+MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+"""A module's dotted name, as ``--module`` and ``modules=`` take it (beside a ``.py`` file's path)."""
+
+
 def import_module(name: str, search: Optional[Path] = None) -> Any:
-    """Import module ``name`` (a dotted name, or a ``.py`` file's path), ``search`` first on the path."""
+    """Import module ``name`` (a dotted name, or a ``.py`` file's path), ``search`` first on the path.
+
+    Every failure is one PluginError naming the module: a name that is neither, a file that would
+    replace a module of its name (``json.py``, a second ``cosine.py``), a syntax error, an import
+    that fails or raises inside the module."""
+    if not isinstance(name, str) or not name.strip():
+        raise PluginError(f"module {short_repr(name)}: give a module name (my_attention) or a .py file's path")
     if name.endswith(".py"):
-        path = Path(name)
-        if not path.is_file():
-            raise PluginError(f"module file {name} not found")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        if spec is None or spec.loader is None:
-            raise PluginError(f"module file {name}: not a Python module")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(path.stem, None)
-            raise
-        return module
+        return _import_file(Path(name))
+    if not MODULE.fullmatch(name):
+        raise PluginError(f"module {short_repr(name)}: not a module name (my_attention, pkg.mod) or a .py file's path")
     added = search is not None and str(search) not in sys.path
     if added:
         sys.path.insert(0, str(search))
     try:
-        return importlib.import_module(name)
+        return _run_import(name, lambda: importlib.import_module(name))
     except ModuleNotFoundError as exc:
         where = f" (looked in {search} and on sys.path)" if search is not None else " (not on sys.path or PYTHONPATH)"
         raise PluginError(f"module {exc.name or name} not found{where}") from None
     finally:
         if added:
             sys.path.remove(str(search))
+
+
+def _import_file(path: Path) -> Any:
+    """Import a ``.py`` file as the module of its stem, unless that would replace another module."""
+    stem = path.stem
+    if not path.is_file():
+        raise PluginError(f"module file {shown(path)} not found")
+    if not NAME.fullmatch(stem):
+        raise PluginError(f"module file {shown(path)}: its name {stem!r} is not a Python module name")
+    other = _module_named(stem)
+    if other is not None and other != path.resolve():
+        raise PluginError(
+            f"module file {shown(path)}: the module {stem!r} is already {shown(other)}, which "
+            "it would replace in this process; rename the file"
+        )
+    spec = importlib.util.spec_from_file_location(stem, path)
+    if spec is None or spec.loader is None:
+        raise PluginError(f"module file {shown(path)}: not a Python module")
+    module, loader = importlib.util.module_from_spec(spec), spec.loader
+    sys.modules[stem] = module
+    try:
+        _run_import(stem, lambda: loader.exec_module(module))
+    except BaseException:
+        sys.modules.pop(stem, None)
+        raise
+    return module
+
+
+def _module_named(name: str) -> Optional[Path]:
+    """Where the module ``name`` already is (imported, standard, or found on the path), or None."""
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        file = getattr(loaded, "__file__", None)
+        return Path(file).resolve() if file else Path(f"<built-in module {name}>")
+    if name in sys.stdlib_module_names:
+        return Path(f"<standard module {name}>")
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    return Path(spec.origin).resolve() if spec.origin and spec.has_location else Path(f"<module {name}>")
+
+
+def _run_import(name: str, run: Callable[[], Any]) -> Any:
+    """``run()`` (an import of module ``name``), its failures in one line naming the module."""
+    try:
+        return run()
+    except SyntaxError as exc:
+        raise PluginError(
+            f"module {name}: syntax error in {shown(exc.filename or '?')} line {exc.lineno}: {exc.msg}"
+        ) from None
+    except ModuleNotFoundError as exc:
+        if exc.name is None or name == exc.name or name.startswith(f"{exc.name}."):
+            raise  # the module itself is missing: the caller says where it looked
+        raise PluginError(f"module {name}: its own import failed: no module named {exc.name!r}") from None
+    except PluginError:
+        raise
+    except Exception as exc:  # the module's own code failed: the user's to fix, in one line
+        raise PluginError(f"module {name}: importing it raised {type(exc).__name__}: {short_repr(str(exc))}") from None
 
 
 def import_path(path: str, registry: Registry, search: Optional[Path] = None) -> Entry:
@@ -229,7 +332,12 @@ def allow(modules: Iterable[str]) -> None:
     """Import ``modules`` (names, found in the working folder or on the path, or ``.py`` files) now,
     so what they register is known, and let checkpoints name them from here on: what
     ``--module`` does for one command."""
+    if isinstance(modules, str) or not isinstance(modules, Iterable):
+        raise PluginError(f"modules: give a list of module names or .py paths, not {short_repr(modules)}")
     modules = list(modules)
+    bad = next((m for m in modules if not isinstance(m, str)), None)
+    if bad is not None:
+        raise PluginError(f"modules: {short_repr(bad)} is not a module name or a .py file's path (a string)")
     for module in modules:
         import_module(module, Path.cwd())
     _ALLOWED.set(_ALLOWED.get() | module_names(modules))

@@ -93,13 +93,16 @@ def test_an_import_path_in_a_config_imports_the_module_beside_the_config(tmp_pat
     path = tmp_path / "c.yaml"
     path.write_text("model:\n  attention:\n    type: custom\n    energy: thirds:Third\n    key_map: linear\n")
     try:
-        assert C.load(path).model.attention.axes()["energy"] == "thirds:Third"
+        with pytest.raises(ConfigError, match=r"thirds:Third' is code outside nmt.*--module thirds"):
+            C.load(path)  # only read (nmt config, a plan): nothing imported
+        assert "thirds" not in sys.modules
+        assert C.load(path, import_code=True).model.attention.axes()["energy"] == "thirds:Third"
         assert ATTENTIONS.get("thirds:Third").origin == "thirds:Third"
     finally:
         sys.modules.pop("thirds", None)
     path.write_text("model:\n  attention:\n    type: nowhere_module:Energy\n")
     with pytest.raises(ConfigError, match=r"^model\.attention\.type: module nowhere_module not found \(looked in"):
-        C.load(path)
+        C.load(path, import_code=True)
 
 
 class WrongShape(nmt.Energy):
