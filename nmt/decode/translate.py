@@ -7,7 +7,9 @@ an interrupted run never leaves a file that looks finished; the temporary is rem
 Ctrl-C, SIGTERM and SIGHUP, and one left by a process killed outright is removed by the
 next translation into the same file.  The file it replaces keeps its permission bits, and
 a read-only one is never replaced, nor a symbolic link, nor the input file (by any path
-to it): the translation would replace the text it translates.  ``--alignments`` writes a second
+to it): the translation would replace the text it translates.  A character device or a FIFO
+(``-o /dev/null``, a named pipe) is written into as it comes, never replaced
+(:func:`nmt.util.fileio.atomic_write`).  ``--alignments`` writes a second
 file the same way: each output line's word alignment, as ``nmt align`` gives it for the pair
 (input line, output line) (:mod:`nmt.decode.alignment`).
 """
@@ -30,7 +32,7 @@ from nmt.decode.batched import Translation
 from nmt.decode.engines import Engine
 from nmt.decode.request import Search, resolve_search, translate_lines
 from nmt.util.errors import DataError, UserError
-from nmt.util.fileio import atomic_write, decode_lines, remove_stale_temporaries
+from nmt.util.fileio import atomic_write, check_writable_kind, decode_lines, remove_stale_temporaries, stream_kind
 from nmt.util.out_paths import check_not_link
 from nmt.util.signal_trap import stops_unwind
 
@@ -171,8 +173,15 @@ def check_output(output: Path) -> Optional[int]:
     file would be replaced and a 0600 file would become world-readable.  Write bits are
     read from the mode as well as ``os.access``, which says yes to everything as root.  A symbolic
     link is refused, to a file or to nothing, as for every output (:func:`~nmt.util.out_paths.check_not_link`).
+    A character device or a FIFO is written into (no mode to keep, no file created beside it).
     """
     check_not_link(output, "-o")
+    check_writable_kind(output, "-o")
+    kind = stream_kind(output)
+    if kind is not None:
+        if not os.access(output, os.W_OK):
+            raise UserError(f"-o {output}: cannot write into {kind} (no write permission)")
+        return None
     if output.is_dir():
         raise UserError(f"-o {output}: is a directory; give a file name")
     if output.parent.exists() and not output.parent.is_dir():
@@ -203,9 +212,12 @@ def check_alignments_path(alignments: Path, input: Optional[Path], output: Optio
     """Refuse an ``--alignments`` file nmt must not write: a folder, a link, a read-only file, the
     input, or the translations' own file."""
     check_not_link(alignments, "--alignments")
+    check_writable_kind(alignments, "--alignments")
     if alignments.is_dir():
         raise UserError(f"--alignments {alignments}: is a directory; give a file name")
     for other, what in ((input, "the input file"), (output, "the -o file")):
+        if stream_kind(alignments) is not None:  # a device is written into: -o /dev/null --alignments /dev/null
+            break
         if other is not None and (
             other == alignments or (other.exists() and alignments.exists() and os.path.samefile(other, alignments))
         ):
@@ -220,7 +232,8 @@ def alignment_sink(path: Optional[Path]) -> Iterator[Optional[IO[str]]]:
     if path is None:
         yield None
         return
-    remove_stale_temporaries(path)  # of translations into it that were killed outright
+    if stream_kind(path) is None:
+        remove_stale_temporaries(path)  # of translations into it that were killed outright
     with atomic_write(path) as raw:
         sink = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
         try:
@@ -240,6 +253,8 @@ def check_not_input(input: Optional[Path], output: Path) -> None:
     try:
         target = os.stat(output)
     except OSError:
+        return
+    if not stat.S_ISREG(target.st_mode):  # a device or a FIFO is written into, never replaced
         return
     if input is not None:
         source = os.stat(input)
@@ -317,7 +332,8 @@ def translate_file(
                 return 0
             finally:
                 sink.detach()
-        remove_stale_temporaries(Path(output))  # of translations into it that were killed outright
+        if stream_kind(Path(output)) is None:
+            remove_stale_temporaries(Path(output))  # of translations into it that were killed outright
         with stops_unwind(), atomic_write(Path(output)) as raw, alignment_sink(alignments) as aligned:
             # the temporaries are removed on a stop signal too
             if keep_mode is not None:

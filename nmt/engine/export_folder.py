@@ -30,6 +30,7 @@ from pathlib import Path
 from nmt.engine.manifest import EXPORT_FILES, MANIFEST, ExportError, parse_manifest
 from nmt.util.errors import short_repr
 from nmt.util.fileio import DiskFullError, is_disk_full, process_running
+from nmt.util.out_paths import check_not_link
 from nmt.util.signal_trap import STOP_SIGNALS, SignalTrap  # they end an export once its hidden folder is removed
 
 log = logging.getLogger(__name__)
@@ -49,9 +50,11 @@ def check_new_folder(out: Path, force: bool) -> frozenset[str]:
     (:data:`~nmt.engine.manifest.EXPORT_FILES`, never names read from export.json): replaced with
     ``force``.  Anything else is refused even with ``force``, since those files are not ours to
     delete (a typo such as ``-o runs`` must not remove a user's runs, nor ``-o .`` a project that
-    has an export.json of its own).
+    has an export.json of its own).  A symbolic link is refused, to a folder or to nothing, as for every
+    output (:func:`nmt.util.out_paths.check_not_link`).
     """
     out = Path(out)
+    check_not_link(out, "-o", "folder")  # renamed aside and replaced by a folder, the user's link would be gone
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out} exists and is not a folder; choose another output folder")
     try:

@@ -18,7 +18,7 @@ from nmt.evaluation.eval_page import eval_page, summary
 from nmt.evaluation.report_files import LENGTH_PLOT, REPORT_FILES, check_report_outputs, hypotheses_in
 from nmt.evaluation.run_report import check_out_folder
 from nmt.run.paths import EVAL, RunPaths, report_stem, run_of_checkpoint
-from nmt.run.test_reads import log_read
+from nmt.run.test_reads import check_log, is_test_split, log_read
 from nmt.score.metrics import bleu_by_length, compare_systems, score, write_report
 from nmt.util.errors import UserError
 from nmt.util.fileio import read_lines, write_lines
@@ -51,6 +51,10 @@ def translate_split(
     from nmt.decode.inference import check_search, encode_sources, load_models, translate_ids
     from nmt.util import runtime, threads
 
+    runs = list(dict.fromkeys(r for r in map(run_of_checkpoint, checkpoints) if r is not None))
+    if is_test_split(split):
+        for run_dir in runs:
+            check_log(run_dir)  # a log that is a link is refused before any work, not after
     device = runtime.select_device("auto")
     threads.configure(0)  # follow the cores other processes leave free
     loaded = load_models(checkpoints, device)
@@ -67,7 +71,7 @@ def translate_split(
     with torch.inference_mode():
         results = translate_ids(loaded.model, ids, cfg.decode, device, beam=beam)
     hyps = [loaded.tgt_tok.decode(r.ids[0]) for r in results]
-    for run_dir in dict.fromkeys(r for r in map(run_of_checkpoint, checkpoints) if r is not None):
+    for run_dir in runs:
         log_read(run_dir, split, reader, checkpoints)
     hyp_path = out / f"{split}.hyp.{cfg.data.tgt}"
     claim(out, [hyp_path.name])

@@ -13,6 +13,10 @@ Two guarantees, both about not losing work:
   ``notes.txt``, an ``nmt eval`` report or an averaged checkpoint is refused, naming them, and
   anything else (a user's folder, the checkout itself) is never deleted.  Run names are single path components (see
   :data:`nmt.config.RUN_NAME_PATTERN`), so a run directory is always inside ``runs_dir``.
+  The records of test reads (``test_reads.jsonl``, and ``selection.json`` with its choice retired)
+  survive it (:data:`KEPT`): a model trained again after its test split was read is chosen after
+  those reads, and the count must say so.  A temporary of an atomic write is deleted only when
+  its name is exactly one nmt gives and its writer is gone (:func:`nmt.run.paths.written_by_trainer`).
 """
 
 from __future__ import annotations
@@ -25,10 +29,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Optional
 
-from nmt.run.paths import LOCK, RunPaths, written_by_trainer
+from nmt.run import selection
+from nmt.run.paths import LOCK, SELECTION, TEST_READS, RunPaths, written_by_trainer
 from nmt.util.errors import UserError
 
 LOCK_NAME = LOCK
+KEPT = frozenset({LOCK, TEST_READS, SELECTION})
+"""What clearing a run keeps: the lock its caller holds, and the records of test reads."""
 
 
 class RunBusyError(UserError):
@@ -70,6 +77,7 @@ def check_replaceable(run_dir: Path, overwrite: bool, also_ours: Callable[[Path]
             f"{run_dir} already holds a run; use --resume {run_dir} to continue it or --overwrite to start over"
         )
     _refuse_others(run_dir, also_ours)
+    selection.read(RunPaths(run_dir).selection)  # kept by clear(): one of ours, else refused now
     return True
 
 
@@ -98,17 +106,30 @@ def _refuse_others(run_dir: Path, also_ours: Callable[[Path], bool] = lambda _en
 
 
 def clear(run_dir: Path) -> None:
-    """Delete a run's files, keeping the lock file that the caller holds."""
+    """Delete a run's files, keeping the lock file that the caller holds and the records of test
+    reads (:data:`KEPT`); the choice selection.json made is retired, as on resume, since its
+    checkpoint goes.  A selection.json nmt did not write is refused before anything is deleted."""
     if not is_run(run_dir):  # re-checked here: this is the one place that deletes
         raise UserError(f"{run_dir} is not an nmt run; not deleting it")
     _refuse_others(run_dir)
+    _retire_choice(RunPaths(run_dir).selection)
     for entry in written_by_trainer(run_dir)[0]:
-        if entry.name == LOCK_NAME:
+        if entry.name in KEPT:
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
         else:
             entry.unlink()
+
+
+def _retire_choice(path: Path) -> None:
+    """Move the record's choice to ``earlier``, keeping its test reads; no record: nothing to do."""
+    record = selection.read(path)  # one of ours, or a one-line UserError
+    if record is None or record["chosen"] is None:
+        return
+    record["earlier"].append({**record["chosen"], "retired": "the run was trained again from the start (--overwrite)"})
+    record["chosen"] = None
+    selection.write(path, record)
 
 
 def _holder(handle: IO[str]) -> str:

@@ -23,12 +23,14 @@ An evaluation or report folder holds ``report.json`` and ``report.md`` (:func:`r
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from nmt.run import selection
+from nmt.util.fileio import TEMPORARY, process_running
 
 CONFIG = "config.yaml"
 METRICS = "metrics.jsonl"
@@ -51,7 +53,7 @@ SCORED = "scored.json"
 """nmt compare's saved score of one run, inside its ``compare-<split>`` folder."""
 TEST_READS = "test_reads.jsonl"
 """One line per read of a test split with the run's models (``nmt eval``, ``nmt compare``;
-:mod:`nmt.run.test_reads`); removed with the run by ``--overwrite``, as selection.json is."""
+:mod:`nmt.run.test_reads`); kept when ``--overwrite`` starts the run over, as selection.json's reads are."""
 
 TRAINER_CHECKPOINT = re.compile(r"best\.pt|last\.pt|step\d+\.pt")
 """The checkpoint names the trainer writes, and may overwrite or delete, in ``checkpoints/``."""
@@ -68,9 +70,9 @@ TRAINER_FOLDERS = {
     TENSORBOARD: re.compile(r"events\.out\.tfevents\.[\w.-]+"),
 }
 """The folders ``nmt train`` writes in a run folder, each with the names of the files it writes there."""
-ATOMIC_TEMPORARY = re.compile(r"\.(?P<name>.+)\.\d+\.[0-9a-f]+\.tmp")
-"""The temporary name :func:`nmt.util.fileio.atomic_write_bytes` gives a file while writing it
-(``.best.pt.PID.HEX.tmp``), which a crash may leave behind."""
+ATOMIC_TEMPORARY = TEMPORARY
+"""The temporary name :func:`nmt.util.fileio.atomic_write` gives a file while writing it
+(``.best.pt.PID.HEX.tmp``: PID its writer's, eight hex digits), which a process killed outright leaves behind."""
 
 
 def _step_name(step: int, suffix: str) -> str:
@@ -181,9 +183,15 @@ def report_json(folder: Path) -> Path:
 
 
 def _trainer_name(name: str, pattern: re.Pattern[str]) -> bool:
-    """Whether ``name`` (or the file it is the atomic write's temporary of) matches ``pattern``."""
+    """Whether ``name`` matches ``pattern``, or is the atomic write's temporary of such a name
+    (:data:`ATOMIC_TEMPORARY`, exactly) left by a process that is gone: a writer still running (``nmt
+    select`` or ``nmt average`` writing into the run) is someone else's, and so is any other name."""
     temporary = ATOMIC_TEMPORARY.fullmatch(name)
-    return pattern.fullmatch(temporary.group("name") if temporary else name) is not None
+    if temporary is None:
+        return pattern.fullmatch(name) is not None
+    pid = int(temporary["pid"])
+    gone = pid == os.getpid() or not process_running(pid)  # our own PID: a killed run's, reused (a container)
+    return gone and pattern.fullmatch(temporary["name"]) is not None
 
 
 SCORE_CACHES = ("compare-", "lab-beam-")
@@ -202,7 +210,8 @@ def written_by_trainer(run_dir: Path) -> tuple[list[Path], list[Path]]:
     another command's such as ``nmt eval``'s ``eval-beam5/``), as two lists of paths.
 
     A folder of the trainer's counts as its own only with the files it holds; a file in it of
-    another name, a folder in it, or a link anywhere is someone else's.  Reads, touches nothing.
+    another name, a folder in it, or a link anywhere is someone else's, and so is a temporary whose
+    writer still runs (:func:`_trainer_name`).  Reads, touches nothing.
     """
     ours: list[Path] = []
     others: list[Path] = []

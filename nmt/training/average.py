@@ -28,6 +28,7 @@ from nmt.run import checkpoint as ckpt
 from nmt.run.paths import RunPaths, is_trainer_checkpoint
 from nmt.run.state import TrainState
 from nmt.util.errors import CheckpointError, UserError
+from nmt.util.fileio import stream_kind
 from nmt.util.out_paths import check_can_create, check_not_link
 
 log = logging.getLogger(__name__)
@@ -214,7 +215,7 @@ def check_output(output: Path, paths: Sequence[Path], force: bool) -> None:
             f"last.pt, step files); give another name, e.g. {output.with_name('avg.pt')}, "
             "or --force to write it anyway"
         )
-    if output.exists() or output.is_symlink():
+    if (output.exists() or output.is_symlink()) and stream_kind(output) is None:  # a device is written into
         raise UserError(f"-o {output}: exists; give another file name, or --force to replace it")
 
 

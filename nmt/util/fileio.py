@@ -3,7 +3,10 @@
 Every file the tool writes (prepared corpora, manifests, checkpoints, reports,
 translations, plots) goes through :func:`atomic_write`: a temporary sibling is
 written, flushed, fsynced and renamed over the target, and removed on failure, so
-readers see the old file or the complete new one, never a part.  A temporary whose process
+readers see the old file or the complete new one, never a part.  An output that is a character
+device or a FIFO (``-o /dev/null``, a named pipe; :func:`stream_kind`) is written into instead,
+never replaced, and one that is a block device or a socket is refused: the one rule of every
+output of every command.  A temporary whose process
 was killed outright (SIGKILL, a power cut) stays behind; :func:`remove_stale_temporaries`
 removes those of one output once their process is gone.  Every text the tool reads line by
 line goes through :func:`decode_lines`.
@@ -19,6 +22,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,8 +40,37 @@ TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
 """The name of :func:`atomic_write`'s temporary sibling of ``NAME``: ``.NAME.PID.HEX.tmp``, PID its writer's."""
 
 
+STREAMS = {stat.S_IFCHR: "a character device", stat.S_IFIFO: "a FIFO"}
+"""The kinds of file an output is written into rather than replaced (``/dev/null``, a named pipe)."""
+
+NEVER_WRITTEN = {stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+"""The kinds of file no output is written into nor replaced by: a disk, a socket."""
+
+
 class DiskFullError(UserError):
     """The disk filled up while writing; the previous file is untouched."""
+
+
+def stream_kind(path: Path) -> Optional[str]:
+    """What ``path`` (its links followed) is when an output is written into it and never replaces it:
+    "a character device" or "a FIFO"; None for anything else (a file, a folder, nothing)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # nothing there (a dangling link too), or a name no file can have
+        return None
+    return STREAMS.get(stat.S_IFMT(mode))
+
+
+def check_writable_kind(path: Path, option: str) -> None:
+    """Refuse, in one line, an output ``path`` that is a block device or a socket (links followed):
+    writing into a disk would destroy what it holds, and replacing the node would break the system."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return
+    kind = NEVER_WRITTEN.get(stat.S_IFMT(mode))
+    if kind is not None:
+        raise UserError(f"{option} {path}: is {kind}; nmt writes into no such file and replaces none: give a file name")
 
 
 def free_bytes(folder: Path) -> Optional[int]:
@@ -79,9 +112,16 @@ def atomic_write(path: Path, size: int = 0, intact: str = "the previous file is 
     """Yield a binary file that replaces ``path`` only when the block completes.
 
     A full disk (see :func:`is_disk_full`; ``size`` is about how many bytes the block writes)
-    is a :class:`DiskFullError` naming ``path`` and saying what is ``intact``.
+    is a :class:`DiskFullError` naming ``path`` and saying what is ``intact``.  A character device or
+    a FIFO (:func:`stream_kind`) is opened and written into instead (:func:`write_into`); a block
+    device or a socket is refused (:func:`check_writable_kind`).
     """
     path = Path(path)
+    check_writable_kind(path, "cannot write")
+    if stream_kind(path) is not None:
+        with write_into(path) as handle:
+            yield handle
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # a TEMPORARY
     try:
@@ -100,6 +140,26 @@ def atomic_write(path: Path, size: int = 0, intact: str = "the previous file is 
         os.fsync(dir_fd)  # make the rename itself durable
     finally:
         os.close(dir_fd)
+
+
+@contextmanager
+def write_into(path: Path) -> Iterator[IO[bytes]]:
+    """Yield ``path``, a character device or a FIFO, opened for writing: the device stays as it was
+    (``/dev/null`` stays a device, as root too), and what is written goes where it leads.
+
+    Opening a FIFO waits for its reader, as any program writing into one does.  A reader that goes
+    away before the end, and a full device (``/dev/full``), are one line each.
+    """
+    try:
+        with open(path, "wb") as handle:  # O_TRUNC: no effect on a device or a FIFO
+            yield handle
+            handle.flush()
+    except BrokenPipeError:
+        raise UserError(f"cannot write {path}: its reader closed it before nmt finished writing") from None
+    except OSError as exc:
+        if exc.errno in FULL_ERRNOS:
+            raise DiskFullError(f"no space left on device while writing {path}") from None
+        raise
 
 
 def process_running(pid: int) -> bool:

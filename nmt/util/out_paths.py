@@ -1,7 +1,9 @@
 """Whether nmt can create an output where the user asked, checked before any work, and the one line
 that says why not: a name longer than a file system allows, a path under a regular file or through a
 dangling symbolic link, a folder nmt cannot write in (a read-only file system, no permission), and an
-output file that is itself a symbolic link (:func:`check_not_link`, the rule of every output file).
+output that is itself a symbolic link (:func:`check_not_link`, the rule of every output file and
+folder).  An output that is a character device or a FIFO is written into, never replaced
+(:func:`nmt.util.fileio.stream_kind`): ``-o /dev/null`` needs no write permission in ``/dev``.
 
 :func:`os_error_line` words the same failures when they happen anyway (a file system made
 read-only mid-run), so the CLI reports them in one line instead of an internal error.  Paths are
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from nmt.util.errors import UserError
+from nmt.util.fileio import check_writable_kind, stream_kind
 
 NAME_MAX = 255
 """The most bytes in one file or folder name on the usual file systems (ext4, xfs, btrfs, APFS)."""
@@ -68,6 +71,11 @@ def check_can_create(path: Path, option: str, kind: str = "folder") -> None:
     existing = next((p for p in (path, *path.parents) if p.exists() or p.is_symlink()), None)
     if existing is None:
         return
+    if existing == path and kind == "file" and stream_kind(path) is not None:  # written into, not replaced
+        if not os.access(path, os.W_OK):
+            raise UserError(f"{option} {shown(path)}: cannot write into {stream_kind(path)} ({WORDED[errno.EACCES]})")
+        return
+    check_writable_kind(path, option)
     if existing.is_symlink() and not existing.exists():
         raise UserError(f"{option} {shown(path)}: {shown(existing)} is a symbolic link to nothing")
     if existing != path and not existing.is_dir():
@@ -80,22 +88,26 @@ def check_can_create(path: Path, option: str, kind: str = "folder") -> None:
         raise UserError(f"{option} {shown(path)}: cannot create files in {shown(folder)} ({why})")
 
 
-def check_not_link(path: Path, option: str) -> None:
-    """Refuse, in one line, an output file that is a symbolic link, to a file or to nothing.
+def check_not_link(path: Path, option: str, kind: str = "file") -> None:
+    """Refuse, in one line, an output (a ``kind``: "file" or "folder") that is a symbolic link, to a
+    file, to a folder or to nothing.
 
     nmt writes a file under a temporary name and renames it over the output, which would replace
     the link with a regular file and leave its target as it was (or, for a link to nothing, not
-    create the file the link names): neither is what a user who made the link meant, so no output
-    goes through a link (``nmt eval`` and the other ``--out`` folders refuse one by
-    :func:`nmt.util.owned.check_ours`).  A folder on the way to the file may be a link.
+    create the file the link names); a folder would be replaced by one (``nmt export``) or written
+    through into the link's target (``nmt eval --out``): none of that is what a user who made the
+    link meant, so no output goes through a link.  A link to a character device or a FIFO
+    (``/dev/stdout``, ``/dev/fd/3``) is the one exception: the output is written into the device,
+    which stays as it was, as for the device itself.  A folder on the way to the output may be a link.
     """
     path = Path(path)
-    if path.is_symlink():
-        to = "" if path.exists() else " to nothing"
-        raise UserError(
-            f"{option} {shown(path)}: is a symbolic link{to}; nmt replaces no link and writes through none: "
-            "give the path of a regular file, or a new name"
-        )
+    if not path.is_symlink() or (kind == "file" and stream_kind(path) is not None):
+        return
+    to = "" if path.exists() else " to nothing"
+    raise UserError(
+        f"{option} {shown(path)}: is a symbolic link{to}; nmt replaces no link and writes through none: "
+        f"give the path of a {'regular file' if kind == 'file' else 'folder'}, or a new name"
+    )
 
 
 def os_error_line(exc: OSError) -> Optional[str]:

@@ -7,7 +7,8 @@ command lists the names it will write in the folder's manifest, :data:`MANIFEST`
 line); a file of one of those names that is already there may be replaced only when the manifest
 lists it, or, in a folder written before manifests existed, when the caller's ``legacy`` test says
 that nmt wrote the folder (e.g. its ``report.json`` has the shape of nmt's).  Any other file is
-refused in one line that names it, before any work.
+refused in one line that names it, before any work; so is a folder that is itself a symbolic link
+(:func:`nmt.util.out_paths.check_not_link`: no output is written through a link).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Optional
 
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
+from nmt.util.out_paths import check_not_link
 
 MANIFEST = ".nmt-outputs"
 """The manifest of the files nmt wrote in a folder: their names, one a line."""
@@ -36,18 +38,22 @@ def check_ours(
     folder: Path, names: Iterable[str], option: str, legacy: Optional[Callable[[Path], bool]] = None
 ) -> None:
     """Refuse (one line naming the file) to write ``names`` into ``folder`` where one of them is a
-    file nmt did not write there, or anything but a plain file.  Writes nothing."""
+    file nmt did not write there, or anything but a plain file, or where ``folder`` is a symbolic link.
+    Writes nothing."""
     folder = Path(folder)
-    present = [folder / name for name in names if (folder / name).exists() or (folder / name).is_symlink()]
+    check_not_link(folder, option, "folder")
+    there = [folder / name for name in (*names, MANIFEST) if (folder / name).exists() or (folder / name).is_symlink()]
+    for path in there:  # the manifest too: read below, and replaced by claim()
+        if path.is_symlink() or not path.is_file():
+            raise UserError(
+                f"{option} {folder}: {path} is not a plain file nmt wrote; move it or give another {option}"
+            )
+    present = [path for path in there if path.name != MANIFEST]
     if not present:
         return
     ours = listed(folder)
     old = not (folder / MANIFEST).is_file() and legacy is not None and legacy(folder)
     for path in present:
-        if path.is_symlink() or not path.is_file():
-            raise UserError(
-                f"{option} {folder}: {path} is not a plain file nmt wrote; move it or give another {option}"
-            )
         if path.name not in ours and not old:
             raise UserError(
                 f"{option} {folder}: {path} was not written by nmt and would be replaced; "

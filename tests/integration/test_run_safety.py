@@ -89,8 +89,9 @@ def test_check_replaceable(tmp_path):
     with pytest.raises(UserError, match="already holds a run"):
         check_replaceable(run, overwrite=False)
     assert check_replaceable(run, overwrite=True) is True
-    (run / "checkpoints" / ".best.pt.123.0badcafe.tmp").write_bytes(b"a crash's leftover")
-    assert check_replaceable(run, overwrite=True) is True  # the trainer's own temporary
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (run / "checkpoints" / f".best.pt.{int(gone.stdout)}.0badcafe.tmp").write_bytes(b"a crash's leftover")
+    assert check_replaceable(run, overwrite=True) is True  # the trainer's own temporary, its writer gone
     for foreign in ("notes.txt", "eval-beam5/report.json", "checkpoints/avg.pt", "tb/mine.txt", "attention/x.png"):
         path = run / foreign
         path.parent.mkdir(exist_ok=True)
