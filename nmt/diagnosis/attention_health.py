@@ -39,12 +39,15 @@ from nmt.model.build import build_model
 from nmt.training.loss import batch_loss
 from nmt.training.optim import apply_gradients, build_optimizer
 from nmt.training.setup import make_sampler
+from nmt.training.user_code import check_user_energies, naming_user_code
 from nmt.util import runtime, threads
 from nmt.util.errors import UserError
 
 CPU = torch.device("cpu")  # fp32 probes; the GPU path is not measured here
 DEFAULT_VARIANTS = tuple(name for name in VARIANTS if name != "none")
 """Every variant with attention."""
+MAX_STEPS, EPOCHS = 10**9, 1000
+"""The most updates a count of ``--steps`` may ask for (as ``train.max_steps``), and the epochs drawn for them."""
 
 
 def measure(model: Any, split: EncodedSplit, batches: list[list[int]], t: TrainConfig) -> dict[str, Any]:
@@ -86,8 +89,13 @@ def health(
     split = corpus.splits["train"]
     sampler = make_sampler(split, t)  # the batches nmt train would draw
     last = max(steps)
-    order = [b for epoch in range(1000) for b in sampler.batches(epoch)][: last + batches]
+    order = [b for epoch in range(EPOCHS) for b in sampler.batches(epoch)][: last + batches]
     held = order[last:]  # measured at every update count, never trained on before the last one
+    if len(held) < batches:
+        raise UserError(
+            f"variant {variant}: {last:,} updates and {batches} batches after them take more than "
+            f"{EPOCHS} epochs of its training data; ask for fewer updates"
+        )
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).train()
     optimizer = build_optimizer(t, model)
     scaler = runtime.grad_scaler(CPU, None)  # disabled: fp32
@@ -107,7 +115,7 @@ def health(
 def variant_config(config: Optional[Path], variant: str, overrides: Sequence[str]) -> Config:
     """The config ``variant`` trains with; a variant without attention, or a Transformer, is refused
     (the probes hook the RNN decoder's one attention and its readout)."""
-    cfg = config_mod.load(config, [*variant_overrides(variant), *overrides])
+    cfg = config_mod.load(config, [*variant_overrides(variant), *overrides], import_code=True)  # it trains
     if cfg.model.arch != "rnn":
         raise UserError(
             f"variant {variant}: model.arch={cfg.model.arch}; the attention probes hook an RNN decoder's "
@@ -130,7 +138,8 @@ def run_attention_health(
 ) -> Iterator[AttentionHealth]:
     """``nmt diagnose attention`` and ``nmt.attention_health``: every variant's config (and the thread
     count) is checked now, before this returns; then one :class:`AttentionHealth` per variant and
-    update count, each as it is measured.  ``names``: how messages name the options (default the
+    update count, each as it is measured (a user's attention is checked first, as ``nmt train`` checks it,
+    and what it raises later is one PluginError naming it).  ``names``: how messages name the options (default the
     command's: ``--steps``, ``--batches``, ``--threads``, ``--variants``)."""
     name = {"steps": "--steps", "batches": "--batches", "threads": "--threads", "variants": "--variants"}
     name.update(names or {})
@@ -141,15 +150,20 @@ def run_attention_health(
         raise UserError(f"{name['variants']}: {twice} is given twice; give each variant once")
     if not steps or min(steps) < 0:
         raise UserError(f"{name['steps']}: give update counts of 0 or more, e.g. 0,100")
+    if max(steps) > MAX_STEPS:
+        raise UserError(f"{name['steps']}: {max(steps):,} updates; give at most {MAX_STEPS:,}, as train.max_steps")
     if batches < 1:
         raise UserError(f"{name['batches']}={batches}: give 1 or more batches to measure")
     threads.check_count(thread_count, name["threads"])
     configs = {variant: variant_config(config, variant, overrides) for variant in variants}
+    for cfg in configs.values():
+        check_user_energies(cfg)  # a user's attention: the checks nmt train runs, before anything is measured
     shown = None if config is None else str(config)
 
     def rows() -> Iterator[AttentionHealth]:
         for variant, cfg in configs.items():
-            for row in health(cfg, variant, steps, batches, thread_count):
-                yield AttentionHealth(**row, config=shown, overrides=list(overrides))
+            with naming_user_code(cfg, f"measuring variant {variant}"):
+                for row in health(cfg, variant, steps, batches, thread_count):
+                    yield AttentionHealth(**row, config=shown, overrides=list(overrides))
 
     return rows()

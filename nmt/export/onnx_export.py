@@ -5,8 +5,9 @@ SentencePiece models, and export.json, whose ``graph`` names the arrays the two 
 (:class:`~nmt.export.onnx_graphs.Fields`), so :mod:`nmt.engine.onnx_model` can call them and
 nmt's own searches (:mod:`nmt.decode.batched`) can reorder them.  Every model kind nmt trains
 exports: the RNN with any attention, self-attention blocks and either decoder style, and the
-Transformer, and a user's registered attention where its forward traces (else one ExportError naming
-it).  Ensembles do not (export each member, or average them first with ``nmt average``).
+Transformer, and a user's registered attention where its forward traces and the graphs compute what
+it does at other sizes too (else one ExportError naming it, :mod:`nmt.export.onnx_verify`).
+Ensembles do not (export each member, or average them first with ``nmt average``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from nmt.engine.export_folder import check_new_folder, new_folder
 from nmt.engine.manifest import EXPORT_FILES, SPM_FILES, SRC_SPM, TGT_SPM, ExportError, Manifest, write_manifest
 from nmt.engine.onnx_model import EXPORT_ID
 from nmt.export.onnx_trace import OPSET, export_graphs, tag_graphs
+from nmt.export.onnx_verify import check_graphs
 from nmt.model.attention import Attention
 
 FORMAT = "onnx"
@@ -38,11 +40,15 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 log = logging.getLogger(__name__)
 
 
-def _traced(loaded: Loaded, folder: Path) -> Any:
-    """:func:`export_graphs`; a user's attention that does not trace is one ExportError naming it."""
-    theirs = sorted(
+def _theirs(loaded: Loaded) -> list[str]:
+    """The user's attentions (registered, not nmt's own) in the model."""
+    return sorted(
         {m.kind for m in loaded.model.modules() if isinstance(m, Attention) and not ATTENTIONS.get(m.kind).builtin}
     )
+
+
+def _traced(loaded: Loaded, folder: Path, theirs: list[str]) -> Any:
+    """:func:`export_graphs`; a user's attention that does not trace is one ExportError naming it."""
     if not theirs:
         return export_graphs(loaded.model, folder)
     logging.disable(logging.ERROR)  # the exporter logs and prints its graphs when it fails: one line here
@@ -68,7 +74,10 @@ def export_onnx(checkpoint: Path, out: Path, *, force: bool = False) -> Path:
     check_new_folder(Path(out), force)
     loaded = load_checkpoint(Path(checkpoint), torch.device("cpu"))
     with new_folder(Path(out), force) as folder:
-        fields = _traced(loaded, folder)
+        theirs = _theirs(loaded)
+        fields = _traced(loaded, folder, theirs)
+        # a branch on a size, fixed at the traced one, loads and runs but translates otherwise: refused here
+        check_graphs(loaded.model, folder, fields, (loaded.src_tok.vocab_size, loaded.tgt_tok.vocab_size), theirs)
         export_id = secrets.token_hex(8)  # in both graphs and export.json: the three files belong together
         tag_graphs(folder, EXPORT_ID, export_id)
         for role, tok in ((SRC_SPM, loaded.src_tok), (TGT_SPM, loaded.tgt_tok)):

@@ -2,25 +2,36 @@
 
 Each check builds a small :class:`~nmt.model.attention.Attention` around the energy (the maps its
 class's ``defaults`` name, else linear query and key maps; one head and two where the sizes allow)
-and states one property the rest of nmt relies on.  The first that fails raises one
-:class:`~nmt.util.registry.PluginError` naming the energy and the property; ``nmt train`` runs
-them before training a registered energy.
+and states one property the rest of nmt relies on, at several numbers of queries and keys (an
+energy that is right for short sentences only would otherwise pass and crash in training).  The
+first that fails raises one :class:`~nmt.util.registry.PluginError` naming the energy and the
+property; so does an energy that cannot be built, raises, or returns something other than
+floating-point scores.  ``nmt train`` runs them before training a registered energy.
+
+A ``NotImplementedError`` from the energy passes through unchanged: it is how a forward not yet
+written says so (notebook 07 stops at the student's line with it); ``nmt train`` reports it in one
+line too (:func:`nmt.training.user_code.check_user_code`).
 """
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Any, Union
 
 import torch
+from torch import Tensor
 
 from nmt.config.attention_space import ATTENTIONS, attention_problem
 from nmt.model.attention import Attention
 from nmt.model.energies import Energy
+from nmt.util.errors import shorten
 from nmt.util.registry import PluginError, origin_of
 
-B, T, S, SIZE = 3, 4, 6, 8
-LENGTHS = torch.tensor([6, 4, 1])  # real keys per sentence: full, padded, a single one
+B, SIZE = 3, 8
+SHAPES = ((4, 6), (7, 3), (12, 40))
+"""(T queries, S keys) the checks run at: more queries than keys and fewer, short and long."""
 TOLERANCE = 1e-5
+SIGNATURE = "(query_size, key_size, heads=1)"
+"""How nmt builds an energy: ``cls(query_size, key_size, heads)``."""
 
 
 def _name(energy: Union[str, type[Energy]]) -> str:
@@ -37,6 +48,23 @@ def _name(energy: Union[str, type[Energy]]) -> str:
     return name
 
 
+def raised(exc: BaseException) -> str:
+    """``Type: first line of the message`` of an exception from a user's code, short enough for one line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return shorten(f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__, 240)
+
+
+def _built(name: str, heads: int, axes: dict[str, Any]) -> Attention:
+    """The attention around energy ``name``; an energy whose ``__init__`` fails is one PluginError."""
+    try:
+        return Attention(SIZE, SIZE, **axes, energy=name, heads=heads, max_len=max(s for _, s in SHAPES))
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        hint = f"; an energy's __init__ takes {SIGNATURE}" if isinstance(exc, TypeError) else ""
+        raise PluginError(f"attention {name} cannot be built with {heads} head(s): {raised(exc)}{hint}") from exc
+
+
 def _attentions(name: str) -> list[Attention]:
     """The energy in the attentions checked: one head, and two where its sizes split."""
     cls = ATTENTIONS.get(name).target
@@ -48,27 +76,42 @@ def _attentions(name: str) -> list[Attention]:
         "value_map": defaults.get("value_map", "identity"),
         "out_proj": defaults.get("out_proj", False),
     }
-    built = []
+    built, problem = [], None
     for heads in (1, 2):
-        point = dict(axes, energy=name, heads=heads)
-        if attention_problem(point, SIZE, SIZE, None) is None:
-            built.append(Attention(SIZE, SIZE, **point, max_len=S))
+        problem = attention_problem(dict(axes, energy=name, heads=heads), SIZE, SIZE, None)
+        if problem is None:
+            built.append(_built(name, heads, axes))
     if not built:
-        raise PluginError(
-            f"attention {name}: no attention of size {SIZE} can hold it ({attention_problem(point, SIZE, SIZE, None)})"
-        )
+        raise PluginError(f"attention {name}: no attention of size {SIZE} can hold it ({problem})")
     return built
 
 
 def check_attention(energy: Union[str, type[Energy]], seed: int = 0) -> list[str]:
     """Run the attention checks on ``energy`` (a subclass of :class:`nmt.Energy`, or a registered
-    name); returns the properties checked, raises one PluginError at the first that fails."""
+    name); returns the properties checked, raises one PluginError at the first that fails, and then
+    unregisters the name, so a config or ``nmt variants`` no longer offers it."""
     name = _name(energy)
+    try:
+        return _check_all(name, seed)
+    except PluginError:
+        ATTENTIONS.unregister(name)
+        raise
+
+
+def _check_all(name: str, seed: int) -> list[str]:
     heads: dict[str, list[str]] = {}
     for att in _attentions(name):
         with torch.random.fork_rng():
             torch.manual_seed(seed)
-            for prop in _check(name, att):
+            passed: dict[str, None] = {}
+            for T, S in SHAPES:
+                try:
+                    passed.update(dict.fromkeys(_check(name, att, T, S)))
+                except (PluginError, NotImplementedError):
+                    raise
+                except Exception as exc:  # the user's forward (or what nmt does with what it returned)
+                    raise _fail(name, att, f"with {T} queries and {S} keys it raised {raised(exc)}") from exc
+            for prop in passed:
                 heads.setdefault(prop, []).append(str(att.heads))
     return [f"{prop} (heads {', '.join(h)})" for prop, h in heads.items()]
 
@@ -77,30 +120,45 @@ def _fail(name: str, att: Attention, what: str) -> PluginError:
     return PluginError(f"attention {name} (heads={att.heads}) fails a check: {what}")
 
 
-def _check(name: str, att: Attention) -> list[str]:
-    memory = torch.randn(B, S, SIZE)
-    query = torch.randn(B, T, SIZE)
-    mask = torch.arange(S) < LENGTHS.unsqueeze(1)  # (B, S)
-    keys, values = att.project_keys(memory), att.project_values(memory)
+def _scores(name: str, att: Attention, query: Tensor, keys: Tensor) -> Tensor:
+    """The energy's scores of ``query`` (B, T, A) against ``keys`` (B, S, A): a floating-point tensor
+    of shape (B, h, T, S), finite, or one PluginError saying what came back instead."""
+    (B, T, _), S = query.shape, keys.size(1)
     scores = att.energy(att.project_query(query), keys)
+    if not isinstance(scores, Tensor):
+        raise _fail(name, att, f"forward returned a {type(scores).__name__}, not a tensor of scores")
+    if not scores.is_floating_point():
+        raise _fail(name, att, f"forward returned {scores.dtype} scores; return floating-point ones")
     if tuple(scores.shape) != (B, att.heads, T, S):
         raise _fail(
             name, att, f"scores have shape {tuple(scores.shape)}, expected (B, h, T, S) = {(B, att.heads, T, S)}"
         )
     if not torch.isfinite(scores).all():
-        raise _fail(name, att, "scores are not all finite on random inputs")
+        raise _fail(name, att, f"scores are not all finite on random inputs ({T} queries, {S} keys)")
+    return scores
+
+
+def _check(name: str, att: Attention, T: int, S: int) -> list[str]:
+    """The properties of ``att`` at ``T`` queries and ``S`` keys; the first that fails is a PluginError."""
+    lengths = torch.tensor([S, max(S - 2, 1), 1])  # real keys per sentence: full, padded, a single one
+    memory = torch.randn(B, S, SIZE, requires_grad=True)
+    query = torch.randn(B, T, SIZE, requires_grad=True)
+    mask = torch.arange(S) < lengths.unsqueeze(1)  # (B, S)
+    keys, values = att.project_keys(memory), att.project_values(memory)
+    _scores(name, att, query, keys)
     context, weights = att(query, keys, values, mask)
     if tuple(weights.shape) != (B, T, S) or not torch.isfinite(context).all():
         raise _fail(
             name, att, f"weights of shape {tuple(weights.shape)} (expected {(B, T, S)}) or a non-finite context"
         )
-    if weights.masked_select(~mask.unsqueeze(1).expand_as(weights)).abs().max() > 0:
+    if weights.masked_select(~mask.unsqueeze(1).expand_as(weights)).abs().sum() > 0:
         raise _fail(name, att, "a padded key gets weight")
     if (weights.sum(-1) - 1).abs().max() > TOLERANCE:
         raise _fail(name, att, "a row of weights does not sum to 1")
     passed = ["scores (B, h, T, S), finite", "padded keys get weight 0", "rows sum to 1"]
 
-    alone, _ = att(query[1:2], att.project_keys(memory[1:2, :4]), att.project_values(memory[1:2, :4]), None)
+    n = int(lengths[1])  # the second sentence alone, without its padding or the batch
+    alone, _ = att(query[1:2], att.project_keys(memory[1:2, :n]), att.project_values(memory[1:2, :n]), None)
     if not torch.allclose(alone[0], context[1], atol=TOLERANCE):
         raise _fail(name, att, "a sentence's context changes with the padding or the other sentences of its batch")
     passed.append("a sentence's context ignores its padding and its batch")
@@ -109,14 +167,22 @@ def _check(name: str, att: Attention) -> list[str]:
     if not torch.allclose(steps, context, atol=TOLERANCE):
         raise _fail(name, att, "queries scored one at a time (decoding) differ from all at once (training)")
     passed.append("one query at a time equals all at once")
+    return [*passed, _gradients(name, att, context, (query, memory))]
 
+
+def _gradients(name: str, att: Attention, context: Tensor, inputs: tuple[Tensor, ...]) -> str:
+    """Gradients of the context: finite everywhere, reaching the energy's own parameters if it has any.
+
+    The inputs require gradients, so an energy whose scores depend on nothing learned (constant
+    scores: the mean of the source) still has a context to differentiate; only the energy's own
+    parameters must each get a gradient, and not all zero."""
     own = list(att.score.parameters())
-    if not any(p.requires_grad for p in att.parameters()):
-        return [*passed, "gradients (nothing to learn: no parameters)"]
+    att.zero_grad(set_to_none=True)
     context.pow(2).sum().backward()
+    if any(x.grad is not None and not torch.isfinite(x.grad).all() for x in inputs):
+        raise _fail(name, att, "gradients through the energy are not all finite on random inputs")
     if any(p.grad is None or not torch.isfinite(p.grad).all() for p in own):
         raise _fail(name, att, "a parameter of the energy gets no finite gradient")
     if own and all(p.grad is not None and p.grad.abs().max() == 0 for p in own):
         raise _fail(name, att, "every parameter of the energy gets a zero gradient")
-    passed.append("gradients reach the energy's parameters" if own else "gradients (the energy has no parameters)")
-    return passed
+    return "gradients reach the energy's parameters" if own else "gradients (the energy has no parameters)"

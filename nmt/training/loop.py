@@ -48,10 +48,12 @@ from nmt.training.progress import EpochProgress
 from nmt.training.results import RunOutcome, Update
 from nmt.training.schedules import teacher_forcing_p
 from nmt.training.signals import StopSignals
+from nmt.training.user_code import naming_user_code, nonfinite_advice
 from nmt.training.validate import Validation, validate
 from nmt.util import runtime, threads
 from nmt.util.errors import CheckpointError, UserError
 from nmt.util.errors import TrainingError as TrainingError  # re-exported: its home before it became a UserError
+from nmt.util.registry import PluginError
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +159,19 @@ class Trainer:
             return None
         return ckpt.save(path, self.checkpoint(streams if self.dist.enabled else None))
 
+    def keep_updates(self, failure: PluginError) -> PluginError:
+        """The user's code (an attention, a schedule) failed mid-run: save last.pt, as a stop signal does,
+        at the last completed update (a failed one changed no weights), and say so in the one line.
+        Rank 0 saves alone (its own random streams): the other ranks may have failed elsewhere, or not at all."""
+        if self.state.step == 0 or not self.dist.is_main:
+            return failure
+        try:
+            ckpt.save(self.paths.last, self.checkpoint())
+        except (OSError, UserError) as exc:  # a full disk: the failure is still the line to show
+            log.warning("could not save %s after the failure: %s", self.paths.last, exc)
+            return failure
+        return PluginError(f"{failure}; stopped at {self.state.position()}, saved in {self.paths.last}")
+
     def record(self, event: events.Event) -> None:
         """Append one event to metrics.jsonl (rank 0), and to TensorBoard when it is on."""
         if self.dist.is_main:
@@ -215,7 +230,7 @@ class Trainer:
             if state.nonfinite >= t.max_nonfinite:
                 raise TrainingError(
                     f"{state.nonfinite} non-finite losses in a row at step {state.step + 1}; "
-                    f"lower train.lr or enable train.clip_grad_norm"
+                    f"{nonfinite_advice(self.cfg)}"
                 )
             return Update(None, n_tokens, p, n_tokens / max(time.perf_counter() - start, 1e-9))
         state.nonfinite = 0
@@ -359,10 +374,13 @@ class Trainer:
                 )
             )
             try:
-                reason = self._train(clock)
-            except BaseException:
+                with naming_user_code(self.cfg):  # what the user's attention or schedule raises: one line naming it
+                    reason = self._train(clock)
+            except BaseException as exc:
                 if self.board is not None:  # flush what it buffered; its own failure is not raised over this one
                     self.board.close(quiet=True)
+                if isinstance(exc, PluginError):
+                    raise self.keep_updates(exc) from None
                 raise
         if self.board is not None:
             self.board.close()

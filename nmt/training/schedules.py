@@ -8,9 +8,11 @@ config's ``train`` section.  :func:`teacher_forcing_p` looks the configured one 
 from __future__ import annotations
 
 import math
+import numbers
 
 from nmt.config import TrainConfig
 from nmt.config.schedules import TF_SCHEDULES, register_schedule
+from nmt.model.attention_check import raised
 from nmt.util.registry import PluginError
 
 __all__ = ["constant", "inverse_sigmoid", "linear", "teacher_forcing_p"]
@@ -39,10 +41,17 @@ def inverse_sigmoid(step: int, train: TrainConfig) -> float:
 def teacher_forcing_p(cfg: TrainConfig, step: int) -> float:
     """Probability of feeding the reference token at update ``step``, by ``cfg.tf_schedule``.
 
-    A registered schedule that gives anything but a number in [0, 1] is one PluginError naming it.
+    A registered schedule that raises, or gives anything but a number in [0, 1], is one PluginError naming it.
     """
-    p = TF_SCHEDULES.get(cfg.tf_schedule).target(step, cfg)
-    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+    entry = TF_SCHEDULES.get(cfg.tf_schedule)
+    try:
+        p = entry.target(step, cfg)
+    except Exception as exc:
+        if entry.builtin:
+            raise
+        called = " (nmt calls a schedule as schedule(step, train))" if isinstance(exc, TypeError) else ""
+        raise PluginError(f"train.tf_schedule={cfg.tf_schedule} raised {raised(exc)} at update {step}{called}") from exc
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:  # a NumPy float is one
         raise PluginError(
             f"train.tf_schedule={cfg.tf_schedule} gave p={p!r} at update {step}; a schedule returns a number in [0, 1]"
         )

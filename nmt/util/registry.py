@@ -114,6 +114,12 @@ class Registry:
         self._entries[name] = Entry(name, target, builtin, origin_of(target), None if builtin else fingerprint(target))
         return target
 
+    def unregister(self, name: str) -> None:
+        """Remove a user's entry (one that failed its checks, so it is no longer offered as a choice)."""
+        entry = self._entries.get(name)
+        if entry is not None and not entry.builtin:
+            del self._entries[name]
+
     def decorator(self, name: str) -> Callable[[Any], Any]:
         """``@registry.decorator("cosine")``: :meth:`register` as a class or function decorator."""
         return lambda target: self.register(name, target)

@@ -43,7 +43,9 @@ def with_defaults(defaults: Any) -> type:
 
 
 @pytest.mark.parametrize(
-    "target", [42, lambda q, k: q, nmt.Energy, torch.nn.Linear, "Halves", Halves.forward], ids=repr
+    "target",
+    [42, lambda q, k: q, nmt.Energy, torch.nn.Linear, "Halves", Halves.forward],
+    ids=["int", "function", "Energy", "Linear", "str", "method"],
 )
 def test_only_a_subclass_of_energy_registers_as_an_attention(target: Any) -> None:
     with pytest.raises(PluginError, match=r"^attention 'mine': .* is not a subclass of nmt\.Energy"):
@@ -51,7 +53,11 @@ def test_only_a_subclass_of_energy_registers_as_an_attention(target: Any) -> Non
     assert "mine" not in ATTENTIONS
 
 
-@pytest.mark.parametrize("target", [math.pi, int, lambda: 0.5, lambda step: 0.5, lambda a, b, c: 0.5])
+@pytest.mark.parametrize(
+    "target",
+    [math.pi, int, lambda: 0.5, lambda step: 0.5, lambda a, b, c: 0.5],
+    ids=["float", "class", "no-argument", "one-argument", "three-arguments"],
+)
 def test_only_a_function_of_step_and_train_registers_as_a_schedule(target: Any) -> None:
     with pytest.raises(PluginError, match=r"^teacher-forcing schedule 'mine': .* (is not a function|does not take)"):
         nmt.register_schedule("mine", target)
@@ -116,7 +122,9 @@ def test_check_attention_refuses_the_base_class_and_a_path_to_a_function() -> No
         nmt.check_attention("os:getcwd")
 
 
-@pytest.mark.parametrize("modules", [None, 5, "cosine", [""], [".."], ["."], [" "], [3]], ids=repr)
+@pytest.mark.parametrize(
+    "modules", [None, 5, "cosine", [""], [".."], ["."], [" "], [3]], ids=["None", "5", "str", "", "..", ".", " ", "3"]
+)
 def test_modules_of_the_wrong_kind_are_refused_naming_the_parameter(modules: Any) -> None:
     with pytest.raises(UserError, match=r"^modules?\b") as caught, allowing_modules(modules):
         pass
@@ -194,3 +202,20 @@ def test_a_registered_energy_still_loads_as_a_variant_and_a_config_type() -> Non
     assert registered_variants().count("halves") == 1
     cfg = C.load(None, ["model.attention.type=halves", "model.attention.key_map=linear"])
     assert cfg.model.attention.axes()["energy"] == "halves"
+
+
+class Broken(nmt.Energy):
+    def forward(self, q: Tensor, k: Tensor) -> Tensor:
+        return (q @ k.transpose(-1, -2))[..., :1]  # one key's score only: the wrong shape
+
+
+def test_a_name_that_failed_check_attention_is_no_longer_offered() -> None:
+    nmt.register_attention("broken_one", Broken)
+    with pytest.raises(PluginError, match="scores have shape"):
+        nmt.check_attention("broken_one")
+    assert "broken_one" not in ATTENTIONS and "broken_one" not in registered_variants()
+    with pytest.raises(PluginError, match="scores have shape"):
+        nmt.check_attention(Broken)  # registered by the check under its import path, and removed again
+    assert ATTENTIONS.name_of(Broken) is None
+    with pytest.raises(ConfigError, match=r"model\.attention\.type: expected a preset"):
+        C.load(None, ["model.attention.type=broken_one"])
