@@ -336,8 +336,8 @@ class Translator:
             targets: their translations, one string each.
             layer: a Transformer's decoder layer whose cross-attention is read (0 the first, -1 the
                 last); default the penultimate, as Garg et al. (2019) found best.  An RNN has one (0).
-            head: one head of that layer, or of a multi-head RNN attention (``qkv``) on the torch
-                engine (from 0); default the heads' average.
+            head: one head of that layer, or of a multi-head RNN attention (``model.attention.heads``
+                above 1) on the torch engine (0 the first, -1 the last); default the heads' average.
             batch_size: pairs forced at once (default the model's ``decode.batch_size``).
 
         Raises:

@@ -50,9 +50,8 @@ def align_cmd(
     head: Optional[int] = typer.Option(
         None,
         "--head",
-        min=0,
-        help="Read one head (from 0) of a Transformer's layer, or of a multi-head RNN attention (qkv) on "
-        "--engine torch; default the heads' average.",
+        help="Read one head (0 the first, -1 the last) of a Transformer's layer, or of a multi-head RNN "
+        "attention (model.attention.heads above 1) on --engine torch; default the heads' average.",
     ),
     batch_size: Optional[int] = typer.Option(
         None, "--batch-size", min=1, help="Pairs forced through the model at once (default decode.batch_size)."

@@ -26,6 +26,7 @@ from typing import Optional
 import numpy as np
 
 from nmt.config import DecodeConfig
+from nmt.config.attention_space import ATTENTION_PRESETS
 from nmt.config.sections import MAX_OUTPUT_TOKENS
 from nmt.decode.engines import Engine
 from nmt.decode.model_info import ModelInfo
@@ -50,6 +51,21 @@ def _decoder_layers(info: ModelInfo) -> Optional[int]:
         return int(info.config["model"]["transformer"]["dec_layers"])  # type: ignore[index]
     except (TypeError, KeyError, ValueError):
         return None
+
+
+def _heads(info: ModelInfo) -> Optional[int]:
+    """The heads of the attention alignments read, as the model's config records them: a
+    Transformer's (every layer has as many), an RNN attention's (``heads`` unset: its preset's,
+    which is 1, as is ``custom``'s); None where the config does not say (an export written
+    before nmt recorded it, or unset on a registered energy, whose defaults may set it)."""
+    model = (info.config or {}).get("model")
+    section = (model or {}).get("transformer" if info.arch == "transformer" else "attention")
+    if not isinstance(section, dict):
+        return None
+    heads = section.get("heads")
+    if heads is None and info.arch != "transformer" and section.get("type") in (*ATTENTION_PRESETS, "custom"):
+        return 1
+    return heads if isinstance(heads, int) and not isinstance(heads, bool) and heads >= 1 else None
 
 
 def check_alignable(engine: Engine, choice: AttentionChoice, *, warn: bool = True) -> None:
@@ -84,26 +100,30 @@ def check_alignable(engine: Engine, choice: AttentionChoice, *, warn: bool = Tru
 
 
 def _no_rnn_heads(engine: Engine, info: ModelInfo) -> str:
-    """Why an RNN's one head cannot be read here: another engine, an ensemble, or a single head."""
+    """Why an RNN's one head cannot be read here: a single head (on any engine), another engine,
+    or an ensemble."""
+    heads = _heads(info)
+    if heads == 1 or (heads is None and engine.name == "torch"):  # torch gives a lone model's several heads
+        return "the model's attention has one head (heads come with model.attention.heads above 1)"
     if engine.name != "torch":
         return f"--engine {engine.name} gives an RNN's heads averaged (one head needs --engine torch)"
-    attention = ((info.config or {}).get("model") or {}).get("attention") or {}
-    if int(attention.get("heads") or 1) > 1:  # heads the torch engine does not give: several checkpoints
-        return "an ensemble gives its members' heads averaged (one head needs one checkpoint)"
-    return "the model's attention has one head (heads come with qkv and model.attention.heads above 1)"
+    return "an ensemble gives its members' heads averaged (one head needs one checkpoint)"
 
 
 def describe_choice(engine: Engine, choice: AttentionChoice) -> str:
     """The attention ``choice`` reads on ``engine``, in words, for a report."""
     info = engine.describe()
+    head, count = choice.head, _heads(info)
+    if head is not None and count is not None and -count <= head < 0:  # -1: the last head
+        head %= count
     if info.arch != "transformer":
-        if choice.head is None:
+        if head is None:
             return "the model's attention (heads averaged where it has several)"
-        return f"the model's attention, head {choice.head}"
+        return f"the model's attention, head {head}"
     if not info.layer_attention:
         return "the last decoder layer's cross-attention, heads averaged"
     layers = _decoder_layers(info)
-    heads = "heads averaged" if choice.head is None else f"head {choice.head}"
+    heads = "heads averaged" if head is None else f"head {head}"
     if layers is None:
         return (
             f"decoder layer {choice.layer}, {heads}" if choice.layer is not None else f"the penultimate layer, {heads}"

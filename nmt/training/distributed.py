@@ -152,7 +152,9 @@ def process_group(device_name: str) -> Iterator[Context]:
     """The process context for a run; joins (and finally leaves) the group under torchrun.
 
     ``device_name`` is ``train.device``; under torchrun a CUDA device becomes
-    ``cuda:LOCAL_RANK``.  Ranks > 0 log warnings and errors only.
+    ``cuda:LOCAL_RANK``.  Ranks > 0 log warnings and errors only, and first wait for
+    ``MASTER_ADDR:MASTER_PORT`` for ``NMT_RENDEZVOUS_TIMEOUT`` seconds at most
+    (:func:`nmt.util.torchrun.wait_for_master`).
     """
     world_size = torchrun.world_size()
     if world_size <= 1:
@@ -161,6 +163,8 @@ def process_group(device_name: str) -> Iterator[Context]:
     rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
     device = runtime.select_device(device_name, local_rank=local_rank)
     backend = "nccl" if device.type == "cuda" else "gloo"
+    if rank > 0:  # rank 0 (or torchrun's agent) keeps the store; say so while it is not there, and give up
+        torchrun.wait_for_master(rank, world_size, torchrun.rendezvous_timeout())
     dist.init_process_group(backend, rank=rank, world_size=world_size, timeout=TIMEOUT)
     package_log = logging.getLogger("nmt")
     level = package_log.level

@@ -226,6 +226,21 @@ def test_a_transformer_reads_the_penultimate_layer_with_its_heads_averaged(trans
         model.align(GERMAN, ENGLISH, layer=3)
 
 
+def test_a_negative_head_counts_from_the_last_as_the_refusal_offers(transformer, tmp_path, capsys) -> None:
+    """``--head -1`` is the last head, as ``--layer -1`` is the last layer and as the refusal of a
+    head out of range offers (issue 70: it offered "-2 to -1" while the option refused -1)."""
+    src, tgt = tmp_path / "src", tmp_path / "tgt"
+    src.write_text("\n".join(GERMAN) + "\n", encoding="utf-8")
+    tgt.write_text("\n".join(ENGLISH) + "\n", encoding="utf-8")
+    argv = ["align", "--checkpoint", str(transformer), "--src", str(src), "--tgt", str(tgt)]
+    code, _, err = run_cli([*argv, "--head", "2"], capsys)
+    assert code == 2 and "head 2: the model has 2 (head 0 to 1, or -2 to -1)" in err, err
+    code, last, err = run_cli([*argv, "--head", "-1"], capsys)
+    assert code == 0, err
+    assert last == run_cli([*argv, "--head", "1"], capsys)[1]
+    assert last.splitlines() == [a.pharaoh for a in nmt.load(transformer).align(GERMAN, ENGLISH, head=-1)]
+
+
 def test_the_last_layer_is_what_forced_decoding_and_an_ensemble_give(transformer, tmp_path, caplog) -> None:
     from nmt.decode.engines import open_engine
     from nmt.decode.word_merge import merge_pieces, word_pieces

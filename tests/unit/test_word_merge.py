@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from nmt.data.tokenizer import Tokenizer
-from nmt.decode.alignment import AttentionChoice, align_pairs, check_alignable
+from nmt.decode.alignment import AttentionChoice, align_pairs, check_alignable, describe_choice
 from nmt.decode.forced import Forced
 from nmt.decode.model_info import ModelInfo
 from nmt.decode.word_merge import hard_links, merge_pieces, word_alignment, word_pieces
@@ -65,12 +65,14 @@ class FakeEngine:
     layers: bool = False
     attention: bool = True
     dec_layers: Optional[int] = 2
-    heads: int = 1  # an RNN's attention heads, as its config says
+    heads: Optional[int] = 1  # an RNN's attention heads, as its config says (None: its type's)
     name: str = "fake"
     forced: list[Any] = field(default_factory=list)
+    type: str = "qkv"  # an RNN's model.attention.type
 
     def describe(self) -> ModelInfo:
-        model = {"transformer": {"dec_layers": self.dec_layers}, "attention": {"heads": self.heads}}
+        attention = {"type": self.type, "heads": self.heads}
+        model = {"transformer": {"dec_layers": self.dec_layers}, "attention": attention}
         config = None if self.dec_layers is None else {"model": model}
         return ModelInfo(self.arch, self.arch, "cpu", self.attention, self.layers, config=config)
 
@@ -85,7 +87,13 @@ class FakeEngine:
         ),
         (FakeEngine(), AttentionChoice(layer=1), "an RNN model has one attention (layer 0)"),
         (FakeEngine(layers=True), AttentionChoice(layer=-2, head=0), "an RNN model has one attention (layer 0)"),
-        (FakeEngine(), AttentionChoice(head=1), "--engine fake gives an RNN's heads averaged"),
+        # several heads (or none known): the engine stands in the way
+        (FakeEngine(heads=4), AttentionChoice(head=1), "--engine fake gives an RNN's heads averaged (one head needs"),
+        (FakeEngine(dec_layers=None), AttentionChoice(head=1), "--engine fake gives an RNN's heads averaged"),
+        (FakeEngine(heads=None, type="my_energy"), AttentionChoice(head=1), "--engine fake gives an RNN's heads"),
+        # one head: torch refuses it too, so no engine is offered (issue 70: it said "needs --engine torch")
+        (FakeEngine(), AttentionChoice(head=1), "head 1: the model's attention has one head"),
+        (FakeEngine(heads=None, type="bahdanau"), AttentionChoice(head=1), "the model's attention has one head"),
         (FakeEngine(name="torch"), AttentionChoice(head=1), "the model's attention has one head"),
         (FakeEngine(name="torch", heads=4), AttentionChoice(head=1), "an ensemble gives its members' heads averaged"),
         (FakeEngine("transformer"), AttentionChoice(layer=0), "the last layer's cross-attention only"),
@@ -103,6 +111,17 @@ def test_an_rnn_takes_its_one_layer_and_one_head_where_the_engine_has_its_heads_
     for layer in (None, 0, -1):
         check_alignable(FakeEngine(), AttentionChoice(layer=layer))
         check_alignable(FakeEngine(layers=True), AttentionChoice(layer=layer, head=1))  # the head: checked on the maps
+
+
+def test_a_negative_head_is_described_as_the_head_it_reads() -> None:
+    """-1 is the last head, as the refusal of a head out of range offers ("or -2 to -1")."""
+    two = FakeEngine(layers=True, heads=2, name="torch")
+    check_alignable(two, AttentionChoice(head=-1))
+    assert describe_choice(two, AttentionChoice(head=-1)) == "the model's attention, head 1"
+    assert describe_choice(two, AttentionChoice(head=-2)) == "the model's attention, head 0"
+    assert describe_choice(FakeEngine("transformer", layers=True, dec_layers=3), AttentionChoice(1, -1)) == (
+        "decoder layer 1 of 3 (counted from 0), head -1"  # the config gives no head count: as given
+    )
 
 
 @pytest.mark.parametrize("layer", [None, -1, 1])
