@@ -229,15 +229,15 @@ def _power(seeds: Sequence[int], spread: Any, target: Any) -> list[str]:
         if target is not None:
             raise UserError("target: give spread too (the power of a design depends on the spread between seeds)")
         return []
-    from nmt.score.power import power_line
+    from nmt.score.power import BLEU_RANGE, power_line
 
     if isinstance(spread, (str, os.PathLike)):
         from nmt.comparison.scores import report_spread
 
         sigma = report_spread(check.path("spread", spread))
     else:
-        sigma = check.number("spread", spread, above=0.0)
-    delta = None if target is None else check.number("target", target, above=0.0)
+        sigma = check.number("spread", spread, minimum=BLEU_RANGE[0], maximum=BLEU_RANGE[1])
+    delta = None if target is None else check.number("target", target, minimum=BLEU_RANGE[0], maximum=BLEU_RANGE[1])
     if len(seeds) < 2:
         return ["power: one seed has no test across seeds; give --seeds with two or more"]
     return [f"power: {power_line(sigma, len(seeds), delta)}"]

@@ -32,8 +32,9 @@ def compare_groups(
         modules: modules registering an attention the arms name (see :func:`nmt.register_attention`).
 
     Raises:
-        nmt.util.errors.UserError: a folder without groups, groups whose arms or baselines differ, an
-            output folder holding files nmt did not write; one line, before anything is written.
+        nmt.util.errors.UserError: a folder without groups, groups whose arms or baselines differ, a
+            report.json or scored.json field that is missing or of the wrong kind (naming the file and
+            the field), an output folder holding files nmt did not write; one line, before anything is written.
     """
     where = check.path("folder", folder)
     target: Optional[Path] = check.path("out", out) if out is not None else None

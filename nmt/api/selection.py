@@ -43,6 +43,7 @@ def select(
         last: step checkpoints to average, 2 or more.
         beam: beam size of every translation, 1 or more.
         valid: the split the choice is made on; Multi30k's upstream names (``val``) are taken too.
+            A test split (``test``, ``test2016``...) is refused: a choice made on it is a test read.
         test: the split read once with the chosen model, or None.
         modules: modules the run's checkpoints may load their attention from (see :func:`nmt.load`).
 

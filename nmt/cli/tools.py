@@ -35,7 +35,9 @@ def select_cmd(
     ),
     beam: int = typer.Option(5, "--beam", min=1, help="Beam size of every translation, validation and test."),
     valid: str = typer.Option(
-        "valid", "--valid", help="Split the choice is made on (Multi30k's upstream names, such as val, work too)."
+        "valid",
+        "--valid",
+        help="Split the choice is made on (Multi30k's upstream names, such as val, work too); never a test split.",
     ),
     test: Optional[str] = typer.Option(
         None,
@@ -96,7 +98,7 @@ def fit_gap_cmd(
     from nmt.diagnosis.fit_gap import run_fit_gap
 
     for row in run_fit_gap(checkpoints, train_pairs=train_pairs, seed=seed, thread_count=threads):
-        typer.echo(json.dumps(row.to_dict()))
+        typer.echo(json.dumps(row.to_dict(), allow_nan=False))
 
 
 def _numbers(text: str, option: str) -> list[int]:
@@ -151,7 +153,7 @@ def attention_cmd(
         overrides=set_ or [],
     )
     for row in rows:
-        typer.echo(json.dumps(row.to_dict()))
+        typer.echo(json.dumps(row.to_dict(), allow_nan=False))
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,8 @@ budget), :mod:`~nmt.comparison.runs` (each run folder: reuse, resume or train),
 :mod:`~nmt.comparison.timing` (each arm's seconds per update alone, ``--time-updates``),
 :mod:`~nmt.comparison.record` and :mod:`~nmt.comparison.record_runs` (the reproducibility record)
 and :mod:`~nmt.comparison.command` (the whole command, which ``nmt.compare`` runs too); then
-:mod:`~nmt.comparison.groups` (several comparisons of the same arms pooled: ``nmt compare-groups``).
+:mod:`~nmt.comparison.groups` (several comparisons of the same arms pooled: ``nmt compare-groups``),
+which reads what the comparisons wrote through :mod:`~nmt.comparison.read_back` (each field checked).
 
 Imports nmt.evaluation (runs translate and are scored as ``nmt eval`` does; the report's files and
 record are ``nmt report``'s), nmt.training (runs train) and everything below them; only nmt.labs,

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.comparison.groups_noise import Grouped, Record, combined_table, seed_power_lines
+from nmt.comparison.read_back import read_report, read_scored
 from nmt.run import events
 from nmt.run.paths import REPORT, SCORED, RunPaths, report_json
 from nmt.score.across import holm, kendall_w, pooled_effect, replicability_count
@@ -50,25 +51,17 @@ def variant_flops(config: Optional[str], arm_overrides: list[str]) -> float:
     return flops_per_target_token(build_model(cfg.model, vocab, vocab))
 
 
-PLAN_KEYS = {"config", "arms", "baseline", "split", "overrides"}
-"""What a group's report.json must say of its plan."""
-
-
-def _read_json(path: Path, hint: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: missing; {hint}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not JSON ({exc}); {hint}") from None
-
-
 def _plan(folder: Path) -> dict[str, Any]:
-    report = _read_json(report_json(folder / REPORT), f"rerun nmt compare --runs-dir {folder}")
-    plan = report.get("plan") if isinstance(report, dict) else None
-    if not isinstance(plan, dict) or not PLAN_KEYS.issubset(plan) or "variants" not in report:
-        raise UserError(f"{report_json(folder / REPORT)}: not a report of nmt compare")
-    return report
+    """The group's report.json, every field :func:`collect` reads checked (:mod:`nmt.comparison.read_back`)."""
+    return read_report(report_json(folder / REPORT), f"rerun nmt compare --runs-dir {folder}")
+
+
+def _events(run: Path) -> list[events.Event]:
+    """The run's events; a metrics.jsonl that is not one is a line naming it."""
+    try:
+        return events.read(run)
+    except ValueError as exc:
+        raise UserError(f"{str(exc)[:300]}; rerun nmt compare") from None
 
 
 def check_same_arms(plans: dict[str, dict[str, Any]]) -> None:
@@ -103,11 +96,10 @@ def collect(root: Path, notes: Optional[dict[str, str]] = None) -> list[Record]:
             overrides = [*plan["overrides"], *plan["arms"][row["variant"]]["train"]]
             for index, seed in enumerate(row["seeds"]):
                 run = folder / f"{row['variant']}_s{seed}"
-                scored = _read_json(
+                result = read_scored(
                     RunPaths(run).compare_folder(plan["split"]) / SCORED, f"rerun nmt compare --runs-dir {folder}"
                 )
-                result = scored["result"]
-                starts = events.of_kind(events.read(run), events.Start)
+                starts = events.of_kind(_events(run), events.Start)
                 flops = result.get("flops_per_token")  # scores saved before it was counted: the arm's model
                 records.append(
                     {

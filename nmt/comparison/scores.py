@@ -10,16 +10,17 @@ from pathlib import Path
 from typing import Any, Optional
 
 from nmt.comparison.plan import Plan
+from nmt.comparison.read_back import per_seed_bleu, read_json
 from nmt.comparison.timing import COLUMN
 from nmt.config.arms import Arm
 from nmt.run.events import last_stop
 from nmt.run.paths import SCORED, RunPaths, report_json
 from nmt.score.across import holm
 from nmt.score.metrics import bleu_by_length, bleu_metric, compare_systems, score
-from nmt.score.power import pooled_spread, power_line
+from nmt.score.power import BLEU_RANGE, pooled_spread, power_line
 from nmt.score.seed_stats import mean_interval, paired_t_test, with_half
 from nmt.score.significance import segment_statistics, stratified_ar_p_value
-from nmt.util.errors import UserError
+from nmt.util.errors import UserError, short_repr
 from nmt.util.fileio import atomic_write_bytes
 
 
@@ -212,13 +213,19 @@ def difference_spread(rows: list[dict[str, Any]], reference: str) -> Optional[fl
 def report_spread(path: Path) -> float:
     """:func:`difference_spread` of an earlier comparison: its ``report.json`` (or the folder holding it)."""
     file = report_json(path) if path.is_dir() else path
-    try:
-        report = json.loads(file.read_text(encoding="utf-8"))
-        sigma = difference_spread(report["variants"], report["plan"]["baseline"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"{file}: not the report.json of an nmt compare ({type(exc).__name__}: {exc})") from None
+    report = read_json(file, "it is not the report.json of an nmt compare (give that file, or its folder)")
+    plan = report.get("plan") if isinstance(report, dict) else None
+    if not isinstance(plan, dict) or "variants" not in report:
+        raise UserError(f"{file}: not the report.json of an nmt compare (no plan and variants)")
+    per_seed = per_seed_bleu(file, report["variants"])  # each a BLEU score, or one line naming the field
+    baseline = plan.get("baseline")
+    if not (isinstance(baseline, str) and baseline in per_seed):
+        raise UserError(f"{file}: plan.baseline is {short_repr(baseline)}, none of its arms")
+    sigma = pooled_spread(spread_samples(per_seed, baseline))
     if sigma is None:
         raise UserError(f"{file}: its comparison has no spread between seeds (it needs two or more seeds per arm)")
+    if sigma < BLEU_RANGE[0]:
+        raise UserError(f"{file}: its seeds' differences spread {sigma:.2g} BLEU, too little to size a design by")
     return sigma
 
 

@@ -172,7 +172,7 @@ class TrainConfig(Section):
         0, ge=0, description="Length curriculum: epoch e < N trains on the shortest (e+1)/(N+1) of the pairs (0 = off)."
     )
     max_epochs: int = Field(20, ge=1, description="Stop after this many epochs.")
-    max_steps: Optional[int] = Field(None, ge=1, description="Stop after this many updates.")
+    max_steps: Optional[int] = Field(None, ge=1, le=10**9, description="Stop after this many updates.")
     time_budget_min: Optional[float] = Field(
         None, gt=0.0, description="Stop after this many minutes of wall-clock time."
     )

@@ -55,13 +55,26 @@ class Loaded:
     step: int
 
 
+def check_finite_weights(path: Path, weights: dict[str, torch.Tensor]) -> None:
+    """Refuse a checkpoint holding a NaN or infinite weight, naming it: such a model translates
+    every line to nothing (or to noise), which would pass for a model that has not learned yet."""
+    for name, tensor in weights.items():
+        if isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(
+                f"{path}: weight {name[:80]} holds NaN or infinite values, so the model cannot translate "
+                "(training diverged, or the file was changed); use another checkpoint"
+            )
+
+
 def load_checkpoint(path: Path, device: torch.device) -> Loaded:
-    """Rebuild config, model and tokenizers from one checkpoint file."""
+    """Rebuild config, model and tokenizers from one checkpoint file; one with a weight that is not
+    finite is refused (:func:`check_finite_weights`)."""
     saved = ckpt.load(path)
+    check_finite_weights(path, saved.model)
     try:
         config = anchor_data(saved_config(saved.config), RunPaths.of_checkpoint(path).root)
-        src_tok = Tokenizer(saved.tokenizers["src"])
-        tgt_tok = Tokenizer(saved.tokenizers["tgt"])
+        src_tok = Tokenizer(saved.tokenizers["src"], source=f"{path} (source tokenizer)")
+        tgt_tok = Tokenizer(saved.tokenizers["tgt"], source=f"{path} (target tokenizer)")
         model = build_model(config.model, src_tok.vocab_size, tgt_tok.vocab_size)
         model.load_state_dict(saved.model)
     except (KeyError, RuntimeError) as exc:

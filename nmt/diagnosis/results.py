@@ -1,14 +1,27 @@
 """What ``nmt diagnose`` measures, as plain data: :class:`FitGap` and :class:`AttentionHealth`.
 
 Torch-free, so that ``import nmt.api`` stays light; each row's ``to_dict()`` is the JSON line the
-command prints.
+command prints, with null where a measure is not a finite number (a diverged model's NaN loss): JSON
+has no NaN, and a bare ``NaN`` makes the line unreadable to strict parsers.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional
+
+
+def finite_or_null(value: Any) -> Any:
+    """``value`` with every float that is not finite (NaN, an infinity) replaced by None, in dicts and lists too."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [finite_or_null(item) for item in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -26,7 +39,7 @@ class FitGap:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON (the checkpoint as a string), one line of ``nmt diagnose fit-gap``."""
-        return {**asdict(self), "checkpoint": str(self.checkpoint)}
+        return finite_or_null({**asdict(self), "checkpoint": str(self.checkpoint)})
 
 
 @dataclass(frozen=True)
@@ -49,4 +62,4 @@ class AttentionHealth:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON, one line of ``nmt diagnose attention``."""
-        return asdict(self)
+        return finite_or_null(asdict(self))

@@ -5,7 +5,8 @@ links (one line per pair, each link inside its pair, the form named by ``--gold-
 output paths.  The alignments come from :func:`nmt.decode.alignment.align_pairs` (what
 ``Translator.align`` calls), the score from :func:`nmt.score.alignment.score_alignments` (what
 ``nmt.alignment_error`` calls); ``--report DIR`` keeps the score as ``alignment_error.json`` (every
-count and setting) and ``alignment_error.txt`` (the line the command prints).
+count and setting) and ``alignment_error.txt`` (the line the command prints), replacing only files of
+those names that nmt wrote there (:func:`nmt.util.owned.check_ours`: never a link, nor a folder that is one).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from nmt.decode.alignment import AttentionChoice, align_pairs, describe_choice
 from nmt.decode.engines import Engine
 from nmt.decode.translate import check_output
 from nmt.decode.word_merge import MERGE_RULE, WordAlignment
-from nmt.score.alignment import GOLD_FORMATS, AlignmentScore, parse_gold, read_lines, score_alignments
+from nmt.score.alignment import GOLD_FORMATS, AlignmentScore, check_encoding, parse_gold, read_lines, score_alignments
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes, write_lines
 from nmt.util.out_paths import check_can_create
+from nmt.util.owned import check_ours, claim
 
 REPORT_JSON, REPORT_TEXT = "alignment_error.json", "alignment_error.txt"
+REPORT_FILES = (REPORT_JSON, REPORT_TEXT)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,17 @@ def _check_paths(inputs: list[Path], output: Optional[Path], report: Optional[Pa
             raise UserError(f"-o {output}: is the input {same}; writing the alignments there would replace it")
     if report is not None:
         check_can_create(report, "--report")
+        check_ours(report, REPORT_FILES, "--report", legacy=_aligned_before_manifests)
+
+
+def _aligned_before_manifests(folder: Path) -> bool:
+    """Whether a folder without a manifest holds a report of an ``nmt align`` from before manifests:
+    an alignment_error.json with the keys this command writes."""
+    try:
+        record = json.loads((folder / REPORT_JSON).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and {"aer", "settings"} <= record.keys()
 
 
 def align_files(
@@ -73,6 +87,7 @@ def align_files(
             f"--gold {gold}: name its form with --gold-format: {' or '.join(GOLD_FORMATS)} "
             "(rwth: words counted from 1, as the RWTH files; pharaoh: from 0)"
         )
+    check_encoding(encoding, "--encoding")
     sources = read_lines(src, f"--src {src}", encoding)
     targets = read_lines(tgt, f"--tgt {tgt}", encoding)
     if len(sources) != len(targets):
@@ -108,6 +123,7 @@ def align_files(
             "merge": MERGE_RULE,
         }
         record = {**score.to_dict(), "settings": settings}
+        claim(report, REPORT_FILES)
         atomic_write_bytes(report / REPORT_JSON, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
         atomic_write_bytes(report / REPORT_TEXT, (score.summary + "\n").encode("utf-8"))
     return Aligned(alignments, score)

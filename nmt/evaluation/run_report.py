@@ -10,6 +10,7 @@ report says exactly what training and ``nmt eval`` logged.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
@@ -121,6 +122,33 @@ def throughput_table(rows: list[RunSummary]) -> str:
     return "\n".join(lines)
 
 
+MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!|<>~&\"'=:$^")
+"""ASCII punctuation that Markdown or HTML may give a meaning; CommonMark shows each literally after a backslash."""
+
+
+def markdown_text(text: str, limit: int = 80) -> str:
+    """``text`` (a name read from a file, such as a split's) as Markdown shows it literally, on one
+    line: cut to ``limit`` characters, a character that is not printable written as its escape, and
+    each character of :data:`MARKDOWN_PUNCTUATION` after a backslash (no link, tag or table cell)."""
+    cut = text[:limit] + ("..." if len(text) > limit else "")
+    out = []
+    for char in cut:
+        if not char.isprintable():
+            out.append(char.encode("unicode_escape").decode("ascii").replace("\\", "\\\\"))
+        else:
+            out.append("\\" + char if char in MARKDOWN_PUNCTUATION else char)
+    return "".join(out)
+
+
+def holdout_reads(run: Path) -> str:
+    """The run's test reads (:func:`nmt.run.test_reads.read_counts`) for report.md, each split's name
+    shown literally (:func:`markdown_text`): the names come from files a user or a tool can edit."""
+    counts: Counter[str] = Counter()
+    for split, count in read_counts(run).items():
+        counts[markdown_text(split)] += count
+    return counts_line(dict(counts))
+
+
 def markdown(rows: list[RunSummary], figures: list[str]) -> str:
     """The whole report.md."""
     parts = [
@@ -161,7 +189,7 @@ def markdown(rows: list[RunSummary], figures: list[str]) -> str:
         "",
         "## Test reads",
         "",
-        *(f"- {row.name}: {counts_line(read_counts(row.run))}" for row in rows),
+        *(f"- {row.name}: {holdout_reads(row.run)}" for row in rows),
         "",
         "Each score of a test split with a run's models is one more look at the holdout (`nmt eval`, "
         "`nmt compare` and `nmt select` count them in the run folder); a setting chosen after a look "

@@ -47,15 +47,23 @@ def read(path: Path) -> Optional[dict[str, Any]]:
         return None
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise _refused(path, "not JSON") from None
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    form = record.get("format") if isinstance(record, dict) else None
+    if type(form) is not int or form != FORMAT:  # Python reads true as 1; the record's layout does not
         raise _refused(path, f'no "format": {FORMAT}')
     if not isinstance(record.get("tests"), list) or not isinstance(record.get("earlier"), list):
         raise _refused(path, 'no "tests" and "earlier" lists')
     chosen = record.get("chosen")
     if chosen is not None and not (isinstance(chosen, dict) and isinstance(chosen.get("checkpoint"), str)):
         raise _refused(path, 'its "chosen" names no checkpoint')
+    for index, entry in enumerate(record["tests"]):
+        if not (isinstance(entry, dict) and isinstance(entry.get("split"), str)):
+            raise _refused(path, f'its "tests"[{index}] is no test read naming its "split"')
+    if not all(isinstance(entry, dict) for entry in record["earlier"]):
+        raise _refused(path, 'its "earlier" holds something other than choices')
     return record
 
 

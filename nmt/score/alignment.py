@@ -39,7 +39,7 @@ Link = tuple[int, int]
 GOLD_FORMATS = ("rwth", "pharaoh")
 """How a gold file numbers words: ``rwth`` from 1, ``pharaoh`` from 0 (``i-j`` sure, ``ipj`` possible in both)."""
 
-_LINK = re.compile(r"(\d{1,9})([-p])(\d{1,9})")
+_LINK = re.compile(r"([0-9]{1,9})([-p])([0-9]{1,9})")  # ASCII digits: \d would read "١-١" and "１-１" as 1-1
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,9 @@ def parse_links(
         match = _LINK.fullmatch(token)
         if match is None or (sure_only and match[2] == "p"):
             shape = "i-j" if sure_only else "i-j or ipj"
-            raise UserError(f"{where}: {short_repr(token, 30)} is not a link ({shape}, i and j whole numbers)")
+            raise UserError(
+                f"{where}: {short_repr(token, 30)} is not a link ({shape}, i and j whole numbers in the digits 0-9)"
+            )
         i, j = _index(match[1], one_based, where, token), _index(match[3], one_based, where, token)
         (sure if match[2] == "-" else possible).append((j, i) if reverse else (i, j))
     return sure, possible
@@ -127,13 +129,29 @@ def parse_predicted(line: str, where: str) -> frozenset[Link]:
     return frozenset(parse_links(line, one_based=False, where=where, sure_only=True)[0])
 
 
+def check_encoding(encoding: str, option: str = "encoding") -> str:
+    """The codec's name if ``encoding`` turns bytes into text; else one line naming ``option``: an
+    unknown name, or a codec of another kind (rot13 maps text to text, base64 bytes to bytes)."""
+    try:
+        codec = codecs.lookup(encoding).name
+    except (LookupError, ValueError):  # ValueError: a NUL in the name
+        raise UserError(f"{option} {short_repr(encoding, 30)}: unknown (e.g. utf-8, latin-1)") from None
+    try:
+        b"\n\n".decode(codec)  # empty bytes never reach the codec
+    except UnicodeError:
+        pass  # a text encoding that needs more bytes (utf-32)
+    except LookupError:
+        raise UserError(
+            f"{option} {short_repr(encoding, 30)}: not a text encoding (it does not turn bytes into text); "
+            "give one such as utf-8 or latin-1"
+        ) from None
+    return codec
+
+
 def read_lines(path: Path, name: str, encoding: str = "utf-8") -> list[str]:
     """The lines of a text file in ``encoding`` (lines end at ``\\n``; a ``\\r`` before it and a
     UTF-8 byte-order mark are dropped); a missing file or a byte not in ``encoding`` is one line."""
-    try:
-        codec = codecs.lookup(encoding).name
-    except LookupError:
-        raise UserError(f"encoding {short_repr(encoding, 30)}: unknown (e.g. utf-8, latin-1)") from None
+    codec = check_encoding(encoding)
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
@@ -150,6 +168,8 @@ def read_lines(path: Path, name: str, encoding: str = "utf-8") -> list[str]:
             f"{name}: line {line} is not valid {codec} (byte 0x{data[exc.start]:02x}); give the file's encoding "
             "(latin-1 for the RWTH sentences) or convert it: iconv -f latin1 -t utf-8"
         ) from None
+    except UnicodeError as exc:  # a codec such as idna refusing the text as a whole
+        raise DataError(f"{name}: not valid {codec} ({str(exc)[:80]}); give the file's encoding") from None
     lines = text.removeprefix("\ufeff").split("\n")
     if lines[-1] == "":  # a final newline ends the last line; it starts no new one
         lines.pop()

@@ -27,6 +27,9 @@ POWER = 0.8
 """The power a design is sized for (the usual 80%)."""
 ALPHA = 0.05
 """The two-sided level of the test."""
+BLEU_RANGE = (0.01, 100.0)
+"""The spreads and target differences a power line takes, in BLEU: below 0.01 is finer than any BLEU is
+reported (the line would print 0.00), above 100 more than BLEU can differ."""
 _POINTS = 4000  # Simpson's rule on the chi-square variable: far more than the 4 digits reported need
 
 
@@ -87,14 +90,26 @@ def detectable_difference(sigma: float, seeds: int, power: float = POWER, alpha:
     return high
 
 
-def seeds_needed(delta: float, sigma: float, power: float = POWER, alpha: float = ALPHA, most: int = 1000) -> int:
-    """The fewest seeds with which the paired t-test finds ``delta`` with ``power`` (``most``: give up)."""
+SEEDS_SEARCHED = 1000
+"""The most seeds :func:`seeds_needed` tries; a difference that needs more is said to need more."""
+
+
+def seeds_needed(
+    delta: float, sigma: float, power: float = POWER, alpha: float = ALPHA, most: int = SEEDS_SEARCHED
+) -> Optional[int]:
+    """The fewest seeds with which the paired t-test finds ``delta`` with ``power``; None when even
+    ``most`` seeds do not (the answer is then "more than ``most``", never ``most`` itself).
+
+    The power grows with the seeds, so the count is found by bisection."""
     if delta == 0.0:
         raise ValueError("seeds_needed: no number of seeds detects a difference of 0")
-    for seeds in range(2, most + 1):
-        if paired_power(delta, sigma, seeds, alpha) >= power:
-            return seeds
-    return most
+    if paired_power(delta, sigma, most, alpha) < power:
+        return None
+    low, high = 1, most  # the power of ``low`` seeds is short of ``power`` (one seed has no test), ``high``'s is not
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if paired_power(delta, sigma, mid, alpha) >= power else (mid, high)
+    return high
 
 
 def power_line(sigma: float, seeds: int, target: float | None = None) -> str:
@@ -106,5 +121,7 @@ def power_line(sigma: float, seeds: int, target: float | None = None) -> str:
         f"finds a true difference of {found:.2f} BLEU or more with {POWER:.0%} power (alpha {ALPHA})"
     )
     if target is not None:
-        line += f"; a difference of {target:.2f} needs {seeds_needed(target, sigma)} seeds"
+        needed = seeds_needed(target, sigma)
+        count = f"more than {SEEDS_SEARCHED:,}" if needed is None else f"{needed:,}"
+        line += f"; a difference of {target:.2f} needs {count} seeds"
     return line

@@ -30,6 +30,7 @@ from nmt.decode.inference import check_beam, encode_sources, load_checkpoint, tr
 from nmt.run import checkpoint as ckpt
 from nmt.run import selection as record_file
 from nmt.run.paths import RunPaths
+from nmt.run.test_reads import is_test_split
 from nmt.score.metrics import score
 from nmt.training.average import average, check_output, resolve
 from nmt.training.results import RunOutcome
@@ -48,7 +49,8 @@ def check_selection(
 ) -> tuple[str, Optional[str]]:
     """Everything selection would refuse part-way, refused now, before any file is written: our
     names of the validation and test splits (None: no test split), or a UserError naming the
-    options as ``names`` gives them (the library: its parameters ``valid=``, ``test=``)."""
+    options as ``names`` gives them (the library: its parameters ``valid=``, ``test=``).  A test split
+    (:func:`nmt.run.test_reads.is_test_split`) is refused as the split the choice is made on."""
     paths = RunPaths(run)
     if not paths.best.is_file():
         raise UserError(f"{paths.best} not found; train the run first")
@@ -59,13 +61,16 @@ def check_selection(
     if beam is not None:
         check_beam(beam, loaded.model)
     valid_split = check_split(loaded.config.data, valid, names["valid"])
-    if test is None:
-        return valid_split, None
-    test_split = check_split(loaded.config.data, test, names["test"])
-    if test_split == valid_split:
+    test_split = None if test is None else check_split(loaded.config.data, test, names["test"])
+    if test_split is not None and test_split == valid_split:
         raise UserError(
             f"{names['test']} {test} is the split the choice is made on ({names['valid']} {valid}); "
             "give another test split, or none to read no test split"
+        )
+    if is_test_split(valid_split):  # a choice made on test is a test read that selection.json would not count
+        raise UserError(
+            f"{names['valid']} {valid}: a test split; the choice is made on a validation split (valid), "
+            f"and a test split is read once with the chosen model ({names['test'] or 'test'})"
         )
     return valid_split, test_split
 

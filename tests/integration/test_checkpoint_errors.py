@@ -60,3 +60,24 @@ def test_an_altered_config_is_one_line_naming_the_file(tmp_path, text, capsys):
     ):
         code, _, err = run_cli(argv, capsys)
         one_line_error(code, err, f"{path}: the run config saved in the checkpoint is invalid", "model.hidden_size")
+
+
+def test_a_corrupt_sentencepiece_model_names_the_checkpoint(tmp_path, text, capsys):
+    """A checkpoint whose config is sound but whose tokenizer bytes are not a SentencePiece model
+    (issue 70): the line names the checkpoint and the side, not ``<bytes>``."""
+    from nmt import config as C
+
+    path = tmp_path / "corrupt_spm.pt"
+    saved = ckpt.Checkpoint(
+        config=C.load(None, []).model_dump(mode="json"),
+        model={"w": torch.ones(2)},
+        tokenizers={"src": b"not a sentencepiece model", "tgt": b"nor this"},
+    )
+    ckpt.write_payload(path, saved.to_payload())
+    for argv in (
+        ["translate", "--checkpoint", str(path), "-i", str(text)],
+        ["serve", "--port", "0", "--checkpoint", str(path)],
+    ):
+        code, _, err = run_cli(argv, capsys)
+        one_line_error(code, err, f"{path} (source tokenizer) is not a SentencePiece model")
+        assert "<bytes>" not in err
