@@ -41,7 +41,9 @@ from nmt.api.evaluation import compare as compare
 from nmt.api.evaluation import evaluate as evaluate
 from nmt.api.extending import PluginError as PluginError
 from nmt.api.extending import check_attention as check_attention
+from nmt.api.extending import check_normalization as check_normalization
 from nmt.api.extending import register_attention as register_attention
+from nmt.api.extending import register_normalization as register_normalization
 from nmt.api.extending import register_schedule as register_schedule
 from nmt.api.groups import GroupsResult as GroupsResult
 from nmt.api.groups import compare_groups as compare_groups

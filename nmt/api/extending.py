@@ -5,7 +5,10 @@
   import path (``my_attention:CosineEnergy``), and every command trains, decodes, compares and
   exports it as it does nmt's own;
 - :func:`check_attention` runs the checks nmt's own attentions pass (``nmt train`` runs them too);
-- :func:`register_schedule` adds a teacher-forcing schedule ``(step, train) -> p``.
+- :func:`register_schedule` adds a teacher-forcing schedule ``(step, train) -> p``;
+- :func:`register_normalization` adds the step that makes scores into weights,
+  ``(scores, mask) -> weights`` (nmt's ``softmax``, ``sparsemax``, ``entmax15``), which
+  :func:`check_normalization` checks as nmt's own.
 
 A checkpoint of such a model records the module and a hash of its source; loading it imports that
 module only when the caller allows it by name (``nmt.load(path, modules=["my_attention"])``,
@@ -18,12 +21,21 @@ from collections.abc import Sequence
 from typing import Any, Union
 
 from nmt.config.attention_space import register_attention as register_attention
+from nmt.config.normalizations import register_normalization as register_normalization
 from nmt.config.schedules import register_schedule as register_schedule
 from nmt.util.errors import UserError, short_repr
 from nmt.util.registry import PluginError as PluginError
 from nmt.util.registry import allowing
 
-__all__ = ["PluginError", "allowing_modules", "check_attention", "register_attention", "register_schedule"]
+__all__ = [
+    "PluginError",
+    "allowing_modules",
+    "check_attention",
+    "check_normalization",
+    "register_attention",
+    "register_normalization",
+    "register_schedule",
+]
 
 
 def check_attention(energy: Union[str, type], seed: int = 0, learn: bool = False) -> list[str]:
@@ -48,6 +60,23 @@ def check_attention(energy: Union[str, type], seed: int = 0, learn: bool = False
     if learn:
         passed.append(_learns(energy))
     return passed
+
+
+def check_normalization(normalization: Union[str, Any], seed: int = 0) -> list[str]:
+    """Check a normalization (a function ``(scores, mask) -> weights``, or a registered name) as nmt
+    checks its own: weights of the scores' shape, finite and non-negative, masked keys at exactly 0,
+    rows summing to 1 with a padding and a per-query mask, a sentence's weights independent of its
+    padding and batch, finite weights for a row with no key and for large scores, and finite
+    gradients.  Returns the properties checked.
+
+    Raises:
+        nmt.PluginError: the first property that fails, in one line naming it.
+    """
+    from nmt.model.normalization_check import check_normalization as run_checks  # torch: imported on use
+
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise UserError(f"seed: expected an integer, not {type(seed).__name__}")
+    return run_checks(normalization, seed)
 
 
 def _learns(energy: Union[str, type]) -> str:

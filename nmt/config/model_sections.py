@@ -21,7 +21,8 @@ from nmt.config.attention_space import (
     attention_point,
     attention_problem,
 )
-from nmt.config.named_code import AttentionType, EnergyName
+from nmt.config.named_code import AttentionType, EnergyName, NormalizationName
+from nmt.config.normalizations import NORMALIZATION_NAMES
 from nmt.config.section import Section, _model_option
 from nmt.util.errors import short_repr
 
@@ -106,6 +107,12 @@ class AttentionConfig(Section):
     max_src_len: int = Field(
         256, ge=1, description="location: source positions W_a scores (must cover train.max_len, decode.max_src_len)."
     )
+    normalize: NormalizationName = Field(
+        "softmax",
+        description="How scores become weights: " + ", ".join(NORMALIZATION_NAMES) + " (softmax; sparsemax, "
+        "Martins & Astudillo 2016; 1.5-entmax, Peters et al. 2019: both give keys far below the best "
+        "exactly 0), a registered normalization's name or an import path module:function.",
+    )
 
     def axes(self) -> dict[str, Any]:
         """The resolved point: energy, query_map, key_map, value_map, out_proj, heads."""
@@ -134,6 +141,12 @@ class SelfAttentionConfig(Section):
     heads: int = Field(1, ge=1, description="Heads splitting mapped queries, keys and values.")
     dim: Optional[int] = Field(None, ge=1, description="Size of linearly mapped vectors; null = the state size.")
     max_len: int = Field(256, ge=1, description="location: positions W_a scores; later ones get no weight.")
+    normalize: NormalizationName = Field(
+        "softmax",
+        description="How scores become weights: " + ", ".join(NORMALIZATION_NAMES) + " (softmax; sparsemax, "
+        "Martins & Astudillo 2016; 1.5-entmax, Peters et al. 2019: both give keys far below the best "
+        "exactly 0), a registered normalization's name or an import path module:function.",
+    )
     norm: Literal["post", "pre"] = Field(
         "pre",
         description="Layer norm placement: pre = x + a f(LayerNorm(x)) (Xiong et al. 2020), post = "
@@ -191,6 +204,18 @@ class TransformerConfig(Section):
     )
     share_embeddings: bool = Field(
         False, description="One embedding table for source and target (needs data.joint_vocab)."
+    )
+    energy: EnergyName = Field(
+        "scaled_dot",
+        description="Energy of every self- and cross-attention (with linear query, key and value maps, "
+        "heads and W_o): scaled_dot (Vaswani et al. 2017), another of nmt's, a registered energy's name "
+        "or an import path module:Class.",
+    )
+    normalize: NormalizationName = Field(
+        "softmax",
+        description="How scores become weights: " + ", ".join(NORMALIZATION_NAMES) + " (softmax; sparsemax, "
+        "Martins & Astudillo 2016; 1.5-entmax, Peters et al. 2019: both give keys far below the best "
+        "exactly 0), a registered normalization's name or an import path module:function.",
     )
 
     @model_validator(mode="after")
@@ -380,5 +405,13 @@ class ModelConfig(Section):
         ):
             problem = attention_problem(sa.axes(), size, size, sa.dim, _model_option(name), residual=True)
             if on and problem:
+                raise ValueError(problem)
+        t = self.transformer
+        if self.arch == "transformer" and t.energy != "scaled_dot":  # the qkv point, at d_model
+            qkv = dict(energy=t.energy, query_map="linear", key_map="linear", value_map="linear", heads=t.heads)
+            problem = attention_problem(
+                {**qkv, "out_proj": True}, t.d_model, t.d_model, t.d_model, _model_option("transformer")
+            )
+            if problem:
                 raise ValueError(problem)
         return self

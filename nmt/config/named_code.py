@@ -21,6 +21,7 @@ from pydantic import AfterValidator
 from pydantic_core import PydanticCustomError
 
 from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, ATTENTIONS
+from nmt.config.normalizations import NORMALIZATIONS
 from nmt.config.schedules import TF_SCHEDULES
 from nmt.config.variants import VARIANTS
 from nmt.util.errors import ConfigError
@@ -55,6 +56,8 @@ EnergyName = Annotated[str, AfterValidator(_registered(ATTENTIONS, "energy"))]
 """An ``energy`` option: nmt's own, or a registered energy's name or import path."""
 ScheduleName = Annotated[str, AfterValidator(_registered(TF_SCHEDULES, "schedule"))]
 """``train.tf_schedule``: nmt's own, or a registered schedule's name or import path."""
+NormalizationName = Annotated[str, AfterValidator(_registered(NORMALIZATIONS, "normalization"))]
+"""A ``normalize`` option: nmt's own, or a registered normalization's name or import path."""
 
 _NAMED_CODE = {
     ("model", "attention", "type"): ATTENTIONS,
@@ -62,6 +65,11 @@ _NAMED_CODE = {
     ("model", "enc_self_attention", "energy"): ATTENTIONS,
     ("model", "dec_self_attention", "energy"): ATTENTIONS,
     ("train", "tf_schedule"): TF_SCHEDULES,
+    ("model", "attention", "normalize"): NORMALIZATIONS,
+    ("model", "enc_self_attention", "normalize"): NORMALIZATIONS,
+    ("model", "dec_self_attention", "normalize"): NORMALIZATIONS,
+    ("model", "transformer", "energy"): ATTENTIONS,
+    ("model", "transformer", "normalize"): NORMALIZATIONS,
 }
 """The options that may name code by import path (module:Name), and the registry it joins."""
 

@@ -23,8 +23,12 @@ from typing import Any
 
 from nmt.config import RUN_NAME_MAX_BYTES, RUN_NAME_PATTERN, Config
 from nmt.config.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
+from nmt.config.normalizations import NORMALIZATION_NAMES
 from nmt.config.schedules import TF_SCHEDULE_NAMES
 from nmt.util.registry import PATH
+
+NORMALIZED = ("attention", "enc_self_attention", "dec_self_attention", "transformer")
+"""The sections with a ``normalize`` option."""
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 """The JSON Schema draft the YAML language server (and so most editors) validates with."""
@@ -87,6 +91,8 @@ def _add_validator_rules(schema: dict[str, Any]) -> None:
         "model.enc_self_attention.energy": ATTENTION_ENERGIES,
         "model.dec_self_attention.energy": ATTENTION_ENERGIES,
         "train.tf_schedule": TF_SCHEDULE_NAMES,
+        "model.transformer.energy": ATTENTION_ENERGIES,
+        **{f"model.{section}.normalize": NORMALIZATION_NAMES for section in NORMALIZED},
     }
     for path, names in named.items():
         node = option_schema(schema, path)

@@ -10,7 +10,10 @@ One :class:`Attention` covers every variant, chosen by independent axes:
    ``bilinear`` q^T W k, ``mlp`` v^T tanh(W q + U k + b), ``gaussian`` -||q - k||^2 / 2 and
    ``location`` softmax(W_a q) (the query alone, absolute positions 0..max_len-1, Luong et al.
    2015), or a user's (``nmt.register_attention``), built and called the same way.
-3. pooling: a masked softmax over S and the weighted sum of the (mapped) values.
+3. **normalize**: the scores of each query made into weights over S, masked keys at exactly 0: a
+   registered normalization (:mod:`nmt.model.normalize`: ``softmax``, ``sparsemax``,
+   ``entmax15``, or a user's, ``nmt.register_normalization``);
+4. pooling: the weighted sum of the (mapped) values.
 
 *Direction* is the caller's choice of queries and keys: the decoder attends over the
 encoder (cross-attention, :mod:`nmt.model.decoder`) or a sequence over itself
@@ -27,7 +30,6 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import torch
 from torch import Tensor, nn
 
 from nmt.config.attention_space import (
@@ -37,28 +39,10 @@ from nmt.config.attention_space import (
     attention_sizes,
     scores_unscalable,
 )
+from nmt.config.normalizations import NORMALIZATIONS
 from nmt.model.dropout import Dropout
 from nmt.model.energies import Energy, energy_class, merge_heads, split_heads
-
-
-def masked_softmax(energy: Tensor, mask: Optional[Tensor]) -> Tensor:
-    """Softmax over the last axis (S) with masked positions at exactly zero weight.
-
-    ``energy`` is (B, ..., S); ``mask`` is True where a key may be attended: (B, S) for
-    padding, (B, T, S) for a mask per query (causal) with energy (B, h, T, S), or None.
-    The softmax runs in float32 whatever the autocast dtype, and masked scores become
-    float32's most negative value rather than -inf: exp() of it underflows to exactly 0
-    next to any real score, and a row without any real position yields uniform weights
-    instead of NaN.
-    """
-    energy = energy.float()
-    if mask is not None:
-        if mask.dim() == 2:
-            mask = mask.view(mask.size(0), *([1] * (energy.dim() - 2)), mask.size(-1))
-        elif mask.dim() == energy.dim() - 1:
-            mask = mask.unsqueeze(1)  # (B, T, S) -> (B, 1, T, S): the same for every head
-        energy = energy.masked_fill(~mask, torch.finfo(torch.float32).min)
-    return torch.softmax(energy, dim=-1)
+from nmt.model.normalize import masked_softmax as masked_softmax  # the default normalize step
 
 
 class Attention(nn.Module):
@@ -84,10 +68,13 @@ class Attention(nn.Module):
         scale_gaussian: bool = False,
         learn_scale: bool = False,
         dropout: float = 0.0,
+        normalize: str = "softmax",
     ) -> None:
         super().__init__()
         if energy not in ATTENTIONS:
             raise ValueError(ATTENTIONS.unknown(energy))
+        if normalize not in NORMALIZATIONS:
+            raise ValueError(NORMALIZATIONS.unknown(normalize))
         for name, value in (("query_map", query_map), ("key_map", key_map), ("value_map", value_map)):
             if value not in ATTENTION_MAPS:
                 raise ValueError(f"unknown {name} {value!r}; valid options: {', '.join(ATTENTION_MAPS)}")
@@ -101,6 +88,8 @@ class Attention(nn.Module):
         a_q, a_k, a_v = attention_sizes(query_size, key_size, query_map, key_map, value_map, dim)
         self.query_size, self.key_size = query_size, key_size
         self.kind, self.heads = energy, heads
+        self.normalization = normalize  # the normalize step: scores (B, h, T, S) and mask -> weights
+        self.normalize = NORMALIZATIONS.get(normalize).target
         # Attention dropout: zeroes some weights before pooling, in training only; the weights returned
         # (for maps and tests) are the softmax's own.
         self.weight_dropout = Dropout(dropout) if dropout > 0 else None
@@ -178,7 +167,7 @@ class Attention(nn.Module):
         reach = self.score.reach(S, keys.device)  # (S,): positions the energy can score (location's table)
         if reach is not None:
             mask = reach.expand(keys.size(0), S) if mask is None else mask & reach
-        weights = masked_softmax(self.energy(self.project_query(query), keys), mask)  # (B, h, T, S)
+        weights = self.normalize(self.energy(self.project_query(query), keys), mask)  # (B, h, T, S)
         pooled = weights if self.weight_dropout is None else self.weight_dropout(weights)
         heads = pooled.to(values.dtype) @ split_heads(values, self.heads)  # (B, h, T, A_v/h)
         context = merge_heads(heads)  # (B, T, A_v)
@@ -192,7 +181,8 @@ class Attention(nn.Module):
     def extra_repr(self) -> str:
         scaled = (self.out_gain, self.qk_gain) != (1.0, 1.0)
         gains = f", out_gain={self.out_gain:.3g}, qk_gain={self.qk_gain:.3g}" if scaled else ""
-        return f"energy={self.kind}, heads={self.heads}, context_size={self.context_size}{gains}"
+        normalize = "" if self.normalization == "softmax" else f", normalize={self.normalization}"
+        return f"energy={self.kind}{normalize}, heads={self.heads}, context_size={self.context_size}{gains}"
 
 
 _MOVED = ("v", "bilinear.weight", "location.weight", "log_scale")

@@ -83,7 +83,10 @@ def init_weights(model: nn.Module) -> None:
 def _block(cfg: SelfAttentionConfig, size: int, dropout: float) -> SelfAttentionBlock:
     """One self-attention block over states of ``size``."""
     return SelfAttentionBlock(
-        Attention(size, size, **cfg.axes(), dim=cfg.dim, max_len=cfg.max_len), dropout, norm=cfg.norm, gate=cfg.gate
+        Attention(size, size, **cfg.axes(), dim=cfg.dim, max_len=cfg.max_len, normalize=cfg.normalize),
+        dropout,
+        norm=cfg.norm,
+        gate=cfg.gate,
     )
 
 
@@ -115,6 +118,7 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Translation
         bilinear_start=att.bilinear_start,
         scale_gaussian=att.scale_gaussian,
         learn_scale=att.learn_scale,
+        normalize=att.normalize,
     )
     blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(

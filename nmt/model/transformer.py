@@ -29,7 +29,7 @@ from nmt.config.model_sections import TransformerConfig
 from nmt.data.tokenizer import PAD
 from nmt.model.dropout import Dropout
 from nmt.model.self_attention import causal_mask
-from nmt.model.transformer_layers import DecoderLayer, EncoderLayer, SelfCache, sinusoids
+from nmt.model.transformer_layers import AttentionChoice, DecoderLayer, EncoderLayer, SelfCache, sinusoids
 from nmt.model.word_dropout import word_dropout
 
 __all__ = ["Transformer", "TransformerEncoding", "TransformerState"]
@@ -97,7 +97,8 @@ class Transformer(nn.Module):
         self.tgt_embedding = self.src_embedding if cfg.share_embeddings else nn.Embedding(tgt_vocab, D, padding_idx=PAD)
         self.learned_positions = nn.Embedding(cfg.max_len, D) if cfg.positions == "learned" else None
         self.emb_dropout = Dropout(emb_dropout)
-        layer = (D, cfg.heads, cfg.ff_size, dropout, cfg.pre_norm, cfg.attention_dropout)
+        choice = AttentionChoice(cfg.energy, cfg.normalize)
+        layer = (D, cfg.heads, cfg.ff_size, dropout, cfg.pre_norm, cfg.attention_dropout, choice)
         self.encoder = nn.ModuleList(EncoderLayer(*layer) for _ in range(cfg.enc_layers))
         # The decoder layers also kept typed: iterating an nn.ModuleList yields plain Modules, whose
         # methods a type checker cannot see; the ModuleList is what registers their parameters.

@@ -28,13 +28,24 @@ from nmt.model.attention import Attention
 from nmt.model.dropout import Dropout
 
 
-def multi_head(d_model: int, heads: int, dropout: float = 0.0) -> Attention:
+class AttentionChoice(NamedTuple):
+    """The steps every attention of a Transformer is built with (``model.transformer.energy``, ``normalize``)."""
+
+    energy: str = "scaled_dot"
+    normalize: str = "softmax"
+
+
+def multi_head(
+    d_model: int, heads: int, dropout: float = 0.0, choice: AttentionChoice = AttentionChoice()
+) -> Attention:
     """Scaled dot-product attention with h heads over D-sized states: softmax(QK^T / sqrt(D/h)) V, then W_o;
-    ``dropout`` on the softmax weights in training (attention dropout)."""
+    ``dropout`` on the softmax weights in training (attention dropout).  ``choice`` replaces the energy
+    (QK^T / sqrt(D/h)) or the normalization (softmax) by registered ones."""
     return Attention(
         d_model,
         d_model,
-        energy="scaled_dot",
+        energy=choice.energy,
+        normalize=choice.normalize,
         query_map="linear",
         key_map="linear",
         value_map="linear",
@@ -88,10 +99,17 @@ class EncoderLayer(nn.Module):
     """Self-attention over the source, then feed-forward."""
 
     def __init__(
-        self, d_model: int, heads: int, ff_size: int, dropout: float, pre_norm: bool, attention_dropout: float = 0.0
+        self,
+        d_model: int,
+        heads: int,
+        ff_size: int,
+        dropout: float,
+        pre_norm: bool,
+        attention_dropout: float = 0.0,
+        choice: AttentionChoice = AttentionChoice(),
     ) -> None:
         super().__init__()
-        self.self_attention = multi_head(d_model, heads, attention_dropout)
+        self.self_attention = multi_head(d_model, heads, attention_dropout, choice)
         self.feed_forward = FeedForward(d_model, ff_size, dropout)
         self.attend_res, self.ff_res = (Residual(d_model, dropout, pre_norm) for _ in range(2))
 
@@ -107,11 +125,18 @@ class DecoderLayer(nn.Module):
     """Causal self-attention, cross-attention over the encoder output, feed-forward."""
 
     def __init__(
-        self, d_model: int, heads: int, ff_size: int, dropout: float, pre_norm: bool, attention_dropout: float = 0.0
+        self,
+        d_model: int,
+        heads: int,
+        ff_size: int,
+        dropout: float,
+        pre_norm: bool,
+        attention_dropout: float = 0.0,
+        choice: AttentionChoice = AttentionChoice(),
     ) -> None:
         super().__init__()
-        self.self_attention = multi_head(d_model, heads, attention_dropout)
-        self.cross_attention = multi_head(d_model, heads, attention_dropout)
+        self.self_attention = multi_head(d_model, heads, attention_dropout, choice)
+        self.cross_attention = multi_head(d_model, heads, attention_dropout, choice)
         self.feed_forward = FeedForward(d_model, ff_size, dropout)
         self.self_res, self.cross_res, self.ff_res = (Residual(d_model, dropout, pre_norm) for _ in range(3))
 

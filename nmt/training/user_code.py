@@ -16,8 +16,10 @@ from typing import Any, Optional
 
 from nmt.config import Config
 from nmt.config.attention_space import ATTENTIONS
+from nmt.config.normalizations import NORMALIZATIONS
 from nmt.config.schedules import TF_SCHEDULES
 from nmt.model.attention_check import check_attention, raised
+from nmt.model.normalization_check import check_normalization
 from nmt.training.schedules import teacher_forcing_p
 from nmt.util.errors import UserError
 from nmt.util.registry import PluginError
@@ -27,7 +29,7 @@ def energies_named(cfg: Config) -> set[str]:
     """The energies ``cfg``'s model attends with."""
     m = cfg.model
     if m.arch == "transformer":
-        return set()
+        return {m.transformer.energy}
     names = {m.attention.axes()["energy"]}
     if m.enc_self_attention.layers:
         names.add(m.enc_self_attention.energy)
@@ -39,6 +41,18 @@ def energies_named(cfg: Config) -> set[str]:
 def user_energies(cfg: Config) -> list[str]:
     """The energies of ``cfg``'s model that are the user's code (registered, not nmt's own), sorted."""
     return sorted(name for name in energies_named(cfg) if not ATTENTIONS.get(name).builtin)
+
+
+def user_normalizations(cfg: Config) -> list[str]:
+    """The normalizations of ``cfg``'s model that are the user's code, sorted."""
+    m = cfg.model
+    if m.arch == "transformer":
+        names = {m.transformer.normalize}
+    else:
+        names = {m.attention.normalize}
+        names |= {m.enc_self_attention.normalize} if m.enc_self_attention.layers else set()
+        names |= {m.dec_self_attention.normalize} if m.dec_self_attention.enabled else set()
+    return sorted(name for name in names if not NORMALIZATIONS.get(name).builtin)
 
 
 def user_schedule(cfg: Config) -> Optional[str]:
@@ -61,6 +75,8 @@ def check_user_code(cfg: Config) -> None:
     """Check each of the user's energies the config trains (:func:`check_user_energies`), and the
     user's schedule: called as nmt calls it, at the first and last update; one PluginError if one fails."""
     check_user_energies(cfg)
+    for name in user_normalizations(cfg):
+        check_normalization(name)
     if user_schedule(cfg) is not None:
         for step in (0, cfg.train.max_steps or 1):
             teacher_forcing_p(cfg.train, step)
@@ -86,6 +102,7 @@ def _culprit(cfg: Config, tb: Optional[TracebackType]) -> Optional[str]:
     """The user's attention or schedule (as a message names it) whose code ran in traceback ``tb``, if any:
     the innermost frame of one of its functions or methods, else of a module that defines one of them."""
     named = [(f"attention {name}", ATTENTIONS.get(name).target) for name in user_energies(cfg)]
+    named += [(f"normalization {name}", NORMALIZATIONS.get(name).target) for name in user_normalizations(cfg)]
     schedule = user_schedule(cfg)
     if schedule is not None:
         named.append((f"train.tf_schedule={schedule}", TF_SCHEDULES.get(schedule).target))

@@ -55,3 +55,13 @@ def test_without_attention_long_reversal_is_not_learned(tmp_path: Path, record_p
     record_property("bleu", bleu)
     record_property("bound", f"< {NO_ATTENTION_CEILING}")
     assert bleu < NO_ATTENTION_CEILING
+
+
+@pytest.mark.parametrize("normalize", ["sparsemax", "entmax15"])
+def test_a_sparse_normalization_learns_long_reversal(normalize: str, tmp_path: Path, record_property) -> None:
+    """Bahdanau's attention with its softmax replaced (model.attention.normalize) learns as the variants do."""
+    overrides = [*VARIANTS["bahdanau"], f"model.attention.normalize={normalize}"]
+    bleu = reversal_bleu(tmp_path, overrides, STEPS, name=f"bahdanau_{normalize}")
+    record_property("bleu", bleu)
+    record_property("bound", f">= {FLOOR} after {STEPS} updates")
+    assert bleu >= FLOOR
