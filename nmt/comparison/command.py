@@ -42,6 +42,7 @@ from nmt.run.paths import REPORT, report_stem
 from nmt.score.metrics import write_report
 from nmt.util.errors import UserError
 from nmt.util.owned import claim
+from nmt.util.registry import PATH
 
 
 def planned_run_actions(plan: Plan) -> list[tuple[RunAction, str]]:
@@ -114,7 +115,9 @@ def run_compare(plan: Plan, out: Optional[Path] = None, progress: bool = True, j
         },
         "variants": rows,
         "known_variants": {
-            k: variant_overrides(k) for k in plan.variants or [] if k in VARIANTS or k in registered_variants()
+            k: variant_overrides(k)
+            for k in plan.variants or []
+            if k in VARIANTS or k in registered_variants() or PATH.fullmatch(k)
         },
         **({"update_timing": timing} if timing else {}),
     }

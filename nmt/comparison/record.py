@@ -80,6 +80,7 @@ def build_record(
         "search": plan.search
         or "not stated: nmt compare --search TEXT says what was searched for the base configuration, on which "
         "split and with what budget (Dodge et al. 2019)",
+        "user_code": user_code(plan),
         "hardware": run_hardware(run_dirs),
         "software": software(),
         "train_s_total": round(sum(train_s), 1),
@@ -88,6 +89,27 @@ def build_record(
         **timing,
         **detail,
     }
+
+
+def user_code(plan: Plan) -> list[dict[str, Any]]:
+    """The code outside nmt that the arms train (an energy, normalization or schedule of the user's):
+    each entry's kind, name, module:qualname and the sha256 of its module's source, as a checkpoint keeps them."""
+    from nmt import config as config_mod
+    from nmt.config.named_code import code_record
+
+    records = [
+        record
+        for arm in plan.arms
+        for record in code_record(config_mod.load(plan.config, [*plan.overrides, *arm.train]).model_dump(mode="json"))
+    ]
+    return [dict(entry) for entry in {tuple(sorted(r.items())): r for r in records}.values()]
+
+
+def _code_line(code: Optional[list[dict[str, Any]]]) -> str:
+    if not code:
+        return "- code outside nmt: none"
+    shown = "; ".join(f"{c['kind']} {c['name']} = {c['origin']} (sha256 {str(c['sha256'])[:12]})" for c in code)
+    return f"- code outside nmt: {shown}"
 
 
 def _lines(record: dict[str, Any]) -> list[str]:
@@ -107,6 +129,7 @@ def _lines(record: dict[str, Any]) -> list[str]:
         f"`{record['bleu_signature']}`",
         f"- statistics: {record['statistics']} ({_settings(record.get('test_settings'))})",
         f"- search for the base configuration: {record.get('search', 'not stated')}",
+        _code_line(record.get("user_code")),
         f"- hardware: {hardware}",
         f"- software: {soft}",
         f"- compute: {record['train_s_total']} s of training in all ({record['train_s_per_run']} s per run, "

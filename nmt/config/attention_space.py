@@ -77,16 +77,18 @@ ATTENTIONS = Registry("attention", "model.attention.energy", accepts=not_an_ener
 ATTENTIONS.reserve(ATTENTION_ENERGIES)
 
 
-def register_attention(name: str, energy: Optional[type] = None) -> Any:
+def register_attention(name: str, energy: Optional[type] = None, replace: bool = False) -> Any:
     """Register an energy class (a subclass of ``nmt.Energy``) under ``name``, so configs can name it
     (``model.attention.type: NAME``, ``nmt compare --variants bahdanau,NAME``).
 
     ``register_attention("cosine", CosineEnergy)`` registers and returns the class;
-    ``@register_attention("cosine")`` above the class does the same.
+    ``@register_attention("cosine")`` above the class does the same.  A name that a class of another
+    module holds is refused unless ``replace``; the same module registering it again (a notebook
+    cell run twice) replaces it.
     """
     if energy is None:
-        return ATTENTIONS.decorator(name)
-    return ATTENTIONS.register(name, energy)
+        return ATTENTIONS.decorator(name, replace)
+    return ATTENTIONS.register(name, energy, replace)
 
 
 class Traits(NamedTuple):

@@ -35,7 +35,9 @@ def _attention_type(value: str) -> str:
     if value not in ATTENTION_PRESETS and value != "custom" and value not in ATTENTIONS:
         presets = ", ".join(repr(t) for t in (*ATTENTION_TYPES, "custom"))
         raise PydanticCustomError(
-            "unknown_attention", f"expected a preset ({presets}), a registered energy or an import path module:Class"
+            "unknown_attention",
+            f"expected a preset ({presets}), a registered energy or an import path module:Class (an energy "
+            "registered by a module of yours: import it first with --module, or modules=[...] in Python)",
         )
     return value
 
@@ -44,7 +46,11 @@ def _registered(registry: Any, what: str) -> Any:
     def check(value: str) -> str:
         if value not in registry:
             names = ", ".join(repr(n) for n in registry.names())
-            raise PydanticCustomError("unknown_name", f"expected one of {names}, a registered {what} or an import path")
+            raise PydanticCustomError(
+                "unknown_name",
+                f"expected one of {names}, a registered {what} or an import path (a {what} registered by a "
+                "module of yours: import it first with --module, or modules=[...] in Python)",
+            )
         return value
 
     return check

@@ -39,9 +39,9 @@ NORMALIZATIONS = Registry("normalization", "model.attention.normalize", accepts=
 NORMALIZATIONS.reserve(NORMALIZATION_NAMES)
 
 
-def register_normalization(name: str, normalize: Optional[Callable[..., Any]] = None) -> Any:
+def register_normalization(name: str, normalize: Optional[Callable[..., Any]] = None, replace: bool = False) -> Any:
     """Register ``normalize(scores, mask) -> weights`` under ``name`` (``model.attention.normalize:
     NAME``); with no function, a decorator.  ``nmt.check_normalization`` checks it as nmt's own."""
     if normalize is None:
-        return NORMALIZATIONS.decorator(name)
-    return NORMALIZATIONS.register(name, normalize)
+        return NORMALIZATIONS.decorator(name, replace)
+    return NORMALIZATIONS.register(name, normalize, replace)

@@ -36,9 +36,9 @@ TF_SCHEDULES = Registry("teacher-forcing schedule", "train.tf_schedule", accepts
 TF_SCHEDULES.reserve(TF_SCHEDULE_NAMES)
 
 
-def register_schedule(name: str, schedule: Optional[Callable[..., float]] = None) -> Any:
+def register_schedule(name: str, schedule: Optional[Callable[..., float]] = None, replace: bool = False) -> Any:
     """Register a teacher-forcing schedule ``schedule(step: int, train: TrainConfig) -> p`` under
     ``name`` (``train.tf_schedule: NAME``); with no function, a decorator."""
     if schedule is None:
-        return TF_SCHEDULES.decorator(name)
-    return TF_SCHEDULES.register(name, schedule)
+        return TF_SCHEDULES.decorator(name, replace)
+    return TF_SCHEDULES.register(name, schedule, replace)

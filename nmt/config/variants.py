@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from nmt.config.attention_space import ATTENTION_ENERGIES, ATTENTIONS
 from nmt.util.errors import UserError
+from nmt.util.registry import PATH
 
 VARIANTS: dict[str, tuple[str, ...]] = {
     "none": ("model.attention.type=none",),
@@ -38,11 +39,11 @@ def registered_variants() -> list[str]:
 
 
 def variant_overrides(name: str) -> list[str]:
-    """The overrides of variant ``name`` (a registered energy ``X``: ``model.attention.type=X``);
-    a UserError naming the known ones otherwise."""
+    """The overrides of variant ``name`` (a registered energy ``X``, or an energy's import path
+    ``module:Class``: ``model.attention.type=X``); a UserError naming the known ones otherwise."""
     if name in VARIANTS:
         return list(VARIANTS[name])
-    if name in registered_variants():
+    if name in registered_variants() or PATH.fullmatch(name):
         return [f"model.attention.type={name}"]
     known = [*VARIANTS, *registered_variants()]
     raise UserError(
@@ -52,5 +53,5 @@ def variant_overrides(name: str) -> list[str]:
 
 
 def run_name(name: str) -> str:
-    """A run-directory-safe form of a variant name ('+' is not allowed in run names)."""
-    return name.replace("+", "_")
+    """A run-directory-safe form of a variant name ('+' and an import path's ':' are not allowed in run names)."""
+    return name.replace("+", "_").replace(":", "_")

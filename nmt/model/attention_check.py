@@ -3,8 +3,9 @@
 Each check builds a small :class:`~nmt.model.attention.Attention` around the energy (the maps its
 class's ``defaults`` name, else linear query and key maps; one head and two where the sizes allow)
 and states one property the rest of nmt relies on, at several numbers of queries and keys (an
-energy that is right for short sentences only would otherwise pass and crash in training).  The
-first that fails raises one :class:`~nmt.util.registry.PluginError` naming the energy and the
+energy that is right for short sentences only would otherwise pass and crash in training), with
+the padded states zero (as nmt's encoders leave them) and random, in evaluation mode (dropout inside
+a score is a training-time design, not a fault).  The first that fails raises one :class:`~nmt.util.registry.PluginError` naming the energy and the
 property; so does an energy that cannot be built, raises, or returns something other than
 floating-point scores.  ``nmt train`` runs them before training a registered energy.
 
@@ -29,6 +30,9 @@ from nmt.util.registry import PluginError, origin_of
 B, SIZE = 3, 8
 SHAPES = ((4, 6), (7, 3), (12, 40))
 """(T queries, S keys) the checks run at: more queries than keys and fewer, short and long."""
+PADDING = ("zeros", "random")
+"""What the attended states hold at padded positions: zeros, as nmt's encoders leave them (an energy that
+divides by a key's norm meets them in training), and random values (nothing may depend on them)."""
 TOLERANCE = 1e-5
 SIGNATURE = "(query_size, key_size, heads=1)"
 """How nmt builds an energy: ``cls(query_size, key_size, heads)``."""
@@ -80,7 +84,7 @@ def _attentions(name: str) -> list[Attention]:
     for heads in (1, 2):
         problem = attention_problem(dict(axes, energy=name, heads=heads), SIZE, SIZE, None)
         if problem is None:
-            built.append(_built(name, heads, axes))
+            built.append(_built(name, heads, axes).eval())  # dropout inside a score is for training only
     if not built:
         raise PluginError(f"attention {name}: no attention of size {SIZE} can hold it ({problem})")
     return built
@@ -104,9 +108,9 @@ def _check_all(name: str, seed: int) -> list[str]:
         with torch.random.fork_rng():
             torch.manual_seed(seed)
             passed: dict[str, None] = {}
-            for T, S in SHAPES:
+            for (T, S), pad in ((shape, pad) for shape in SHAPES for pad in PADDING):
                 try:
-                    passed.update(dict.fromkeys(_check(name, att, T, S)))
+                    passed.update(dict.fromkeys(_check(name, att, T, S, pad)))
                 except (PluginError, NotImplementedError):
                     raise
                 except Exception as exc:  # the user's forward (or what nmt does with what it returned)
@@ -138,12 +142,16 @@ def _scores(name: str, att: Attention, query: Tensor, keys: Tensor) -> Tensor:
     return scores
 
 
-def _check(name: str, att: Attention, T: int, S: int) -> list[str]:
-    """The properties of ``att`` at ``T`` queries and ``S`` keys; the first that fails is a PluginError."""
+def _check(name: str, att: Attention, T: int, S: int, pad: str) -> list[str]:
+    """The properties of ``att`` at ``T`` queries and ``S`` keys, padded positions of the attended
+    states ``pad`` ("zeros" as nmt's encoders leave them, or "random"); the first that fails is a PluginError."""
     lengths = torch.tensor([S, max(S - 2, 1), 1])  # real keys per sentence: full, padded, a single one
-    memory = torch.randn(B, S, SIZE, requires_grad=True)
-    query = torch.randn(B, T, SIZE, requires_grad=True)
     mask = torch.arange(S) < lengths.unsqueeze(1)  # (B, S)
+    memory = torch.randn(B, S, SIZE)
+    if pad == "zeros":
+        memory = memory * mask.unsqueeze(-1)
+    memory.requires_grad_(True)
+    query = torch.randn(B, T, SIZE, requires_grad=True)
     keys, values = att.project_keys(memory), att.project_values(memory)
     _scores(name, att, query, keys)
     context, weights = att(query, keys, values, mask)

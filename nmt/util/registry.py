@@ -96,9 +96,10 @@ class Registry:
         entry may take them, so a config that names one never trains the user's code by surprise."""
         self._taken.update(dict.fromkeys(names, what))
 
-    def register(self, name: str, target: Any) -> Any:
+    def register(self, name: str, target: Any, replace: bool = False) -> Any:
         """Register ``target`` under ``name``; returns it.  A built-in or taken name and a target of the
-        wrong kind are refused; registering a name again replaces its entry (a notebook cell run twice)."""
+        wrong kind are refused.  Registering a name again from the same module replaces its entry (a
+        notebook cell run twice); a name another module's code holds is refused unless ``replace``."""
         if not isinstance(name, str) or not (NAME.fullmatch(name) or PATH.fullmatch(name)):
             raise PluginError(f"{self.kind} name {short_repr(name)}: use letters, digits and _ (e.g. 'cosine')")
         if len(name) > MAX_NAME_CHARS:
@@ -111,6 +112,12 @@ class Registry:
         why = self.accepts(target) if self.accepts is not None else None
         if why is not None:
             raise PluginError(f"{self.kind} {name!r}: {short_repr(target)} {why}")
+        held = self._entries.get(name)
+        if held is not None and not replace and held.module != getattr(target, "__module__", "?"):
+            raise PluginError(
+                f"{self.kind} {name!r} is already {short_repr(held.origin)}; register yours under another name, "
+                "or pass replace=True to replace it"
+            )
         self._entries[name] = Entry(name, target, builtin, origin_of(target), None if builtin else fingerprint(target))
         return target
 
@@ -120,9 +127,9 @@ class Registry:
         if entry is not None and not entry.builtin:
             del self._entries[name]
 
-    def decorator(self, name: str) -> Callable[[Any], Any]:
+    def decorator(self, name: str, replace: bool = False) -> Callable[[Any], Any]:
         """``@registry.decorator("cosine")``: :meth:`register` as a class or function decorator."""
-        return lambda target: self.register(name, target)
+        return lambda target: self.register(name, target, replace)
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries or name in self._reserved

@@ -5,6 +5,7 @@ process when allowed, runs in nmt compare beside built-ins, resumes, and exports
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -154,6 +155,20 @@ def test_compare_runs_a_registered_attention_beside_builtins_with_matched_parame
     assert code == 0, err
     report = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert "cosine" in report and "bahdanau" in report
+    record = json.loads((tmp_path / "report" / "record.json").read_text(encoding="utf-8"))
+    (code,) = record["user_code"]  # the plug-in each arm trains: its module and source hash
+    assert code["name"] == "cosine" and code["origin"] == "cosine:CosineEnergy" and len(code["sha256"]) == 64
+    assert "code outside nmt: attention cosine = cosine:CosineEnergy" in (tmp_path / "report" / "record.md").read_text()
+
+
+def test_compare_takes_an_energys_import_path_as_a_variant(tmp_path, toy_files, capsys):
+    _, files = toy_files
+    sets = [s for s in toy_overrides(tmp_path, files) if not s.startswith(("name=", "runs_dir="))]
+    args = ["compare", "--runs-dir", str(tmp_path / "cmp"), "--no-progress", *[a for s in sets for a in ("--set", s)]]
+    args += ["--module", str(EXAMPLE), "--variants", "bahdanau,cosine:CosineEnergy", "--seeds", "1"]
+    code, out, err = run_cli([*args, "--steps", "4", "--dry-run"], capsys)
+    assert code == 0, err
+    assert out.strip().splitlines()[-1].endswith("cosine_CosineEnergy_s1")
 
 
 def test_the_matrices_lab_draws_a_registered_attention_beside_nmts_own(tmp_path, capsys):

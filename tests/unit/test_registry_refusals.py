@@ -219,3 +219,44 @@ def test_a_name_that_failed_check_attention_is_no_longer_offered() -> None:
     assert ATTENTIONS.name_of(Broken) is None
     with pytest.raises(ConfigError, match=r"model\.attention\.type: expected a preset"):
         C.load(None, ["model.attention.type=broken_one"])
+
+
+class KeyNormalized(nmt.Energy):
+    """Divides by each key's L1 norm: fine on real keys, NaN on the zero states of padding."""
+
+    def forward(self, q: Tensor, k: Tensor) -> Tensor:
+        return q @ (k / k.abs().sum(-1, keepdim=True)).transpose(-1, -2)
+
+
+class ScoreDropout(nmt.Energy):
+    """Dropout on the scores in training: a legitimate design, inactive in evaluation."""
+
+    def __init__(self, query_size: int, key_size: int, heads: int = 1) -> None:
+        super().__init__(query_size, key_size, heads)
+        self.drop = torch.nn.Dropout(0.5)
+
+    def forward(self, q: Tensor, k: Tensor) -> Tensor:
+        return self.drop(q @ k.transpose(-1, -2))
+
+
+def test_check_attention_pads_with_zeros_as_encoders_do_and_runs_in_evaluation_mode() -> None:
+    with pytest.raises(PluginError, match=r"not all finite|non-finite"):
+        nmt.check_attention(KeyNormalized)
+    assert len(nmt.check_attention(ScoreDropout)) == 6
+
+
+def test_a_name_another_modules_code_holds_is_refused_unless_replacing_is_asked_for() -> None:
+    other = type("Elsewhere", (Halves,), {"__module__": "somebody_elses"})
+    nmt.register_attention("shared_name", Halves)
+    nmt.register_attention("shared_name", Halves)  # the same module again (a notebook cell run twice)
+    with pytest.raises(PluginError, match=r"'shared_name' is already .*replace=True"):
+        nmt.register_attention("shared_name", other)
+    nmt.register_attention("shared_name", other, replace=True)
+    assert ATTENTIONS.get("shared_name").target is other
+
+
+def test_an_unknown_name_says_how_to_import_the_module_that_registers_it() -> None:
+    with pytest.raises(ConfigError, match=r"--module, or modules=\[\.\.\.\]"):
+        C.load(None, ["model.attention.type=lowrank"])
+    with pytest.raises(ConfigError, match=r"--module, or modules=\[\.\.\.\]"):
+        C.load(None, ["train.tf_schedule=warmup"])
