@@ -89,7 +89,8 @@ def _range(node: dict[str, Any]) -> str:
 def _kind(node: dict[str, Any]) -> str:
     """The type of one schema, in words: ``integer``, ``mapping of string to list of string``."""
     if node.get("type") == "object":
-        return "mapping of string to " + _kind(node["additionalProperties"])
+        values = node.get("additionalProperties", True)
+        return "mapping of string to " + (_kind(values) if isinstance(values, dict) else "any value")
     if node.get("type") == "array":
         return "list of " + _kind(node["items"])
     return str(node["type"])
@@ -102,7 +103,8 @@ def _allowed(node: dict[str, Any]) -> str:
     if "const" in node:
         return f"`{_yaml(node['const'])}`"
     if node.get("type") == "object":
-        inner = _allowed(node["additionalProperties"])
+        values = node.get("additionalProperties", True)
+        inner = _allowed(values) if isinstance(values, dict) else ""
         return f"values {inner}" if inner else ""
     parts = [_cell(_range(node))]
     if "minLength" in node:

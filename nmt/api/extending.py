@@ -18,7 +18,7 @@ module only when the caller allows it by name (``nmt.load(path, modules=["my_att
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from nmt.config.attention_space import register_attention as register_attention
 from nmt.config.normalizations import register_normalization as register_normalization
@@ -38,14 +38,17 @@ __all__ = [
 ]
 
 
-def check_attention(energy: Union[str, type], seed: int = 0, learn: bool = False) -> list[str]:
+def check_attention(
+    energy: Union[str, type], seed: int = 0, learn: bool = False, params: Optional[dict[str, Any]] = None
+) -> list[str]:
     """Check an energy (a subclass of :class:`nmt.Energy`, or a registered name) as nmt checks its own:
     scores of shape (B, h, T, S) and finite, zero weight on padding, rows summing to 1, a sentence's
     context independent of its padding and batch, one query at a time equal to all at once, and
     gradients reaching the energy's parameters.  With ``learn``, also the learning test nmt's own
     attention variants pass: a tiny model with it learns to reverse sentences of 10 to 24 words to
     greedy BLEU 70 in 600 updates (about a minute on 2 CPU cores; :mod:`nmt.training.learning_check`).
-    Returns the properties checked.
+    Returns the properties checked.  ``params``: the energy's own options (its ``Params``), as
+    ``model.attention.params`` gives them; its defaults when None.
 
     Raises:
         nmt.PluginError: the first property that fails, in one line naming it.
@@ -56,7 +59,9 @@ def check_attention(energy: Union[str, type], seed: int = 0, learn: bool = False
         raise UserError(f"seed: expected an integer, not {type(seed).__name__}")
     if not isinstance(learn, bool):
         raise UserError(f"learn: expected True or False, not {type(learn).__name__}")
-    passed = run_checks(energy, seed)
+    if params is not None and not isinstance(params, dict):
+        raise UserError(f"params: expected a dict of the energy's options, not {type(params).__name__}")
+    passed = run_checks(energy, seed, params)
     if learn:
         passed.append(_learns(energy))
     return passed

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple, Optional
 
+from pydantic import BaseModel, ValidationError
+
 from nmt.util.errors import short_repr
 from nmt.util.registry import Registry
 
@@ -45,7 +47,30 @@ def not_an_energy(target: Any) -> Optional[str]:
     )
     if ENERGY_BASE not in bases[1:]:
         return "is not a subclass of nmt.Energy (class MyEnergy(nmt.Energy) with forward(q, k))"
+    params = getattr(target, "Params", None)
+    if params is not None and not (isinstance(params, type) and issubclass(params, BaseModel)):
+        return f"has Params {short_repr(params)}: give a pydantic model of its options (class Params(BaseModel))"
     return _bad_defaults(getattr(target, "defaults", {}))
+
+
+def energy_params(energy: str, params: dict[str, Any], option: str) -> dict[str, Any]:
+    """``params`` validated by energy ``energy``'s own ``Params`` model, every option filled in (what a
+    saved config and ``nmt config`` show); ``option`` names them in a message (``model.attention.params``)."""
+    declared = getattr(ATTENTIONS.get(energy).target, "Params", None) if energy not in _BUILTIN_TRAITS else None
+    if declared is None:
+        if params:
+            raise ValueError(
+                f"{option}: energy {energy} takes no params (its class declares none), not {sorted(params)}"
+            )
+        return {}
+    try:
+        return dict(declared.model_validate(params).model_dump(mode="json"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ValueError(
+            f"{option}.{where}: {first['msg']} (got {short_repr(first.get('input'))}; energy {energy})"
+        ) from None
 
 
 def _bad_defaults(defaults: Any) -> Optional[str]:

@@ -20,6 +20,7 @@ from nmt.config.attention_space import (
     AXES,
     attention_point,
     attention_problem,
+    energy_params,
 )
 from nmt.config.named_code import AttentionType, EnergyName, NormalizationName
 from nmt.config.normalizations import NORMALIZATION_NAMES
@@ -112,6 +113,11 @@ class AttentionConfig(Section):
         description="How scores become weights: " + ", ".join(NORMALIZATION_NAMES) + " (softmax; sparsemax, "
         "Martins & Astudillo 2016; 1.5-entmax, Peters et al. 2019: both give keys far below the best "
         "exactly 0), a registered normalization's name or an import path module:function.",
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The energy's own options, for an energy whose class declares them (a pydantic model "
+        "Params, e.g. {rank: 8}); checked against it and shown filled in; {} for the others.",
     )
 
     def axes(self) -> dict[str, Any]:
@@ -216,6 +222,11 @@ class TransformerConfig(Section):
         description="How scores become weights: " + ", ".join(NORMALIZATION_NAMES) + " (softmax; sparsemax, "
         "Martins & Astudillo 2016; 1.5-entmax, Peters et al. 2019: both give keys far below the best "
         "exactly 0), a registered normalization's name or an import path module:function.",
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The energy's own options, for an energy whose class declares them (a pydantic model "
+        "Params, e.g. {rank: 8}); checked against it and shown filled in; {} for the others.",
     )
 
     @model_validator(mode="after")
@@ -406,7 +417,10 @@ class ModelConfig(Section):
             problem = attention_problem(sa.axes(), size, size, sa.dim, _model_option(name), residual=True)
             if on and problem:
                 raise ValueError(problem)
+        # the energies' own options (Params), filled in; a frozen section takes them as validated
+        object.__setattr__(att, "params", energy_params(axes["energy"], att.params, "model.attention.params"))
         t = self.transformer
+        object.__setattr__(t, "params", energy_params(t.energy, t.params, "model.transformer.params"))
         if self.arch == "transformer" and t.energy != "scaled_dot":  # the qkv point, at d_model
             qkv = dict(energy=t.energy, query_map="linear", key_map="linear", value_map="linear", heads=t.heads)
             problem = attention_problem(

@@ -69,6 +69,7 @@ class Attention(nn.Module):
         learn_scale: bool = False,
         dropout: float = 0.0,
         normalize: str = "softmax",
+        params: Optional[dict[str, Any]] = None,
     ) -> None:
         super().__init__()
         if energy not in ATTENTIONS:
@@ -109,7 +110,12 @@ class Attention(nn.Module):
             bilinear_start=bilinear_start,
             max_len=max_len,
         )
-        self.score: Energy = kind(a_q, a_k, heads, **{k: v for k, v in offered.items() if k in kind.options})
+        offered = {k: v for k, v in offered.items() if k in kind.options}
+        if kind.Params is not None:  # the energy's own options, validated by its pydantic model
+            offered["params"] = kind.Params.model_validate(params or {})
+        elif params:
+            raise ValueError(f"energy {energy} takes no params (its class declares no Params), not {sorted(params)}")
+        self.score: Energy = kind(a_q, a_k, heads, **offered)
         if not any(True for _ in self.score.children()):
             # v and s were the attention's own parameters before the energy became a module (2026-11-28), so
             # they came first in parameters(): kept first, a resumed older run's optimizer state still fits.

@@ -16,7 +16,7 @@ line too (:func:`nmt.training.user_code.check_user_code`).
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 import torch
 from torch import Tensor
@@ -58,10 +58,10 @@ def raised(exc: BaseException) -> str:
     return shorten(f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__, 240)
 
 
-def _built(name: str, heads: int, axes: dict[str, Any]) -> Attention:
+def _built(name: str, heads: int, axes: dict[str, Any], params: Optional[dict[str, Any]] = None) -> Attention:
     """The attention around energy ``name``; an energy whose ``__init__`` fails is one PluginError."""
     try:
-        return Attention(SIZE, SIZE, **axes, energy=name, heads=heads, max_len=max(s for _, s in SHAPES))
+        return Attention(SIZE, SIZE, **axes, energy=name, heads=heads, max_len=max(s for _, s in SHAPES), params=params)
     except NotImplementedError:
         raise
     except Exception as exc:
@@ -69,7 +69,7 @@ def _built(name: str, heads: int, axes: dict[str, Any]) -> Attention:
         raise PluginError(f"attention {name} cannot be built with {heads} head(s): {raised(exc)}{hint}") from exc
 
 
-def _attentions(name: str) -> list[Attention]:
+def _attentions(name: str, params: Optional[dict[str, Any]] = None) -> list[Attention]:
     """The energy in the attentions checked: one head, and two where its sizes split."""
     cls = ATTENTIONS.get(name).target
     defaults = getattr(cls, "defaults", {}) or {}
@@ -84,27 +84,29 @@ def _attentions(name: str) -> list[Attention]:
     for heads in (1, 2):
         problem = attention_problem(dict(axes, energy=name, heads=heads), SIZE, SIZE, None)
         if problem is None:
-            built.append(_built(name, heads, axes).eval())  # dropout inside a score is for training only
+            built.append(_built(name, heads, axes, params).eval())  # dropout inside a score is for training only
     if not built:
         raise PluginError(f"attention {name}: no attention of size {SIZE} can hold it ({problem})")
     return built
 
 
-def check_attention(energy: Union[str, type[Energy]], seed: int = 0) -> list[str]:
+def check_attention(
+    energy: Union[str, type[Energy]], seed: int = 0, params: Optional[dict[str, Any]] = None
+) -> list[str]:
     """Run the attention checks on ``energy`` (a subclass of :class:`nmt.Energy`, or a registered
     name); returns the properties checked, raises one PluginError at the first that fails, and then
     unregisters the name, so a config or ``nmt variants`` no longer offers it."""
     name = _name(energy)
     try:
-        return _check_all(name, seed)
+        return _check_all(name, seed, params)
     except PluginError:
         ATTENTIONS.unregister(name)
         raise
 
 
-def _check_all(name: str, seed: int) -> list[str]:
+def _check_all(name: str, seed: int, params: Optional[dict[str, Any]]) -> list[str]:
     heads: dict[str, list[str]] = {}
-    for att in _attentions(name):
+    for att in _attentions(name, params):
         with torch.random.fork_rng():
             torch.manual_seed(seed)
             passed: dict[str, None] = {}

@@ -119,6 +119,7 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Translation
         scale_gaussian=att.scale_gaussian,
         learn_scale=att.learn_scale,
         normalize=att.normalize,
+        params=att.params,
     )
     blocks = [_block(enc_self, cfg.key_size, cfg.dropout) for _ in range(enc_self.layers)]
     encoder = Encoder(

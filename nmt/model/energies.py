@@ -15,6 +15,7 @@ import math
 from typing import Any, ClassVar, Optional
 
 import torch
+from pydantic import BaseModel
 from torch import Tensor, nn
 
 from nmt.config.attention_space import ATTENTIONS, register_attention
@@ -101,6 +102,9 @@ class Energy(nn.Module):
     - ``same_size``: the energy compares query and key element by element (A_q = A_k);
     - ``defaults``: the axes a config gets when its ``model.attention.type`` names this energy
       (e.g. ``{"query_map": "linear", "key_map": "linear"}``); unnamed axes are ``custom``'s.
+    - ``Params``: a pydantic model of the energy's own options (``rank: int = 8``), read from
+      ``model.attention.params`` (or ``model.transformer.params``), validated with the config and
+      passed to ``__init__`` as ``params``; None (the default) for an energy without options.
 
     Linear layers inside it are Xavier-initialized like every other (``nmt.model.build.init_weights``);
     other parameters keep what ``__init__`` gives them.
@@ -110,6 +114,7 @@ class Energy(nn.Module):
     reads_keys: ClassVar[bool] = True
     same_size: ClassVar[bool] = True
     defaults: ClassVar[dict[str, Any]] = {}
+    Params: ClassVar[Optional[type[BaseModel]]] = None  # the energy's own options (model.attention.params)
     options: ClassVar[tuple[str, ...]] = ()  # nmt's own energies: attention options they take
     key_bias: ClassVar[bool] = False  # the key map carries the bias (the additive energy's b)
 

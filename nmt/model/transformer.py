@@ -97,7 +97,7 @@ class Transformer(nn.Module):
         self.tgt_embedding = self.src_embedding if cfg.share_embeddings else nn.Embedding(tgt_vocab, D, padding_idx=PAD)
         self.learned_positions = nn.Embedding(cfg.max_len, D) if cfg.positions == "learned" else None
         self.emb_dropout = Dropout(emb_dropout)
-        choice = AttentionChoice(cfg.energy, cfg.normalize)
+        choice = AttentionChoice(cfg.energy, cfg.normalize, tuple(sorted(cfg.params.items())))
         layer = (D, cfg.heads, cfg.ff_size, dropout, cfg.pre_norm, cfg.attention_dropout, choice)
         self.encoder = nn.ModuleList(EncoderLayer(*layer) for _ in range(cfg.enc_layers))
         # The decoder layers also kept typed: iterating an nn.ModuleList yields plain Modules, whose

@@ -19,7 +19,7 @@ h heads, F feed-forward size.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import torch
 from torch import Tensor, nn
@@ -33,6 +33,7 @@ class AttentionChoice(NamedTuple):
 
     energy: str = "scaled_dot"
     normalize: str = "softmax"
+    params: tuple[tuple[str, Any], ...] = ()  # the energy's own options (model.transformer.params), as items
 
 
 def multi_head(
@@ -46,6 +47,7 @@ def multi_head(
         d_model,
         energy=choice.energy,
         normalize=choice.normalize,
+        params=dict(choice.params),
         query_map="linear",
         key_map="linear",
         value_map="linear",

@@ -64,9 +64,13 @@ def user_schedule(cfg: Config) -> Optional[str]:
 def check_user_energies(cfg: Config) -> None:
     """:func:`~nmt.model.attention_check.check_attention` on each of the user's energies ``cfg``
     trains; one PluginError if one fails (a forward not written yet, NotImplementedError, included)."""
+    m = cfg.model
+    params = m.transformer.params if m.arch == "transformer" else m.attention.params
     for name in user_energies(cfg):
         try:
-            check_attention(name)
+            check_attention(
+                name, params=params if name in (m.attention.axes()["energy"], m.transformer.energy) else None
+            )
         except NotImplementedError as exc:
             raise PluginError(f"attention {name}: its forward raised {raised(exc)}") from exc
 
