@@ -23,8 +23,9 @@ from nmt.config.attention_space import (
     energy_params,
 )
 from nmt.config.named_code import AttentionType, EnergyName, NormalizationName
-from nmt.config.normalizations import NORMALIZATION_NAMES
 from nmt.config.section import Section, _model_option
+from nmt.config.steps import normalize_field, params_field
+from nmt.config.transformer_section import TransformerConfig
 from nmt.util.errors import short_repr
 
 
@@ -108,17 +109,8 @@ class AttentionConfig(Section):
     max_src_len: int = Field(
         256, ge=1, description="location: source positions W_a scores (must cover train.max_len, decode.max_src_len)."
     )
-    normalize: NormalizationName = Field(
-        "softmax",
-        description="How scores become weights: " + ", ".join(NORMALIZATION_NAMES) + " (softmax; sparsemax, "
-        "Martins & Astudillo 2016; 1.5-entmax, Peters et al. 2019: both give keys far below the best "
-        "exactly 0), a registered normalization's name or an import path module:function.",
-    )
-    params: dict[str, Any] = Field(
-        default_factory=dict,
-        description="The energy's own options, for an energy whose class declares them (a pydantic model "
-        "Params, e.g. {rank: 8}); checked against it and shown filled in; {} for the others.",
-    )
+    normalize: NormalizationName = normalize_field()
+    params: dict[str, Any] = params_field()
 
     def axes(self) -> dict[str, Any]:
         """The resolved point: energy, query_map, key_map, value_map, out_proj, heads."""
@@ -147,12 +139,7 @@ class SelfAttentionConfig(Section):
     heads: int = Field(1, ge=1, description="Heads splitting mapped queries, keys and values.")
     dim: Optional[int] = Field(None, ge=1, description="Size of linearly mapped vectors; null = the state size.")
     max_len: int = Field(256, ge=1, description="location: positions W_a scores; later ones get no weight.")
-    normalize: NormalizationName = Field(
-        "softmax",
-        description="How scores become weights: " + ", ".join(NORMALIZATION_NAMES) + " (softmax; sparsemax, "
-        "Martins & Astudillo 2016; 1.5-entmax, Peters et al. 2019: both give keys far below the best "
-        "exactly 0), a registered normalization's name or an import path module:function.",
-    )
+    normalize: NormalizationName = normalize_field()
     norm: Literal["post", "pre"] = Field(
         "pre",
         description="Layer norm placement: pre = x + a f(LayerNorm(x)) (Xiong et al. 2020), post = "
@@ -179,63 +166,6 @@ class DecoderSelfAttentionConfig(SelfAttentionConfig):
     enabled: bool = Field(
         False, description="Causal self-attention refining the decoder's query state over its past query states."
     )
-
-
-class TransformerConfig(Section):
-    """The Transformer (``model.arch: transformer``, Vaswani et al. 2017); these defaults are ``transformer_small``."""
-
-    d_model: int = Field(256, ge=1, description="Model size: embeddings, every layer's input and output.")
-    heads: int = Field(4, ge=1, description="Attention heads in every self- and cross-attention (must divide d_model).")
-    ff_size: int = Field(1024, ge=1, description="Hidden size of the position-wise feed-forward layers.")
-    enc_layers: int = Field(3, ge=1, description="Encoder layers (self-attention + feed-forward).")
-    dec_layers: int = Field(
-        3, ge=1, description="Decoder layers (causal self-attention + cross-attention + feed-forward)."
-    )
-    pre_norm: bool = Field(
-        True,
-        description="LayerNorm before each sublayer (x + f(LN(x)), final LN on top; "
-        "Xiong et al. 2020); false = after (LN(x + f(x)), the original).",
-    )
-    positions: Literal["sinusoidal", "learned"] = Field(
-        "sinusoidal",
-        description="Position encodings added to the scaled embeddings: fixed sinusoids or a learned table.",
-    )
-    max_len: int = Field(512, ge=1, description="learned: positions in the table (later ones reuse the last row).")
-    attention_dropout: float = Field(
-        0.0,
-        ge=0.0,
-        lt=1.0,
-        description="Dropout on the attention weights of every self- and cross-attention, in training only "
-        "(model.dropout acts on the sublayer outputs).",
-    )
-    share_embeddings: bool = Field(
-        False, description="One embedding table for source and target (needs data.joint_vocab)."
-    )
-    energy: EnergyName = Field(
-        "scaled_dot",
-        description="Energy of every self- and cross-attention (with linear query, key and value maps, "
-        "heads and W_o): scaled_dot (Vaswani et al. 2017), another of nmt's, a registered energy's name "
-        "or an import path module:Class.",
-    )
-    normalize: NormalizationName = Field(
-        "softmax",
-        description="How scores become weights: " + ", ".join(NORMALIZATION_NAMES) + " (softmax; sparsemax, "
-        "Martins & Astudillo 2016; 1.5-entmax, Peters et al. 2019: both give keys far below the best "
-        "exactly 0), a registered normalization's name or an import path module:function.",
-    )
-    params: dict[str, Any] = Field(
-        default_factory=dict,
-        description="The energy's own options, for an energy whose class declares them (a pydantic model "
-        "Params, e.g. {rank: 8}); checked against it and shown filled in; {} for the others.",
-    )
-
-    @model_validator(mode="after")
-    def _check_heads(self) -> TransformerConfig:
-        if self.d_model % self.heads:
-            raise ValueError(
-                f"model.transformer.heads={self.heads} does not divide model.transformer.d_model={self.d_model}"
-            )
-        return self
 
 
 RNN_ONLY = (
