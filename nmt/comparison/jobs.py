@@ -37,6 +37,7 @@ from nmt.config.sections import DataConfig
 from nmt.data.pipeline import load_corpus
 from nmt.util.children import die_with_parent
 from nmt.util.errors import Interrupted, UserError
+from nmt.util.fileio import open_log
 from nmt.util.registry import given_modules
 from nmt.util.signal_trap import SignalTrap
 
@@ -96,7 +97,7 @@ class _Job:
 def _start(plan: Plan, act: RunAction) -> _Job:
     log_path = plan.runs_dir / "logs" / f"{act.run_dir.name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    log_file = log_path.open("ab")
+    log_file = open_log(log_path)  # never through a link
     try:
         process = subprocess.Popen(
             train_command(plan, act),

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Optional, TypeVar, Union
 
 from nmt.run.paths import METRICS, RunPaths
+from nmt.util.fileio import open_log
 
 FILE_NAME = METRICS
 
@@ -111,7 +112,7 @@ def from_json(data: dict[str, Any]) -> Event:
 
 def append(run_dir: Path, event: Event) -> None:
     """Add one event to ``run_dir/metrics.jsonl``; a last line cut short by a crash is dropped first."""
-    with open(RunPaths(run_dir).metrics, "a+b") as handle:
+    with open_log(RunPaths(run_dir).metrics, "a+b") as handle:  # never through a link
         if handle.tell() > 0:
             handle.seek(-1, 2)
             if handle.read(1) != b"\n":

@@ -162,6 +162,23 @@ def write_into(path: Path) -> Iterator[IO[bytes]]:
         raise
 
 
+def open_log(path: Path, mode: str = "ab") -> IO[bytes]:
+    """``path`` opened to append (``"ab"``, or ``"a+b"`` to read it too), created if missing, never
+    through a symbolic link (O_NOFOLLOW: a link made by anyone is refused, not written into its
+    target) and only as a plain file: the rule of every log nmt appends to (a run's metrics.jsonl, a
+    comparison's run logs; the test-read log has its own message, :mod:`nmt.run.test_reads`)."""
+    flags = (os.O_RDWR if "+" in mode else os.O_WRONLY) | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        why = "is a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise UserError(f"{path}: {why}; nmt appends its log only to a plain file, never through a link") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UserError(f"{path}: is not a plain file; nmt appends its log only to a plain file")
+    return os.fdopen(fd, mode)
+
+
 def process_running(pid: int) -> bool:
     """Whether a process ``pid`` exists (it may be another user's: then it exists too)."""
     if pid == os.getpid():
