@@ -26,6 +26,8 @@ from typing import Any, Optional
 
 from nmt.comparison.groups_noise import Grouped, Record, combined_table, seed_power_lines
 from nmt.comparison.read_back import read_report, read_scored
+from nmt.config.variants import run_name
+from nmt.evaluation.record import RECORD
 from nmt.run import events
 from nmt.run.paths import REPORT, SCORED, RunPaths, report_json
 from nmt.score.across import holm, kendall_w, pooled_effect, replicability_count
@@ -54,6 +56,24 @@ def variant_flops(config: Optional[str], arm_overrides: list[str]) -> float:
 def _plan(folder: Path) -> dict[str, Any]:
     """The group's report.json, every field :func:`collect` reads checked (:mod:`nmt.comparison.read_back`)."""
     return read_report(report_json(folder / REPORT), f"rerun nmt compare --runs-dir {folder}")
+
+
+def run_names(folder: Path) -> dict[tuple[str, int], str]:
+    """(arm, seed) -> the run folder's name, as the comparison's record names them: an arm of a sweep
+    (``bahdanau model.attention.normalize=sparsemax``) trains in a folder named otherwise
+    (``bahdanau_model.attention.normalize-sparsemax_s4``); empty without a record (then the arm's name)."""
+    path = folder / REPORT / f"{RECORD}.json"
+    if not path.is_file():
+        return {}
+    try:
+        detail = json.loads(path.read_text(encoding="utf-8")).get("run_detail") or []
+        pairs = {(str(d["arm"]), int(d["seed"])): str(d["run"]) for d in detail}
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        raise UserError(f"{path}: not a record nmt compare writes (run_detail); rerun nmt compare") from None
+    bad = next((name for name in pairs.values() if Path(name).name != name or name in ("", ".", "..")), None)
+    if bad is not None:
+        raise UserError(f"{path}: run_detail names a run {bad[:80]!r} that is not a folder name; rerun nmt compare")
+    return pairs
 
 
 def _events(run: Path) -> list[events.Event]:
@@ -92,10 +112,11 @@ def collect(root: Path, notes: Optional[dict[str, str]] = None) -> list[Record]:
         plan = reports[folder.name]["plan"]
         rows = reports[folder.name]["variants"]
         base_seeds = {s for r in rows if r["variant"] == plan["baseline"] for s in r["seeds"]}
+        names = run_names(folder)
         for row in rows:
             overrides = [*plan["overrides"], *plan["arms"][row["variant"]]["train"]]
             for index, seed in enumerate(row["seeds"]):
-                run = folder / f"{row['variant']}_s{seed}"
+                run = folder / names.get((row["variant"], seed), f"{run_name(row['variant'])}_s{seed}")
                 result = read_scored(
                     RunPaths(run).compare_folder(plan["split"]) / SCORED, f"rerun nmt compare --runs-dir {folder}"
                 )

@@ -67,3 +67,28 @@ def test_planning_compares_each_arm_once_not_every_pair(tmp_path: Path, monkeypa
     plan = Plan(**{**plan.__dict__, "runs_dir": tmp_path})
     assert check_plan(plan) == 5
     assert len(reduced) <= len(plan.arms) == 150
+
+
+def test_compare_groups_finds_a_sweep_arms_runs_by_the_record(tmp_path) -> None:
+    """An arm of a sweep trains in a folder that is not its label: the record's run_detail names it."""
+    import json
+
+    from nmt.comparison.groups import run_names
+
+    report = tmp_path / "report"
+    report.mkdir()
+    detail = [
+        {
+            "run": "bahdanau_model.attention.normalize-sparsemax_s4",
+            "arm": "bahdanau model.attention.normalize=sparsemax",
+            "seed": 4,
+        }
+    ]
+    (report / "record.json").write_text(json.dumps({"run_detail": detail}), encoding="utf-8")
+    assert run_names(tmp_path) == {("bahdanau model.attention.normalize=sparsemax", 4): detail[0]["run"]}
+    (report / "record.json").write_text(
+        json.dumps({"run_detail": [{**detail[0], "run": "../../etc"}]}), encoding="utf-8"
+    )
+    with pytest.raises(UserError, match="is not a folder name"):
+        run_names(tmp_path)
+    assert run_names(tmp_path / "nothing") == {}
