@@ -25,7 +25,7 @@ from nmt.config.attention_space import ATTENTIONS, attention_problem
 from nmt.model.attention import Attention
 from nmt.model.energies import Energy
 from nmt.util.errors import shorten
-from nmt.util.registry import PluginError, origin_of
+from nmt.util.registry import PluginError
 
 B, SIZE = 3, 8
 SHAPES = ((4, 6), (7, 3), (12, 40))
@@ -45,11 +45,7 @@ def _name(energy: Union[str, type[Energy]]) -> str:
         return energy
     if not (isinstance(energy, type) and issubclass(energy, Energy)):
         raise PluginError(f"check_attention takes a subclass of nmt.Energy or its registered name, not {energy!r}")
-    name = ATTENTIONS.name_of(energy)
-    if name is None:
-        name = origin_of(energy)
-        ATTENTIONS.register(name, energy)
-    return name
+    return ATTENTIONS.name_for(energy)
 
 
 def raised(exc: BaseException) -> str:

@@ -18,7 +18,8 @@ from torch import Tensor
 
 from nmt.config.normalizations import NORMALIZATIONS
 from nmt.model.attention_check import raised
-from nmt.util.registry import PluginError, origin_of
+from nmt.model.normalize import broadcast_mask
+from nmt.util.registry import PluginError
 
 B, H = 3, 2
 SHAPES = ((4, 6), (7, 3), (12, 40))
@@ -32,11 +33,7 @@ def _name(normalization: Union[str, Callable[..., Any]]) -> str:
     if isinstance(normalization, str):
         NORMALIZATIONS.get(normalization)
         return normalization
-    name = NORMALIZATIONS.name_of(normalization)
-    if name is None:
-        name = origin_of(normalization)
-        NORMALIZATIONS.register(name, normalization)
-    return name
+    return NORMALIZATIONS.name_for(normalization)
 
 
 def check_normalization(normalization: Union[str, Callable[..., Any]], seed: int = 0) -> list[str]:
@@ -83,7 +80,8 @@ def _check(name: str, normalize: Normalize, T: int, S: int) -> list[str]:
     passed = []
     for mask, what in ((None, "no mask"), (padding, "a padding mask (B, S)"), (causal, "a per-query mask (B, T, S)")):
         weights = _weights(name, normalize, scores, mask)
-        allowed = torch.ones_like(weights, dtype=torch.bool) if mask is None else _expand(mask, weights)
+        view = broadcast_mask(mask, weights)  # None without a mask: every key allowed
+        allowed = torch.ones_like(weights, dtype=torch.bool) if view is None else view.expand_as(weights)
         if not torch.isfinite(weights).all() or (weights < 0).any():
             raise _fail(name, f"weights are negative or not finite with {what}")
         if weights.masked_select(~allowed).abs().sum() > 0:
@@ -111,9 +109,3 @@ def _check(name: str, normalize: Normalize, T: int, S: int) -> list[str]:
         raise _fail(name, "gradients to the scores are missing or not finite")
     passed.append("finite gradients to the scores")
     return passed
-
-
-def _expand(mask: Tensor, weights: Tensor) -> Tensor:
-    """A mask (B, S) or (B, T, S) as a bool tensor of the weights' shape (B, h, T, S)."""
-    view = mask.view(mask.size(0), 1, 1, mask.size(-1)) if mask.dim() == 2 else mask.unsqueeze(1)
-    return view.expand_as(weights)

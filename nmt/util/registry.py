@@ -134,6 +134,15 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self._entries or name in self._reserved
 
+    def name_for(self, target: Any) -> str:
+        """The name ``target`` is registered under, or its import path once registered under it (what a
+        check given a class or function, not a name, registers: nmt's checks look entries up by name)."""
+        name = self.name_of(target)
+        if name is None:
+            name = origin_of(target)
+            self.register(name, target)
+        return name
+
     def name_of(self, target: Any) -> Optional[str]:
         """The name ``target`` is registered under (the first), or None."""
         return next((name for name, entry in self._entries.items() if entry.target is target), None)
