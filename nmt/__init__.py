@@ -38,6 +38,7 @@ _EXPORTS = (
     "PluginError",
     "Records",
     "Run",
+    "ScoreContext",
     "ScoreResult",
     "Selection",
     "TrainingError",

@@ -10,7 +10,7 @@
   tables as records (a pandas DataFrame with ``.to_pandas()`` where pandas is installed);
 - :func:`select` chooses a run's model on validation (best.pt or the average of the last N) and
   reads a test split once with it, as ``nmt select`` does, into a :class:`Selection`;
-- :class:`Energy`, :func:`register_attention`, :func:`check_attention` and :func:`register_schedule`
+- :class:`Energy`, :class:`ScoreContext`, :func:`register_attention`, :func:`check_attention` and :func:`register_schedule`
   add an attention or a teacher-forcing schedule of your own (:mod:`nmt.api.extending`);
 - :meth:`Translator.align` reads hard word alignments out of the attention (:class:`WordAlignment`),
   and :func:`alignment_error` scores them against gold links (:func:`read_gold_alignments`) as an
@@ -73,9 +73,10 @@ __all__ = list(_EXPORTS)  # nmt/__init__.py's list, the one definition of the su
 
 
 def __getattr__(name: str) -> Any:
-    """:class:`Energy` is a torch module: imported when first asked for, so ``import nmt`` stays torch-free."""
-    if name == "Energy":
-        from nmt.model.energies import Energy
+    """:class:`Energy` (a torch module) and :class:`ScoreContext` (what a context-reading energy gets):
+    imported when first asked for, so ``import nmt`` stays torch-free."""
+    if name in ("Energy", "ScoreContext"):
+        from nmt.model import energies
 
-        return Energy
+        return getattr(energies, name)
     raise AttributeError(f"module 'nmt.api' has no attribute {name!r}")

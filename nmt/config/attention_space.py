@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple, Optional
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from nmt.util.errors import short_repr
 from nmt.util.registry import Registry
@@ -26,13 +26,30 @@ ATTENTION_TYPES = (
     "scaled_dot",
     "qkv",
     "gaussian",
+    "coverage",
+    "luong_local_p",
+    "luong_local_m",
 )
 
-ATTENTION_ENERGIES = ("uniform", "dot", "scaled_dot", "bilinear", "mlp", "gaussian", "location")
-"""nmt's own energies (:mod:`nmt.model.energies`); a user's join them through :func:`register_attention`."""
+ATTENTION_ENERGIES = (
+    "uniform",
+    "dot",
+    "scaled_dot",
+    "bilinear",
+    "mlp",
+    "gaussian",
+    "location",
+    "coverage",
+    "local_p",
+    "local_m",
+)
+"""nmt's own energies (:mod:`nmt.model.energies`, :mod:`nmt.model.coverage`, :mod:`nmt.model.local_attention`);
+a user's join them through :func:`register_attention`."""
+STATEFUL_ENERGIES = ("coverage", "local_m")
+"""nmt's energies that carry a state across decoder steps (the RNN decoder's cross-attention only)."""
 ATTENTION_MAPS = ("identity", "linear")
 # Energies that compare mapped queries and keys element by element, so their sizes must agree.
-SAME_SIZE_ENERGIES = ("dot", "scaled_dot", "mlp", "gaussian")
+SAME_SIZE_ENERGIES = ("dot", "scaled_dot", "mlp", "gaussian", "coverage")
 
 ENERGY_BASE = "nmt.model.energies.Energy"
 """Where the class every energy subclasses lives (named, so the config layer need not import torch)."""
@@ -53,10 +70,25 @@ def not_an_energy(target: Any) -> Optional[str]:
     return _bad_defaults(getattr(target, "defaults", {}))
 
 
+class LocalParams(BaseModel, extra="forbid"):
+    """The options of Luong et al.'s (2015) local attention (``local_p``, ``local_m``)."""
+
+    window: int = Field(
+        10, ge=1, description="D: a query sees the keys within D of its aligned position p_t (10 in the paper)."
+    )
+
+
+BUILTIN_PARAMS: dict[str, type[BaseModel]] = {"local_p": LocalParams, "local_m": LocalParams}
+"""nmt's energies with options of their own (``model.attention.params``), declared here for the config."""
+
+
 def energy_params(energy: str, params: dict[str, Any], option: str) -> dict[str, Any]:
     """``params`` validated by energy ``energy``'s own ``Params`` model, every option filled in (what a
     saved config and ``nmt config`` show); ``option`` names them in a message (``model.attention.params``)."""
-    declared = getattr(ATTENTIONS.get(energy).target, "Params", None) if energy not in _BUILTIN_TRAITS else None
+    if energy in _BUILTIN_TRAITS:
+        declared: Optional[type[BaseModel]] = BUILTIN_PARAMS.get(energy)
+    else:
+        declared = getattr(ATTENTIONS.get(energy).target, "Params", None)
     if declared is None:
         if params:
             raise ValueError(
@@ -117,11 +149,12 @@ def register_attention(name: str, energy: Optional[type] = None, replace: bool =
 
 
 class Traits(NamedTuple):
-    """What an energy reads, which decides the maps and sizes it works with."""
+    """What an energy reads, which decides the maps and sizes it works with, and whether it keeps a state."""
 
     reads_query: bool
     reads_keys: bool
     same_size: bool
+    stateful: bool = False
 
 
 _BUILTIN_TRAITS = {
@@ -129,6 +162,9 @@ _BUILTIN_TRAITS = {
     "location": Traits(True, False, False),
     "bilinear": Traits(True, True, False),
     **{name: Traits(True, True, True) for name in SAME_SIZE_ENERGIES},
+    "coverage": Traits(True, True, True, stateful=True),
+    "local_p": Traits(True, True, False),
+    "local_m": Traits(True, True, False, stateful=True),
 }
 """The built-in energies' class attributes, for configs read before :mod:`nmt.model` is imported
 (tests/unit/test_attention_registry.py checks they agree)."""
@@ -139,7 +175,7 @@ def energy_traits(name: str) -> Traits:
     if name in _BUILTIN_TRAITS:
         return _BUILTIN_TRAITS[name]
     cls = ATTENTIONS.get(name).target
-    return Traits(*(bool(getattr(cls, trait, True)) for trait in Traits._fields))
+    return Traits(*(bool(getattr(cls, trait, trait != "stateful")) for trait in Traits._fields))
 
 
 def energy_defaults(name: str) -> dict[str, Any]:
@@ -165,6 +201,9 @@ ATTENTION_PRESETS: dict[str, dict[str, Any]] = {
     "scaled_dot": dict(_IDENTITY, energy="scaled_dot", style="luong"),
     "qkv": dict(_QK_LINEAR, energy="scaled_dot", value_map="linear", out_proj=True, style="luong"),
     "gaussian": dict(_QK_LINEAR, energy="gaussian", style="luong"),
+    "coverage": dict(_QK_LINEAR, energy="coverage", style="bahdanau"),
+    "luong_local_p": dict(_IDENTITY, energy="local_p", style="luong"),
+    "luong_local_m": dict(_IDENTITY, energy="local_m", style="luong"),
 }
 # type=custom: no preset; energy must be given, every other axis defaults to this.
 CUSTOM_ATTENTION: dict[str, Any] = dict(_IDENTITY, energy=None, style="luong")

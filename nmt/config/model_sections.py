@@ -21,12 +21,21 @@ from nmt.config.attention_space import (
     attention_point,
     attention_problem,
     energy_params,
+    energy_traits,
 )
 from nmt.config.named_code import AttentionType, EnergyName, NormalizationName
 from nmt.config.section import Section, _model_option
 from nmt.config.steps import normalize_field, params_field
 from nmt.config.transformer_section import TransformerConfig
 from nmt.util.errors import short_repr
+
+
+def _stateful_here(energy: str, option: str) -> str:
+    """Why a stateful energy cannot run where ``option`` puts it."""
+    return (
+        f"{option}={energy} carries a state across decoder steps (one query per step), so it runs only in the "
+        "RNN decoder's cross-attention (model.attention); choose a stateless energy here"
+    )
 
 
 class AttentionConfig(Section):
@@ -347,10 +356,14 @@ class ModelConfig(Section):
             problem = attention_problem(sa.axes(), size, size, sa.dim, _model_option(name), residual=True)
             if on and problem:
                 raise ValueError(problem)
+            if on and energy_traits(sa.energy).stateful:
+                raise ValueError(_stateful_here(sa.energy, f"model.{name}.energy"))
         # the energies' own options (Params), filled in; a frozen section takes them as validated
         object.__setattr__(att, "params", energy_params(axes["energy"], att.params, "model.attention.params"))
         t = self.transformer
         object.__setattr__(t, "params", energy_params(t.energy, t.params, "model.transformer.params"))
+        if self.arch == "transformer" and energy_traits(t.energy).stateful:
+            raise ValueError(_stateful_here(t.energy, "model.transformer.energy"))
         if self.arch == "transformer" and t.energy != "scaled_dot":  # the qkv point, at d_model
             qkv = dict(energy=t.energy, query_map="linear", key_map="linear", value_map="linear", heads=t.heads)
             problem = attention_problem(

@@ -237,6 +237,13 @@ class TrainConfig(Section):
     tf_decay_steps: int = Field(10000, ge=1, description="linear: updates to go from teacher_forcing to tf_min.")
     tf_k: float = Field(1000.0, ge=1.0, description="inverse_sigmoid: p = k / (k + exp(step / k)).")
     label_smoothing: float = Field(0.1, ge=0.0, lt=1.0, description="Label smoothing of the cross-entropy.")
+    coverage_loss: float = Field(
+        0.0,
+        ge=0.0,
+        description="lambda of See et al.'s (2017) coverage loss, lambda sum_i min(a_t,i, c_t,i) per target token "
+        "(c_t the sum of earlier steps' weights): penalizes attending again where attention has been; 1 in "
+        "the paper, 0 = off.  Added to the training loss only (validation loss and BLEU are unchanged).",
+    )
     max_nonfinite: int = Field(10, ge=1, description="Stop after this many non-finite losses in a row.")
 
     @field_validator("select")

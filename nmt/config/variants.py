@@ -1,4 +1,4 @@
-"""Named model variants: the attention presets, Luong's location attention and self-attention.
+"""Named model variants: the attention presets, Luong's location attention, sparse normalizations and self-attention.
 
 A variant is a list of ``--set`` overrides applied on top of a base config.  ``nmt compare``
 trains them side by side, and the learning tests train each on a toy task.
@@ -24,6 +24,11 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "scaled_dot": ("model.attention.type=scaled_dot", "model.enc_hidden_size=half"),
     "qkv": ("model.attention.type=qkv", "model.attention.heads=4"),
     "gaussian": ("model.attention.type=gaussian",),
+    "coverage": ("model.attention.type=coverage",),
+    "luong_local_p": ("model.attention.type=luong_local_p",),
+    "luong_local_m": ("model.attention.type=luong_local_m",),
+    "bahdanau+sparsemax": ("model.attention.type=bahdanau", "model.attention.normalize=sparsemax"),
+    "bahdanau+entmax15": ("model.attention.type=bahdanau", "model.attention.normalize=entmax15"),
     "bahdanau+enc_self": (
         "model.attention.type=bahdanau",
         "model.enc_self_attention.layers=1",

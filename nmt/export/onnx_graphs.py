@@ -8,6 +8,9 @@ signatures, and :class:`Fields` names what flows between them:
 - ``encode(src, src_len) -> enc fields + start state fields`` (``init_state`` is folded in);
 - ``step(prev, state fields, enc fields) -> logits, attention, next state fields``.
 
+A stateful energy's own state (coverage, local-m's step count) is one more state field,
+``attention_state``, batch-first like the rest.
+
 Every field is batch-first (axis 0 is the row a search reorders), so the reading side selects
 rows of every array alike (:mod:`nmt.engine.onnx_model`); the RNN's (L, B, H) states travel as
 (B, L, H).  The Transformer's position t is the one field without a batch axis.
@@ -146,6 +149,8 @@ def rnn_fields(model: Seq2Seq) -> Fields:
         state.append("feed")
     if dec.self_attention is not None:
         state += ["past_keys", "past_values"]
+    if dec.attention.stateful:
+        state.append("attention_state")
     return Fields(enc=("keys", "values", "mask"), state=tuple(state))
 
 
@@ -159,6 +164,8 @@ def _rnn_state(model: Seq2Seq, state: DecoderState) -> list[Tensor]:
     if model.decoder.self_attention is not None:
         assert state.past is not None and state.past.keys is not None and state.past.values is not None
         fields += [state.past.keys, state.past.values]
+    if state.attention is not None:
+        fields.append(state.attention)
     return fields
 
 
@@ -195,6 +202,7 @@ class RnnStep(nn.Module):
             cell=named["cell"].transpose(0, 1) if "cell" in named else None,
             feed=named.get("feed"),
             past=past,
+            attention=named.get("attention_state"),
         )
         keys, values, mask = named["keys"], named["values"], named["mask"]
         # the step reads keys, values and mask only; memory and final are the encoder's business

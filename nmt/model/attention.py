@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import torch
 from torch import Tensor, nn
 
 from nmt.config.attention_space import (
@@ -40,8 +41,12 @@ from nmt.config.attention_space import (
     scores_unscalable,
 )
 from nmt.config.normalizations import NORMALIZATIONS
+
+# nmt's energies beyond nmt.model.energies register themselves on import, as a user's module does
+from nmt.model import coverage as coverage
+from nmt.model import local_attention as local_attention
 from nmt.model.dropout import Dropout
-from nmt.model.energies import Energy, energy_class, merge_heads, split_heads
+from nmt.model.energies import Energy, ScoreContext, energy_class, merge_heads, split_heads
 from nmt.model.normalize import masked_softmax as masked_softmax  # the default normalize step
 
 
@@ -149,14 +154,55 @@ class Attention(nn.Module):
         """Queries (B, T, H_q) -> (B, T, A)."""
         return query if self.query_proj is None else self.query_proj(query) * self.qk_gain
 
-    # ------------------------------------------------------------ energy and pooling
+    # ------------------------------------------------------------ energy
 
-    def energy(self, query: Tensor, keys: Tensor) -> Tensor:
+    def energy(
+        self, query: Tensor, keys: Tensor, mask: Optional[Tensor] = None, state: Optional[Tensor] = None
+    ) -> Tensor:
         """Mapped queries (B, T, A) and keys (B, S, A) -> scores (B, h, T, S), by the registered energy."""
-        return self.score(split_heads(query, self.heads), split_heads(keys, self.heads))
+        q, k = split_heads(query, self.heads), split_heads(keys, self.heads)
+        if not self.score.reads_context:
+            return self.score(q, k)
+        return self.score(q, k, self.score_context(keys, mask, state))
+
+    def score_context(self, keys: Tensor, mask: Optional[Tensor], state: Optional[Tensor]) -> ScoreContext:
+        """What an energy with ``reads_context`` reads besides queries and keys: the mask, the lengths, its state."""
+        if mask is None:
+            mask = torch.ones(keys.shape[:2], dtype=torch.bool, device=keys.device)
+        lengths = (mask if mask.dim() == 2 else mask.any(1)).sum(-1).to(keys.dtype)  # per query: any may see
+        if self.score.stateful and state is None:  # the first step of every sentence
+            state = self.init_state(mask if mask.dim() == 2 else mask.any(1))
+        return ScoreContext(mask, lengths, state)
+
+    # ------------------------------------------------------------ state across decoder steps
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the energy carries a state across decoder steps (then it runs one query per step)."""
+        return self.score.stateful
+
+    def init_state(self, mask: Tensor) -> Optional[Tensor]:
+        """The energy's state before the first step for sources with real keys ``mask`` (B, S); None if stateless."""
+        return self.score.init_state(mask) if self.score.stateful else None
+
+    def next_state(
+        self, state: Optional[Tensor], weights: Tensor, keys: Tensor, mask: Optional[Tensor]
+    ) -> Optional[Tensor]:
+        """The state after a step that gave ``weights`` (B, S) over ``keys`` (B, S, A); None stays None."""
+        if state is None:
+            return None
+        return self.score.next_state(state, weights, self.score_context(keys, mask, state))
+
+    # ------------------------------------------------------------ pooling
 
     def forward(
-        self, query: Tensor, keys: Tensor, values: Tensor, mask: Optional[Tensor], per_head: bool = False
+        self,
+        query: Tensor,
+        keys: Tensor,
+        values: Tensor,
+        mask: Optional[Tensor],
+        per_head: bool = False,
+        state: Optional[Tensor] = None,
     ) -> tuple[Tensor, Tensor]:
         """Query (B, H_q) or (B, T, H_q) -> context (B, [T,] C) and weights (B, [T,] S).
 
@@ -164,7 +210,8 @@ class Attention(nn.Module):
         is True where a key may be attended, (B, S) or (B, T, S), None for all.  Weights
         sum to 1 over the allowed positions and are exactly 0 elsewhere; with heads > 1
         the returned weights are the mean over heads (still a distribution), or with
-        ``per_head`` every head's own, (B, h, [T,] S).
+        ``per_head`` every head's own, (B, h, [T,] S).  ``state``: a stateful energy's state
+        (:meth:`init_state`, :meth:`next_state`; None: the first step's).
         """
         single = query.dim() == 2
         if single:
@@ -173,7 +220,13 @@ class Attention(nn.Module):
         reach = self.score.reach(S, keys.device)  # (S,): positions the energy can score (location's table)
         if reach is not None:
             mask = reach.expand(keys.size(0), S) if mask is None else mask & reach
-        weights = self.normalize(self.energy(self.project_query(query), keys), mask)  # (B, h, T, S)
+        mapped = self.project_query(query)  # (B, T, A)
+        scores = self.energy(mapped, keys, mask, state)  # (B, h, T, S)
+        if self.score.reads_context:  # a local attention's window narrows the mask, per query
+            window = self.score.window(split_heads(mapped, self.heads), self.score_context(keys, mask, state))
+            if window is not None:
+                mask = window if mask is None else window & (mask.unsqueeze(1) if mask.dim() == 2 else mask)
+        weights = self.normalize(scores, mask)  # (B, h, T, S)
         pooled = weights if self.weight_dropout is None else self.weight_dropout(weights)
         heads = pooled.to(values.dtype) @ split_heads(values, self.heads)  # (B, h, T, A_v/h)
         context = merge_heads(heads)  # (B, T, A_v)

@@ -122,11 +122,11 @@ def _fail(name: str, att: Attention, what: str) -> PluginError:
     return PluginError(f"attention {name} (heads={att.heads}) fails a check: {what}")
 
 
-def _scores(name: str, att: Attention, query: Tensor, keys: Tensor) -> Tensor:
+def _scores(name: str, att: Attention, query: Tensor, keys: Tensor, mask: Tensor) -> Tensor:
     """The energy's scores of ``query`` (B, T, A) against ``keys`` (B, S, A): a floating-point tensor
     of shape (B, h, T, S), finite, or one PluginError saying what came back instead."""
     (B, T, _), S = query.shape, keys.size(1)
-    scores = att.energy(att.project_query(query), keys)
+    scores = att.energy(att.project_query(query), keys, mask)
     if not isinstance(scores, Tensor):
         raise _fail(name, att, f"forward returned a {type(scores).__name__}, not a tensor of scores")
     if not scores.is_floating_point():
@@ -151,7 +151,9 @@ def _check(name: str, att: Attention, T: int, S: int, pad: str) -> list[str]:
     memory.requires_grad_(True)
     query = torch.randn(B, T, SIZE, requires_grad=True)
     keys, values = att.project_keys(memory), att.project_values(memory)
-    _scores(name, att, query, keys)
+    _scores(name, att, query, keys, mask)
+    if att.stateful:
+        return _check_stateful(name, att, query, memory, mask)
     context, weights = att(query, keys, values, mask)
     if tuple(weights.shape) != (B, T, S) or not torch.isfinite(context).all():
         raise _fail(
@@ -173,6 +175,67 @@ def _check(name: str, att: Attention, T: int, S: int, pad: str) -> list[str]:
     if not torch.allclose(steps, context, atol=TOLERANCE):
         raise _fail(name, att, "queries scored one at a time (decoding) differ from all at once (training)")
     passed.append("one query at a time equals all at once")
+    return [*passed, _gradients(name, att, context, (query, memory))]
+
+
+def _decode(
+    att: Attention, query: Tensor, memory: Tensor, mask: Tensor, reorder: Optional[tuple[int, Tensor]] = None
+) -> tuple[Tensor, Tensor]:
+    """A stateful attention run as the decoder runs it, one query a step with the state carried:
+    contexts (B, T, C) and weights (B, T, S).  ``reorder`` (t, idx): before step t the rows are
+    reordered by idx, state included, as beam search does."""
+    keys, values = att.project_keys(memory), att.project_values(memory)
+    state = att.init_state(mask)
+    contexts: list[Tensor] = []
+    weights: list[Tensor] = []
+    for t in range(query.size(1)):
+        if reorder is not None and t == reorder[0]:
+            idx = reorder[1]
+            query, keys, values, mask = (x.index_select(0, idx) for x in (query, keys, values, mask))
+            state = None if state is None else state.index_select(0, idx)
+            contexts, weights = [c.index_select(0, idx) for c in contexts], [w.index_select(0, idx) for w in weights]
+        context, w = att(query[:, t], keys, values, mask, state=state)
+        state = att.next_state(state, w, keys, mask)
+        contexts.append(context)
+        weights.append(w)
+    return torch.stack(contexts, 1), torch.stack(weights, 1)
+
+
+def _check_stateful(name: str, att: Attention, query: Tensor, memory: Tensor, mask: Tensor) -> list[str]:
+    """The properties of an attention whose energy keeps a state across decoder steps, decoded step by step."""
+    (B, T, _), S = query.shape, memory.size(1)
+    context, weights = _decode(att, query, memory, mask)
+    if tuple(weights.shape) != (B, T, S) or not torch.isfinite(context).all():
+        raise _fail(
+            name, att, f"weights of shape {tuple(weights.shape)} (expected {(B, T, S)}) or a non-finite context"
+        )
+    if weights.masked_select(~mask.unsqueeze(1).expand_as(weights)).abs().sum() > 0:
+        raise _fail(name, att, "a padded key gets weight")
+    if (weights.sum(-1) - 1).abs().max() > TOLERANCE:
+        raise _fail(name, att, "a row of weights does not sum to 1")
+    passed = ["scores (B, h, T, S), finite", "padded keys get weight 0", "rows sum to 1"]
+
+    again, _ = _decode(att, query, memory, mask)
+    if not torch.allclose(again, context, atol=TOLERANCE):
+        raise _fail(
+            name,
+            att,
+            "the same sentences decoded twice differ: keep the state in init_state/next_state, not on the module",
+        )
+    passed.append("decoding again gives the same (no state kept on the module)")
+
+    n = int(mask[1].sum())  # the second sentence alone, without its padding or the batch
+    alone, _ = _decode(att, query[1:2], memory[1:2, :n], mask[1:2, :n])
+    if not torch.allclose(alone[0], context[1], atol=TOLERANCE):
+        raise _fail(name, att, "a sentence's context changes with the padding or the other sentences of its batch")
+    passed.append("a sentence's context ignores its padding and its batch")
+
+    idx = torch.tensor([2, 0, 1, 1])  # beam search reorders, repeats and drops hypotheses
+    if T > 1:
+        moved, _ = _decode(att, query, memory, mask, reorder=(T // 2, idx))
+        if not torch.allclose(moved, context.index_select(0, idx), atol=TOLERANCE):
+            raise _fail(name, att, "a state reordered mid-sentence (as beam search does) does not follow its rows")
+        passed.append("a reordered state follows its rows (beam search)")
     return [*passed, _gradients(name, att, context, (query, memory))]
 
 

@@ -134,17 +134,17 @@ class Decoder(nn.Module):
 
     @property
     def can_run_fast(self) -> bool:
-        """Whether nothing computed by attention feeds back into the recurrence."""
-        return self.style == "luong" and not self.input_feeding
+        """Whether nothing computed by attention feeds back into the recurrence (nor into its own state)."""
+        return self.style == "luong" and not self.input_feeding and not self.attention.stateful
 
-    def init_state(self, final: FinalState) -> DecoderState:
-        """The start state from the encoder final state (see :mod:`nmt.model.bridge`)."""
+    def init_state(self, final: FinalState, mask: Tensor) -> DecoderState:
+        """The start state from the encoder final state (see :mod:`nmt.model.bridge`) and the source mask (B, S)."""
         hidden, cell = self.start(final)
         feed = hidden.new_zeros(hidden.shape[1:]) if self.input_feeding else None  # h~_0 = 0
         past = None
         if self.self_attention is not None:
             past = self.self_attention.empty_memory(hidden[-1], self.cache_self_attention)
-        return DecoderState(hidden=hidden, cell=cell, feed=feed, past=past)
+        return DecoderState(hidden=hidden, cell=cell, feed=feed, past=past, attention=self.attention.init_state(mask))
 
     def _split_weights(self) -> StepWeights:
         """Layer-0 input weight split into embedding columns W_e (with b_ih) and the rest W_x."""
@@ -183,20 +183,22 @@ class Decoder(nn.Module):
         :meth:`compile_step` compiles exactly this.  Under input feeding the new state's
         ``feed`` is h~_t, computed here because the next step needs it.
         """
-        hs, cs, feed, past = state
+        hs, cs, feed, past, attn = state
         if self.style == "bahdanau":
             query, past = self._refine(hs[-1], past)  # from s_{t-1}
-            context, weights = self.attention(query, enc.keys, enc.values, enc.mask)
+            context, weights = self.attention(query, enc.keys, enc.values, enc.mask, state=attn)
+            attn = self.attention.next_state(attn, weights, enc.keys, enc.mask)
             x_gates = torch.addmm(x_gates, context, w.w_x.t())  # + W_c c_t
             hs, cs = stack_step(x_gates, hs, cs, w.layers, self.dropout_p, self.training)
-            return StepState(hs, cs, None, past), StepOutput(hs[-1], context, weights)
+            return StepState(hs, cs, None, past, attn), StepOutput(hs[-1], context, weights)
         if feed is not None:
             x_gates = torch.addmm(x_gates, feed, w.w_x.t())  # + W_f h~_{t-1}
         hs, cs = stack_step(x_gates, hs, cs, w.layers, self.dropout_p, self.training)
         query, past = self._refine(hs[-1], past)  # from h_t
-        context, weights = self.attention(query, enc.keys, enc.values, enc.mask)
+        context, weights = self.attention(query, enc.keys, enc.values, enc.mask, state=attn)
+        attn = self.attention.next_state(attn, weights, enc.keys, enc.mask)
         feed = self._read(query, context, None) if self.input_feeding else None  # h~_t
-        return StepState(hs, cs, feed, past), StepOutput(query, context, weights)
+        return StepState(hs, cs, feed, past, attn), StepOutput(query, context, weights)
 
     def _token_step(
         self, tokens: Tensor, state: StepState, enc: EncoderOutput, w: StepWeights

@@ -12,7 +12,7 @@ Shapes: B batch, h heads, T queries, S keys, D size per head, A = h D the mapped
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar, NamedTuple, Optional
 
 import torch
 from pydantic import BaseModel
@@ -29,6 +29,7 @@ __all__ = [
     "GaussianEnergy",
     "LocationEnergy",
     "ScaledDotEnergy",
+    "ScoreContext",
     "UniformEnergy",
     "additive_energy",
     "dot_energy",
@@ -90,6 +91,19 @@ def merge_heads(x: Tensor) -> Tensor:
 # ---------------------------------------------------------------- the module an energy is
 
 
+class ScoreContext(NamedTuple):
+    """What an energy with ``reads_context`` gets besides the queries and keys (its third argument).
+
+    ``state`` is the attention's own state across decoder steps (``stateful`` energies): what
+    :meth:`Energy.init_state` made for the sentence and :meth:`Energy.next_state` updated at every step
+    since, one row per sentence (or hypothesis: beam search reorders it with the decoder state).
+    """
+
+    mask: Tensor  # (B, S) True at real keys, or (B, T, S) per query
+    lengths: Tensor  # (B,) real keys per sentence (float, for position arithmetic)
+    state: Optional[Tensor]  # (B, ...) the attention's own state; None for a stateless energy
+
+
 class Energy(nn.Module):
     """Scores of queries against keys: subclass it, write :meth:`forward`, register the class.
 
@@ -106,6 +120,15 @@ class Energy(nn.Module):
       ``model.attention.params`` (or ``model.transformer.params``), validated with the config and
       passed to ``__init__`` as ``params``; None (the default) for an energy without options.
 
+    - ``reads_context``: forward takes a third argument, a :class:`ScoreContext` (the mask, the
+      sentences' lengths and the attention's own state), and :meth:`window` may narrow the keys a
+      query sees (Luong et al.'s local attention);
+    - ``stateful``: the energy keeps a state across decoder steps (coverage: the sum of earlier
+      weights), made by :meth:`init_state` per sentence and advanced by :meth:`next_state` after
+      every step.  nmt carries it in the decoder state, so beam search, batched decoding, ensembles
+      and ONNX exports reorder and pass it like the RNN's own; nothing may be kept on the module.
+      A stateful energy runs in the RNN decoder's cross-attention only (one query per step).
+
     Linear layers inside it are Xavier-initialized like every other (``nmt.model.build.init_weights``);
     other parameters keep what ``__init__`` gives them.
     """
@@ -117,6 +140,8 @@ class Energy(nn.Module):
     Params: ClassVar[Optional[type[BaseModel]]] = None  # the energy's own options (model.attention.params)
     options: ClassVar[tuple[str, ...]] = ()  # nmt's own energies: attention options they take
     key_bias: ClassVar[bool] = False  # the key map carries the bias (the additive energy's b)
+    reads_context: ClassVar[bool] = False  # forward(q, k, context) with a ScoreContext
+    stateful: ClassVar[bool] = False  # init_state / next_state carry a state across decoder steps
 
     def __init__(self, query_size: int, key_size: int, heads: int = 1) -> None:
         super().__init__()
@@ -127,8 +152,21 @@ class Energy(nn.Module):
         return keys
 
     def forward(self, q: Tensor, k: Tensor) -> Tensor:  # pragma: no cover - every energy defines it
-        """Queries (B, h, T, D_q) and keys (B, h, S, D_k) -> scores (B, h, T, S)."""
+        """Queries (B, h, T, D_q) and keys (B, h, S, D_k) -> scores (B, h, T, S)
+        (``reads_context``: ``forward(q, k, context)``)."""
         raise NotImplementedError(f"{type(self).__name__} must define forward(q, k)")
+
+    def window(self, q: Tensor, context: ScoreContext) -> Optional[Tensor]:
+        """``reads_context``: the keys each query may see, (B, T, S) bool, or None for all (local attention)."""
+        return None
+
+    def init_state(self, mask: Tensor) -> Tensor:
+        """``stateful``: the state before the first step of sentences with real keys ``mask`` (B, S): (B, ...)."""
+        raise NotImplementedError(f"{type(self).__name__} is stateful and must define init_state(mask)")
+
+    def next_state(self, state: Tensor, weights: Tensor, context: ScoreContext) -> Tensor:
+        """``stateful``: the state after a step whose weights (mean over heads) were ``weights`` (B, S)."""
+        raise NotImplementedError(f"{type(self).__name__} is stateful and must define next_state(state, weights, ...)")
 
     def reach(self, length: int, device: torch.device) -> Optional[Tensor]:
         """Key positions (S,) this energy can score, None for all (the location energy's table ends)."""

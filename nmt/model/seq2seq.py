@@ -77,7 +77,7 @@ class Seq2Seq(nn.Module):
 
     def init_state(self, enc: EncoderOutput) -> DecoderState:
         """The decoder's start state."""
-        return self.decoder.init_state(enc.final)
+        return self.decoder.init_state(enc.final, enc.mask)
 
     def step(self, prev: Tensor, state: DecoderState, enc: EncoderOutput) -> tuple[Tensor, DecoderState, Tensor]:
         """Previous tokens (B,) -> un-normalized logits (B, V), new state, attention weights (B, S)."""

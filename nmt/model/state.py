@@ -76,6 +76,7 @@ class DecoderState:
     cell: Optional[Tensor] = None  # (L, B, H) LSTM memory cell; None for a GRU
     feed: Optional[Tensor] = None  # (B, H) previous attentional vector (Luong input feeding), else None
     past: Optional[SelfAttentionMemory] = None  # decoder self-attention memory, else None
+    attention: Optional[Tensor] = None  # (B, ...) a stateful energy's state (coverage (B, S)), else None
 
     def index_select(self, idx: Tensor) -> DecoderState:
         """Rows ``idx`` (1-D long tensor) along the batch: beam expansion and reordering."""
@@ -84,12 +85,13 @@ class DecoderState:
             cell=None if self.cell is None else self.cell.index_select(1, idx),
             feed=_rows(self.feed, idx),
             past=None if self.past is None else self.past.index_select(idx),
+            attention=_rows(self.attention, idx),
         )
 
     def unstacked(self) -> StepState:
         """The same state with one (B, H) tensor per layer, as the decoder's step reads it."""
         cell = None if self.cell is None else list(self.cell.unbind(0))
-        return StepState(list(self.hidden.unbind(0)), cell, self.feed, self.past)
+        return StepState(list(self.hidden.unbind(0)), cell, self.feed, self.past, self.attention)
 
 
 class StepState(NamedTuple):
@@ -104,8 +106,9 @@ class StepState(NamedTuple):
     cell: Optional[list[Tensor]]  # L x (B, H) LSTM memory cells; None for a GRU
     feed: Optional[Tensor]  # (B, H) attentional vector h~_t, the next step's input (Luong input feeding), else None
     past: Optional[SelfAttentionMemory]  # decoder self-attention memory, else None
+    attention: Optional[Tensor] = None  # (B, ...) a stateful energy's state, else None
 
     def stacked(self) -> DecoderState:
         """The same state with layers stacked, as :meth:`Decoder.step` returns it."""
         cell = None if self.cell is None else torch.stack(self.cell)
-        return DecoderState(torch.stack(self.hidden), cell, self.feed, self.past)
+        return DecoderState(torch.stack(self.hidden), cell, self.feed, self.past, self.attention)

@@ -210,6 +210,7 @@ class Trainer:
                         batch,
                         label_smoothing=t.label_smoothing,
                         teacher_forcing=p,
+                        coverage_loss=t.coverage_loss,
                         device=self.device,
                         amp=self.amp,
                     )

@@ -91,6 +91,7 @@ def train_update(
             batch,
             label_smoothing=t.label_smoothing,
             teacher_forcing=teacher_forcing_p(t, 0),
+            coverage_loss=t.coverage_loss,
             device=device,
             amp=amp,
             fast=fast,

@@ -9,7 +9,7 @@ import yaml
 from pydantic import ValidationError
 
 from nmt import config as C
-from nmt.config.attention_space import ATTENTION_TYPES
+from nmt.config.attention_space import ATTENTION_TYPES, energy_params
 from nmt.config.saved import flat_options
 from nmt.util.errors import ConfigError, UserError
 
@@ -37,12 +37,17 @@ def test_defaults_are_valid_and_documented():
 def test_example_configs_load_their_values_and_the_defaults(path):
     """Every option an example sets arrives as written; every other one is the default.
 
-    The defaults are those of the example's architecture: a Transformer's schedule defaults
-    to warm-up + inverse square root.
+    The defaults are those of the example's architecture (a Transformer's schedule defaults
+    to warm-up + inverse square root) and attention type (an energy's own options filled in).
     """
     given = flat_options(yaml.safe_load(path.read_text(encoding="utf-8")))
-    loaded = flat_options(C.load(path).model_dump(mode="json"))
+    cfg = C.load(path)
+    loaded = flat_options(cfg.model_dump(mode="json"))
     defaults = flat_options(C.from_dict({"model": {"arch": given.get("model.arch", "rnn")}}).model_dump(mode="json"))
+    filled = energy_params(cfg.model.attention.axes()["energy"], {}, "model.attention.params")
+    if filled:  # the energy's own options (local attention's window), at their defaults
+        defaults.pop("model.attention.params")
+        defaults.update({f"model.attention.params.{k}": v for k, v in filled.items()})
     assert given and given.keys() <= loaded.keys()
     assert {k: loaded[k] for k in given} == given
     assert {k: v for k, v in loaded.items() if k not in given} == {k: v for k, v in defaults.items() if k not in given}

@@ -25,6 +25,7 @@ from nmt.config import ATTENTION_ENERGIES, ATTENTION_TYPES, ConfigError, ModelCo
 from nmt.decode.beam import beam_search
 from nmt.decode.greedy import greedy
 from nmt.model.attention import Attention
+from nmt.model.attention_check import _decode as decode_steps
 from nmt.model.build import build_model
 from nmt.model.presets import PRESETS, describe_presets
 from nmt.model.seq2seq import Seq2Seq
@@ -79,7 +80,10 @@ def test_every_point_builds_and_behaves_or_is_refused_at_load(energy, qm, km, vm
     att = Attention(H, K, **point, max_len=5)
     memory, mask = padded(width=K)
     memory.requires_grad_(True)
-    context, weights = att(torch.randn(3, 4, H), att.project_keys(memory), att.project_values(memory), mask)
+    if att.stateful:  # one query a step, the state carried, as the decoder runs it
+        context, weights = decode_steps(att, torch.randn(3, 4, H), memory, mask)
+    else:
+        context, weights = att(torch.randn(3, 4, H), att.project_keys(memory), att.project_values(memory), mask)
     assert context.shape == (3, 4, att.context_size) and weights.shape == (3, 4, 6)
     assert torch.all(weights.masked_select(~mask.unsqueeze(1)) == 0)
     assert torch.allclose(weights.sum(-1), torch.ones(3, 4), atol=1e-6)

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from nmt.model.attention import masked_softmax
+from nmt.model.attention_check import _decode as decode_steps
 from nmt.model.energies import additive_energy, gaussian_energy
 from nmt.model.presets import ATTENTION_TYPES, build_preset
 
@@ -69,7 +70,10 @@ def test_gradients_reach_every_attention_parameter(type_: str) -> None:
     att, memory, mask = make(type_)
     memory.requires_grad_(True)
     query = torch.randn(B, T, HQ, requires_grad=True)
-    context, _ = att(query, att.project_keys(memory), att.project_values(memory), mask)
+    if att.stateful:  # the state reaches its parameters from the second step on
+        context, _ = decode_steps(att, query, memory, mask)
+    else:
+        context, _ = att(query, att.project_keys(memory), att.project_values(memory), mask)
     context.pow(2).sum().backward()
     for name, param in att.named_parameters():
         assert param.grad is not None and param.grad.abs().sum() > 0, name

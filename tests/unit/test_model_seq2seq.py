@@ -12,7 +12,7 @@ from nmt.config import ATTENTION_TYPES, AttentionConfig, ModelConfig
 from nmt.model.build import build_model, count_parameters
 from nmt.model.seq2seq import DecoderState, EncoderOutput, Seq2Seq
 
-LUONG_TYPES = [t for t in ATTENTION_TYPES if t != "none"]
+LUONG_TYPES = [t for t in ATTENTION_TYPES if t not in ("none", "coverage", "luong_local_m")]  # stateful: no fast path
 
 
 def model(type_: str = "bahdanau", cell: str = "gru", layers: int = 1, train: bool = False, **kw: object) -> Seq2Seq:
