@@ -45,14 +45,19 @@ def _examples() -> tuple[Tensor, Tensor]:
     return src, torch.tensor([5, 3, 2])
 
 
-def _dims(fields: Fields, names: tuple[str, ...]) -> dict[str, dict[int, Dim]]:
+def _dims(fields: Fields, names: tuple[str, ...], arrays: dict[str, Tensor]) -> dict[str, dict[int, Dim]]:
+    """The free axes of each step input.  A stateful attention's state has the shape its energy gives
+    it: each of its axes (past the rows) as long as the example sources is taken for the source axis."""
     rows, source, past = Dim("rows"), Dim("source"), Dim("past")  # one object per axis: equal sizes
+    source_length = int(_examples()[0].size(1))
     shapes: dict[str, dict[int, Dim]] = {}
     for name in names:
         if name in fields.unbatched:
             shapes[name] = {}
             continue
         axes = {0: rows}
+        if name == "attention_state":
+            axes.update({i: source for i, n in enumerate(arrays[name].shape) if i > 0 and n == source_length})
         if name in _SOURCE_AXIS:
             axes[_SOURCE_AXIS[name]] = source
         if name in _PAST_AXIS:
@@ -92,7 +97,7 @@ def export_graphs(model: nn.Module, folder: Path) -> Fields:
             verbose=False,
         )
         example = (prev, *(arrays[n] for n in step_inputs[1:]))
-        shapes = _dims(fields, step_inputs)
+        shapes = _dims(fields, step_inputs, arrays)
         torch.onnx.export(
             step,
             example,
