@@ -41,8 +41,10 @@ from nmt.api.evaluation import compare as compare
 from nmt.api.evaluation import evaluate as evaluate
 from nmt.api.extending import PluginError as PluginError
 from nmt.api.extending import check_attention as check_attention
+from nmt.api.extending import check_combine as check_combine
 from nmt.api.extending import check_normalization as check_normalization
 from nmt.api.extending import register_attention as register_attention
+from nmt.api.extending import register_combine as register_combine
 from nmt.api.extending import register_normalization as register_normalization
 from nmt.api.extending import register_schedule as register_schedule
 from nmt.api.groups import GroupsResult as GroupsResult
@@ -79,4 +81,8 @@ def __getattr__(name: str) -> Any:
         from nmt.model import energies
 
         return getattr(energies, name)
+    if name == "Combine":
+        from nmt.model.combine import Combine
+
+        return Combine
     raise AttributeError(f"module 'nmt.api' has no attribute {name!r}")

@@ -8,7 +8,10 @@
 - :func:`register_schedule` adds a teacher-forcing schedule ``(step, train) -> p``;
 - :func:`register_normalization` adds the step that makes scores into weights,
   ``(scores, mask) -> weights`` (nmt's ``softmax``, ``sparsemax``, ``entmax15``), which
-  :func:`check_normalization` checks as nmt's own.
+  :func:`check_normalization` checks as nmt's own;
+- :func:`register_combine` adds the step that makes the decoder's attentional output from the
+  query and the context (a subclass of :class:`nmt.Combine`; nmt's ``tanh``, ``maxout``, ``gate``),
+  which :func:`check_combine` checks as nmt's own.
 
 A checkpoint of such a model records the module and a hash of its source; loading it imports that
 module only when the caller allows it by name (``nmt.load(path, modules=["my_attention"])``,
@@ -21,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any, Optional, Union
 
 from nmt.config.attention_space import register_attention as register_attention
+from nmt.config.combines import register_combine as register_combine
 from nmt.config.normalizations import register_normalization as register_normalization
 from nmt.config.schedules import register_schedule as register_schedule
 from nmt.util.errors import UserError, short_repr
@@ -31,8 +35,10 @@ __all__ = [
     "PluginError",
     "allowing_modules",
     "check_attention",
+    "check_combine",
     "check_normalization",
     "register_attention",
+    "register_combine",
     "register_normalization",
     "register_schedule",
 ]
@@ -82,6 +88,22 @@ def check_normalization(normalization: Union[str, Any], seed: int = 0) -> list[s
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise UserError(f"seed: expected an integer, not {type(seed).__name__}")
     return run_checks(normalization, seed)
+
+
+def check_combine(combine: Union[str, type], seed: int = 0) -> list[str]:
+    """Check a combine step (a subclass of :class:`nmt.Combine`, or a registered name) as nmt checks its
+    own: built as ``cls(in_size, out_size)``, output (..., out_size) and finite for one step and a whole
+    target, each row independent of the others, gradients reaching its parameters.  Returns the properties
+    checked.
+
+    Raises:
+        nmt.PluginError: the first property that fails, in one line naming it.
+    """
+    from nmt.model.combine import check_combine as run_checks  # torch: imported on use
+
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise UserError(f"seed: expected an integer, not {type(seed).__name__}")
+    return run_checks(combine, seed)
 
 
 def _learns(energy: Union[str, type]) -> str:

@@ -23,7 +23,8 @@ from nmt.config.attention_space import (
     energy_params,
     energy_traits,
 )
-from nmt.config.named_code import AttentionType, EnergyName, NormalizationName
+from nmt.config.combines import COMBINE_NAMES
+from nmt.config.named_code import AttentionType, CombineName, EnergyName, NormalizationName
 from nmt.config.section import Section, _model_option
 from nmt.config.steps import normalize_field, params_field
 from nmt.config.transformer_section import TransformerConfig
@@ -120,6 +121,13 @@ class AttentionConfig(Section):
     )
     normalize: NormalizationName = normalize_field()
     params: dict[str, Any] = params_field()
+    combine: CombineName = Field(
+        "tanh",
+        description="How the decoder makes its attentional output from the style's parts ([s; c; e] bahdanau, "
+        "[c; h] luong): " + ", ".join(COMBINE_NAMES) + " (tanh(W x + b); maxout of pool 2, Bahdanau et al. "
+        "2015's readout; gate: sigmoid(W_g x) * (W_i x), Huang et al. 2019), a registered combine's name or an "
+        "import path module:Class.",
+    )
 
     def axes(self) -> dict[str, Any]:
         """The resolved point: energy, query_map, key_map, value_map, out_proj, heads."""

@@ -21,6 +21,7 @@ from pydantic import AfterValidator
 from pydantic_core import PydanticCustomError
 
 from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, ATTENTIONS
+from nmt.config.combines import COMBINES
 from nmt.config.normalizations import NORMALIZATIONS
 from nmt.config.schedules import TF_SCHEDULES
 from nmt.config.variants import VARIANTS
@@ -64,6 +65,8 @@ ScheduleName = Annotated[str, AfterValidator(_registered(TF_SCHEDULES, "schedule
 """``train.tf_schedule``: nmt's own, or a registered schedule's name or import path."""
 NormalizationName = Annotated[str, AfterValidator(_registered(NORMALIZATIONS, "normalization"))]
 """A ``normalize`` option: nmt's own, or a registered normalization's name or import path."""
+CombineName = Annotated[str, AfterValidator(_registered(COMBINES, "combine"))]
+"""``model.attention.combine``: nmt's own, or a registered combine step's name or import path."""
 
 _NAMED_CODE = {
     ("model", "attention", "type"): ATTENTIONS,
@@ -76,6 +79,7 @@ _NAMED_CODE = {
     ("model", "dec_self_attention", "normalize"): NORMALIZATIONS,
     ("model", "transformer", "energy"): ATTENTIONS,
     ("model", "transformer", "normalize"): NORMALIZATIONS,
+    ("model", "attention", "combine"): COMBINES,
 }
 """The options that may name code by import path (module:Name), and the registry it joins."""
 

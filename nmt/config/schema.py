@@ -23,6 +23,7 @@ from typing import Any
 
 from nmt.config import RUN_NAME_MAX_BYTES, RUN_NAME_PATTERN, Config
 from nmt.config.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
+from nmt.config.combines import COMBINE_NAMES
 from nmt.config.normalizations import NORMALIZATION_NAMES
 from nmt.config.schedules import TF_SCHEDULE_NAMES
 from nmt.util.registry import PATH
@@ -93,6 +94,7 @@ def _add_validator_rules(schema: dict[str, Any]) -> None:
         "train.tf_schedule": TF_SCHEDULE_NAMES,
         "model.transformer.energy": ATTENTION_ENERGIES,
         **{f"model.{section}.normalize": NORMALIZATION_NAMES for section in NORMALIZED},
+        "model.attention.combine": COMBINE_NAMES,
     }
     for path, names in named.items():
         node = option_schema(schema, path)

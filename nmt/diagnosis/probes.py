@@ -11,6 +11,8 @@ from typing import Any
 
 import torch
 
+from nmt.model.combine import TanhCombine
+
 PARTS = {
     "encoder": "encoder.",
     "attention": "decoder.attention.",
@@ -60,19 +62,25 @@ class AttentionProbe:
 
 
 class ReadoutProbe:
-    """Forward hook on the decoder's readout layer: the share of saturated tanh inputs."""
+    """Forward hook on the decoder's combine step (``readout``): the share of saturated tanh inputs.
+
+    The ``tanh`` combine returns tanh(x), and |x| > :data:`SATURATED` exactly where |tanh(x)| > tanh(SATURATED),
+    so its outputs tell.  Another combine has no tanh to saturate: the share is NaN there.
+    """
 
     def __init__(self, readout: torch.nn.Module) -> None:
         self.saturated, self.total = 0, 0
+        self.applies = isinstance(readout, TanhCombine)
         self.handle = readout.register_forward_hook(self.hook)
 
     @torch.no_grad()
     def hook(self, module: torch.nn.Module, inputs: tuple[Any, ...], output: torch.Tensor) -> None:
-        self.saturated += int((output.abs() > SATURATED).sum())
+        self.saturated += int((output.abs() > math.tanh(SATURATED)).sum())
         self.total += output.numel()
 
     def summary(self) -> dict[str, float]:
-        return {"readout_saturation": round(self.saturated / max(self.total, 1), 4)}
+        share = round(self.saturated / max(self.total, 1), 4) if self.applies else float("nan")
+        return {"readout_saturation": share}
 
 
 def grad_norms(model: torch.nn.Module) -> dict[str, float]:

@@ -150,6 +150,7 @@ def build_model(cfg: ModelConfig, src_vocab: int, tgt_vocab: int) -> Translation
         tie_embeddings=cfg.tie_embeddings,
         pad_id=PAD,
         self_attention=_block(dec_self, cfg.hidden_size, cfg.dropout) if dec_self.enabled else None,
+        combine=att.combine,
     )
     model = Seq2Seq(
         encoder,

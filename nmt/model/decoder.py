@@ -46,6 +46,7 @@ from torch import Tensor, nn
 from nmt.model.attention import Attention
 from nmt.model.bridge import StartState
 from nmt.model.cells import LayerWeights, layer_weights, stack_step
+from nmt.model.combine import combine_class
 from nmt.model.encoder import rnn_class
 from nmt.model.self_attention import SelfAttentionBlock, causal_mask
 from nmt.model.state import DecoderState, EncoderOutput, FinalState, SelfAttentionMemory, StepState
@@ -92,6 +93,7 @@ class Decoder(nn.Module):
         tie_embeddings: bool = False,
         pad_id: int = 0,
         self_attention: Optional[SelfAttentionBlock] = None,
+        combine: str = "tanh",
     ) -> None:
         super().__init__()
         if style not in STYLES:
@@ -123,8 +125,8 @@ class Decoder(nn.Module):
         self.self_attention = self_attention
         self.cache_self_attention = True  # False: re-project the whole prefix each step (slow; for tests)
         self.start = StartState(init_state, enc_state_size, enc_directions, hidden_size, num_layers, self.lstm)
-        # W_o over [s_t; c_t; e_t] (bahdanau) or W_c over [c_t; h_t] (luong).
-        self.readout = nn.Linear(hidden_size + K + (emb_size if style == "bahdanau" else 0), hidden_size)
+        # The combine step over [s_t; c_t; e_t] (bahdanau) or [c_t; h_t] (luong): tanh(W x + b) by default.
+        self.readout = combine_class(combine)(hidden_size + K + (emb_size if style == "bahdanau" else 0), hidden_size)
         self.dropout = nn.Dropout(dropout)
         self.output = nn.Linear(hidden_size, vocab_size)
         if tie_embeddings:
@@ -153,12 +155,13 @@ class Decoder(nn.Module):
         return StepWeights(w_ih0[:, : self.emb_size], layers[0].b_ih, w_ih0[:, self.emb_size :], layers)
 
     def _read(self, s: Tensor, context: Tensor, emb: Optional[Tensor]) -> Tensor:
-        """o = tanh(W_o [s; c; e]) (bahdanau) or h~ = tanh(W_c [c; h]) (luong, ``emb`` unused): (..., H)."""
+        """The combine step: o = combine([s; c; e]) (bahdanau) or h~ = combine([c; h]) (luong, ``emb``
+        unused); with the default ``tanh``, tanh(W_o [s; c; e]) and tanh(W_c [c; h]).  (..., H)."""
         if self.style != "bahdanau":
-            return torch.tanh(self.readout(torch.cat((context, s), dim=-1)))
+            return self.readout(torch.cat((context, s), dim=-1))
         if emb is None:
             raise ValueError("the bahdanau readout reads the embedding e_t too")
-        return torch.tanh(self.readout(torch.cat((s, context, emb), dim=-1)))
+        return self.readout(torch.cat((s, context, emb), dim=-1))
 
     def _refine(
         self,

@@ -16,9 +16,11 @@ from typing import Any, Optional
 
 from nmt.config import Config
 from nmt.config.attention_space import ATTENTIONS
+from nmt.config.combines import COMBINES
 from nmt.config.normalizations import NORMALIZATIONS
 from nmt.config.schedules import TF_SCHEDULES
 from nmt.model.attention_check import check_attention, raised
+from nmt.model.combine import check_combine
 from nmt.model.normalization_check import check_normalization
 from nmt.training.schedules import teacher_forcing_p
 from nmt.util.errors import UserError
@@ -81,6 +83,8 @@ def check_user_code(cfg: Config) -> None:
     check_user_energies(cfg)
     for name in user_normalizations(cfg):
         check_normalization(name)
+    if cfg.model.arch == "rnn" and not COMBINES.get(cfg.model.attention.combine).builtin:
+        check_combine(cfg.model.attention.combine)
     if user_schedule(cfg) is not None:
         for step in (0, cfg.train.max_steps or 1):
             teacher_forcing_p(cfg.train, step)

@@ -4,8 +4,8 @@ committed with outputs.
 The smoke setting (``NMT_NOTEBOOK=smoke``) trains tiny models on the embedded synthetic corpus for
 a few updates, so a whole notebook takes seconds; its cells assert on what the library returned.
 Each runs in a kernel of this interpreter, in a temporary folder, so nothing lands in the repository.
-Notebook 07 leaves one line to the student; ``NMT_SOLUTIONS=1`` runs it with the line of
-notebooks/solutions/your_own_attention.py, and without it the notebook stops at that line.
+Notebooks 07 and 09 leave lines to the student; ``NMT_SOLUTIONS=1`` runs them with the lines of
+notebooks/solutions/ (your_own_attention.py, write_sparsemax.py), and without it each stops at those lines.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ CELL_TIMEOUT = 300
 
 
 def smoke_environment() -> dict[str, str]:
-    """The kernel's environment: the smoke setting, exercises solved (notebook 07), this checkout's nmt
-    first on the path, no display."""
+    """The kernel's environment: the smoke setting, exercises solved (notebooks 07 and 09), this checkout's
+    nmt first on the path, no display."""
     path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     return {
         "NMT_NOTEBOOK": "smoke",
@@ -40,8 +40,8 @@ def smoke_environment() -> dict[str, str]:
     }
 
 
-def test_the_eight_notebooks_are_there_in_order():
-    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 9)], [p.name for p in NOTEBOOKS]
+def test_the_nine_notebooks_are_there_in_order():
+    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 10)], [p.name for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -231,6 +231,30 @@ def test_notebook_07_stops_at_the_students_line_until_it_is_written(tmp_path: Pa
     failed = next(c for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
     assert "nmt.check_attention(ScaledCosineEnergy)" in failed.source
     assert not (tmp_path / "runs" / "smoke" / "notebook_own_attention").exists(), "nothing trained"
+
+
+def test_notebook_09_stops_at_the_students_lines_until_they_are_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Without NMT_SOLUTIONS the threshold is still None: the first cell that calls sparsemax (the
+    worked row, before the check) stops with a NotImplementedError saying which lines to write, and
+    nothing is registered or trained."""
+    for key, value in smoke_environment().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("NMT_SOLUTIONS")
+    path = next(p for p in NOTEBOOKS if p.name.startswith("09_"))
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    with pytest.raises(CellExecutionError) as stopped:
+        client.execute()
+    assert stopped.value.ename == "NotImplementedError", stopped.value
+    assert "YOUR LINES" in stopped.value.evalue, stopped.value.evalue
+    failed = next(c for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
+    assert "sparsemax(row, allowed)" in failed.source, failed.source
+    assert not any("nmt.register_normalization(" in c.source and c.get("execution_count") for c in nb.cells)
+    assert not (tmp_path / "runs").exists(), "nothing trained"
 
 
 def test_notebook_08_reads_the_rwth_gold_in_the_class_setting_or_says_where_it_looked(
