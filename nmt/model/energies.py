@@ -1,8 +1,9 @@
 """Energies: what scores mapped queries against mapped keys, nmt's own and a user's alike.
 
 An energy is an :class:`Energy` module registered under a name (:func:`register_attention`);
-``model.attention.energy`` (or ``type``) names it.  nmt's seven energies below are registered
-by this module through the same call a user makes, so every attention test runs the seam.
+``model.attention.energy`` (or ``type``) names it.  nmt's seven energies below are registered by this
+module through the same call a user makes (coverage, local_p and local_m by their own modules), so
+every attention test runs the seam.
 Each scores queries (B, h, T, D_q) against keys (B, h, S, D_k) as (B, h, T, S); the pooling
 (masked softmax, weighted sum of values) is :class:`nmt.model.attention.Attention`'s.
 
