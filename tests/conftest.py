@@ -14,8 +14,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from nmt.config.attention_space import ATTENTIONS
+from nmt.config.combines import COMBINES
+from nmt.config.normalizations import NORMALIZATIONS
+from nmt.config.schedules import TF_SCHEDULES
 from nmt.data.toy import reversal_pairs, write_reversal
 from nmt.training.learning_check import TINY
+from nmt.util import registry
 
 # Tiny models run fastest on one thread, and two test processes' threads never fight for
 # the two cores of the reference machine.
@@ -65,6 +70,18 @@ def stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.kill()
     proc.wait(timeout=PROC_TIMEOUT)
+
+
+@pytest.fixture()
+def isolated_registries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """What a test registers (energies, normalizations, combines, schedules) or allows by name in this
+    process (``run_cli``, ``nmt.train(modules=...)``) ends with it."""
+    for table in (ATTENTIONS, NORMALIZATIONS, COMBINES, TF_SCHEDULES):
+        monkeypatch.setattr(table, "_entries", dict(table._entries))
+    tokens = registry._ALLOWED.set(registry._ALLOWED.get()), registry._GIVEN.set(registry._GIVEN.get())
+    yield
+    registry._ALLOWED.reset(tokens[0])
+    registry._GIVEN.reset(tokens[1])
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture) -> tuple[int, str, str]:

@@ -8,7 +8,6 @@ energy and a sparse normalization trains and exports to ONNX with the checkpoint
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,23 +17,13 @@ from test_user_attention import as_yaml, nmt_cli
 
 import nmt
 from conftest import toy_overrides, transformer_overrides
-from nmt.config.attention_space import ATTENTIONS
-from nmt.config.normalizations import NORMALIZATIONS
-from nmt.util import registry
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "attention" / "kernel_normalization.py"
 STEPS = 20
 
 
-@pytest.fixture(autouse=True)
-def registered_in_the_test_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for table in (ATTENTIONS, NORMALIZATIONS):
-        monkeypatch.setattr(table, "_entries", dict(table._entries))
-    tokens = registry._ALLOWED.set(registry._ALLOWED.get()), registry._GIVEN.set(registry._GIVEN.get())
-    yield
-    registry._ALLOWED.reset(tokens[0])
-    registry._GIVEN.reset(tokens[1])
+pytestmark = pytest.mark.usefixtures("isolated_registries")
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ by ``--match-params``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,6 @@ from test_user_attention import nmt_cli
 import nmt
 from conftest import run_cli, toy_overrides
 from nmt import config as C
-from nmt.config.attention_space import ATTENTIONS
 from nmt.model.build import build_model
 from nmt.util import registry
 from nmt.util.errors import ConfigError
@@ -27,13 +25,8 @@ EXAMPLE = REPO / "examples" / "attention" / "lowrank.py"
 
 
 @pytest.fixture(autouse=True)
-def lowrank_allowed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(ATTENTIONS, "_entries", dict(ATTENTIONS._entries))
-    tokens = registry._ALLOWED.set(registry._ALLOWED.get()), registry._GIVEN.set(registry._GIVEN.get())
+def lowrank_allowed(isolated_registries: None) -> None:
     registry.allow([str(EXAMPLE)])
-    yield
-    registry._ALLOWED.reset(tokens[0])
-    registry._GIVEN.reset(tokens[1])
 
 
 def lowrank(*sets: str) -> C.Config:

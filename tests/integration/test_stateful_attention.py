@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,21 +18,13 @@ from test_user_attention import as_yaml, nmt_cli
 
 import nmt
 from conftest import run_cli, toy_overrides
-from nmt.config.attention_space import ATTENTIONS
-from nmt.util import registry
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "attention" / "decayed_coverage.py"
 STEPS = 20
 
 
-@pytest.fixture(autouse=True)
-def registered_in_the_test_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(ATTENTIONS, "_entries", dict(ATTENTIONS._entries))
-    tokens = registry._ALLOWED.set(registry._ALLOWED.get()), registry._GIVEN.set(registry._GIVEN.get())
-    yield
-    registry._ALLOWED.reset(tokens[0])
-    registry._GIVEN.reset(tokens[1])
+pytestmark = pytest.mark.usefixtures("isolated_registries")
 
 
 @pytest.fixture(scope="module")

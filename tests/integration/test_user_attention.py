@@ -9,7 +9,6 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -26,14 +25,7 @@ EXAMPLE = REPO / "examples" / "attention" / "cosine.py"
 STEPS = 20
 
 
-@pytest.fixture(autouse=True)
-def registered_in_the_test_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """What a test registers or allows in this process (run_cli, nmt.train) ends with it."""
-    monkeypatch.setattr(ATTENTIONS, "_entries", dict(ATTENTIONS._entries))
-    tokens = registry._ALLOWED.set(registry._ALLOWED.get()), registry._GIVEN.set(registry._GIVEN.get())
-    yield
-    registry._ALLOWED.reset(tokens[0])
-    registry._GIVEN.reset(tokens[1])
+pytestmark = pytest.mark.usefixtures("isolated_registries")
 
 
 def nmt_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:

@@ -7,18 +7,15 @@ validation was lost.  The schedule passes nmt's check (updates 0 and max_steps) 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import nmt
 from conftest import toy_overrides
-from nmt.config.schedules import TF_SCHEDULES
 from nmt.run import checkpoint as ckpt
 from nmt.run.paths import RunPaths
 from nmt.training.entry import run_training
-from nmt.util import registry
 from nmt.util.registry import PluginError
 
 FAILS_AT = 3
@@ -29,13 +26,7 @@ def fails_at_three(step: int, train: Any) -> float:
     return 2.0 if step == FAILS_AT else 1.0
 
 
-@pytest.fixture(autouse=True)
-def registered_in_the_test_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(TF_SCHEDULES, "_entries", dict(TF_SCHEDULES._entries))
-    tokens = registry._ALLOWED.set(registry._ALLOWED.get()), registry._GIVEN.set(registry._GIVEN.get())
-    yield
-    registry._ALLOWED.reset(tokens[0])
-    registry._GIVEN.reset(tokens[1])
+pytestmark = pytest.mark.usefixtures("isolated_registries")
 
 
 def test_a_schedule_failing_mid_run_saves_last_pt_and_ends_in_one_line(tmp_path, toy_files) -> None:
