@@ -125,9 +125,14 @@ def presets_cmd() -> None:
 
 @data_app.command("prepare")
 def data_prepare(
-    corpus: str = typer.Argument(..., help="synthetic, multi30k, hub or local."),
+    corpus: str = typer.Argument(..., help="synthetic, multi30k, europarl, tatoeba, hub or local."),
     pair: Optional[str] = typer.Option(None, help="Language pair SRC-TGT, e.g. de-en."),
-    mirror: Optional[str] = typer.Option(None, help="Local folder with the Multi30k files (else $NMT_DATA_MIRROR)."),
+    mirror: Optional[str] = typer.Option(
+        None, help="Local folder with the corpus's upstream files, read instead of downloading (else $NMT_DATA_MIRROR)."
+    ),
+    gold: Optional[str] = typer.Option(
+        None, help="europarl: the RWTH gold alignments (DeEnGoldAlignment.tar.gz); pairs sharing a line are removed."
+    ),
     config: Optional[Path] = ConfigOpt,
     set_: Optional[list[str]] = SetOpt,
     force: bool = typer.Option(False, help="Rebuild even if the prepared files are up to date."),
@@ -136,7 +141,8 @@ def data_prepare(
 ) -> None:
     """Fetch a corpus, clean the training split, write the splits and train SentencePiece.
 
-    Example: nmt data prepare multi30k --pair de-en (add --mirror DIR to read local copies of the files)
+    Example: nmt data prepare multi30k --pair de-en (add --mirror DIR to read local copies of the files);
+    nmt data prepare europarl --pair de-en --gold DeEnGoldAlignment.tar.gz; nmt data prepare tatoeba --pair de-en
     """
     use_modules(module)
     from nmt.data.pipeline import prepare_corpus
@@ -149,12 +155,16 @@ def data_prepare(
         overrides += [f"data.src={src}", f"data.tgt={tgt}"]
     if mirror:
         overrides.append(f"data.mirror={mirror}")
+    if gold:
+        overrides.append(f"data.gold_alignments={gold}")
     cfg = _load_config(config, overrides)
     manifest = prepare_corpus(cfg.data, force=force, progress=progress_shown(progress))
     sizes = ", ".join(f"{name} {info['pairs']}" for name, info in manifest["splits"].items())
     removed = manifest["cleaning"]["removed"]
+    excluded = manifest.get("excluded_before_split")
+    before = f"; {excluded['pairs']} pairs removed before the split ({excluded['reason']})" if excluded else ""
     typer.echo(
-        f"prepared {cfg.data.prepared_dir}: {sizes} pairs; training pairs removed by filter: "
+        f"prepared {cfg.data.prepared_dir}: {sizes} pairs{before}; training pairs removed by filter: "
         f"{', '.join(f'{k} {v}' for k, v in removed.items()) or 'none'}"
     )
 

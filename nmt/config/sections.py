@@ -30,15 +30,27 @@ SPM_MODEL_TYPES = ("unigram", "bpe")
 class DataConfig(Section):
     """Corpus source, the cleaning of its training split, and SentencePiece training."""
 
-    corpus: Literal["synthetic", "multi30k", "hub", "local"] = Field(
+    corpus: Literal["synthetic", "multi30k", "europarl", "tatoeba", "hub", "local"] = Field(
         "synthetic",
-        description="Corpus source: embedded synthetic en-de, Multi30k, a Hugging Face hub set, or local files.",
+        description="Corpus source: embedded synthetic en-de, Multi30k, the Europarl sample (NLTK's ComTrans, "
+        "de-en), Tatoeba de-en (manythings.org), a Hugging Face hub set, or local files.",
     )
     src: str = Field("en", min_length=2, description="Source language code.")
     tgt: str = Field("de", min_length=2, description="Target language code.")
     root: str = Field("data", description="Folder under which prepared corpora live (data/<corpus>/<src>-<tgt>/).")
     mirror: Optional[str] = Field(
-        None, description="Local folder standing in for the Multi30k download URL (else $NMT_DATA_MIRROR)."
+        None,
+        description="Local folder standing in for the download of Multi30k, Europarl or Tatoeba (else "
+        "$NMT_DATA_MIRROR): the upstream file names (Europarl: comtrans.g.gz and comtrans.e.gz, or comtrans.zip; "
+        "Tatoeba: deu-eng.zip).",
+    )
+    gold_alignments: Optional[str] = Field(
+        None,
+        description="corpus europarl: the RWTH gold alignments (DeEnGoldAlignment.tar.gz or its folder); every "
+        "pair sharing a German or English line with them is removed before the split, and counted.",
+    )
+    split_seed: int = Field(
+        1, description="corpus europarl or tatoeba: seed of the hash that splits pairs into train, valid and test."
     )
     synthetic_sizes: dict[str, Annotated[int, Field(ge=0)]] = Field(
         {"train": 40000, "valid": 500, "test": 1000}, description="Pairs per split for the synthetic corpus."

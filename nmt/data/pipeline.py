@@ -12,10 +12,10 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from nmt.config import DataConfig
-from nmt.data import hub, sources
+from nmt.data import corpora, hub, sources
 from nmt.data.dataset import EncodedSplit, load_split
 from nmt.data.join import join_pairs
 from nmt.data.prepare import MANIFEST, filter_settings, load_prepared, prepare, read_manifest, spm_settings
@@ -46,6 +46,12 @@ def _origin(cfg: DataConfig) -> dict[str, Any]:
         }
     if cfg.corpus == "multi30k":  # a mirror holds the same files, so it is not part of the identity
         return {"multi30k": "task1 raw"}
+    if cfg.corpus in ("europarl", "tatoeba"):
+        shares = corpora.SPLIT_SHARES[cfg.corpus]
+        split = {"split": "sha256 of the key sentence", "split_seed": cfg.split_seed, "per_mille": shares}
+        if cfg.corpus == "europarl":
+            return {"europarl": "NLTK ComTrans sample", **split, "without": "RWTH gold sentences"}
+        return {"tatoeba": "manythings.org deu-eng.zip", **split}
     if cfg.corpus == "hub":
         return {"hub": cfg.hub_name, "config": cfg.hub_config, "splits": cfg.hub_splits}
     return {"local": cfg.local_files}
@@ -53,20 +59,34 @@ def _origin(cfg: DataConfig) -> dict[str, Any]:
 
 def load_raw(cfg: DataConfig, progress: bool = False) -> sources.Raw:
     """Raw parallel text of every split; ``progress`` lets ``datasets`` show its bars."""
+    return _load_raw(cfg, progress)[0]
+
+
+def _load_raw(cfg: DataConfig, progress: bool) -> tuple[sources.Raw, Optional[dict[str, Any]]]:
+    """Raw parallel text of every split, and what was excluded before the split (Europarl), or None."""
+    downloads = Path(cfg.root) / "downloads" / cfg.corpus
+    if cfg.corpus == "europarl":
+        raw, excluded = corpora.load_europarl(
+            cfg.src, cfg.tgt, cfg.mirror, downloads, cfg.gold_alignments, cfg.split_seed
+        )
+        return raw, excluded.to_dict()
+    if cfg.corpus == "tatoeba":
+        return corpora.load_tatoeba(cfg.src, cfg.tgt, cfg.mirror, downloads, cfg.split_seed), None
     if cfg.corpus == "synthetic":
-        return sources.load_synthetic(
+        synthetic = sources.load_synthetic(
             cfg.src, cfg.tgt, cfg.synthetic_sizes, cfg.synthetic_seed, cfg.synthetic_min_words, cfg.synthetic_max_words
         )
+        return synthetic, None
     if cfg.corpus == "multi30k":
-        return sources.load_multi30k(cfg.src, cfg.tgt, cfg.mirror, Path(cfg.root) / "downloads" / "multi30k")
+        return sources.load_multi30k(cfg.src, cfg.tgt, cfg.mirror, downloads), None
     if cfg.corpus == "hub":
         if not cfg.hub_name:
             raise DataError("data.corpus=hub needs data.hub_name (e.g. wmt14)")
-        return hub.load_hub(cfg.hub_name, cfg.hub_config, cfg.src, cfg.tgt, cfg.hub_splits, progress=progress)
+        return hub.load_hub(cfg.hub_name, cfg.hub_config, cfg.src, cfg.tgt, cfg.hub_splits, progress=progress), None
     if not cfg.local_files:
         raise DataError("data.corpus=local needs data.local_files, e.g. {train: [train.de, train.en]}")
     files = {split: (paths[0] if len(paths) == 1 else tuple(paths)) for split, paths in cfg.local_files.items()}
-    return sources.load_local(files, cfg.src, cfg.tgt, progress=progress)
+    return sources.load_local(files, cfg.src, cfg.tgt, progress=progress), None
 
 
 def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False) -> dict[str, Any]:
@@ -75,15 +95,17 @@ def prepare_corpus(cfg: DataConfig, force: bool = False, progress: bool = False)
     Returns the manifest (split sizes, filter counts, file hashes); ``progress`` shows bars
     (as decided by the caller; see :mod:`nmt.data`).
     """
+    raw, excluded = _load_raw(cfg, progress)
     return prepare(
         cfg.corpus,
-        join_pairs(load_raw(cfg, progress), cfg.join_captions, cap=cfg.max_len),
+        join_pairs(raw, cfg.join_captions, cap=cfg.max_len),
         cfg.prepared_dir,
         cfg.src,
         cfg.tgt,
         filters=filter_settings(cfg),
         spm=spm_settings(cfg),
         source_info=source_info(cfg),
+        excluded=excluded,
         force=force,
         progress=progress,
     )

@@ -21,7 +21,7 @@ import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import nmt
 from nmt.config import DataConfig
@@ -137,6 +137,7 @@ def prepare(
     filters: Mapping[str, Any],
     spm: Mapping[str, Any],
     source_info: Mapping[str, Any],
+    excluded: Optional[Mapping[str, Any]] = None,
     force: bool = False,
     progress: bool = False,
 ) -> dict[str, Any]:
@@ -155,6 +156,8 @@ def prepare(
             missing keys take the config's defaults (:data:`SPM_DEFAULTS`).
         source_info: where the text came from (URL, mirror, hub name...); recorded, and part
             of the reuse check.
+        excluded: what the loader removed before splitting (Europarl: pairs sharing a line with the
+            RWTH gold set), recorded in the manifest; None for nothing.
         force: rebuild even when the folder already matches.
         progress: show a progress bar while cleaning (the caller decides; see :mod:`nmt.data`).
     """
@@ -233,6 +236,7 @@ def prepare(
             "filters": {k: filters[k] for k in ("min_len", "max_len", "max_ratio")},
             "removed": removed,
         },
+        **({"excluded_before_split": dict(excluded)} if excluded else {}),
         "spm": spm,
         "tokenizers": tokenizers,
         "inputs_sha256": fingerprint,
