@@ -4,7 +4,7 @@ Lectures 003 and 004 write attention as three steps: an energy scores each key, 
 makes the scores of one query into weights (non-negative, summing to 1 over the keys it may
 attend), and the weighted sum pools the values.  A normalization is a function
 ``normalize(scores, mask) -> weights`` on scores (B, h, T, S) and a mask (True where a key may be
-attended: (B, S), (B, T, S) or None).  nmt's ``softmax``, ``sparsemax`` and ``entmax15``
+attended: (B, S), (B, T, S) or None).  nmt's ``softmax``, ``sparsemax``, ``entmax15`` and ``epanechnikov``
 (:mod:`nmt.model.normalize`) are registered through the :func:`register_normalization` a user
 calls; a config names one by name or by import path (``my_norms:kernel``), as it names an energy.
 Pure Python: the config imports it before torch.
@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from nmt.util.registry import Registry
 
-NORMALIZATION_NAMES = ("softmax", "sparsemax", "entmax15")
+NORMALIZATION_NAMES = ("softmax", "sparsemax", "entmax15", "epanechnikov")
 """nmt's own normalizations."""
 
 

@@ -18,7 +18,8 @@ def normalize_field() -> Any:
         "softmax",
         description="How scores become weights: " + ", ".join(NORMALIZATION_NAMES) + " (softmax; sparsemax, "
         "Martins & Astudillo 2016; 1.5-entmax, Peters et al. 2019: both give keys far below the best "
-        "exactly 0), a registered normalization's name or an import path module:function.",
+        "exactly 0; epanechnikov: lecture 003's kernel divided by its sum, keys 2 below the best at 0), a "
+        "registered normalization's name or an import path module:function.",
     )
 
 

@@ -29,6 +29,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "luong_local_m": ("model.attention.type=luong_local_m",),
     "bahdanau+sparsemax": ("model.attention.type=bahdanau", "model.attention.normalize=sparsemax"),
     "bahdanau+entmax15": ("model.attention.type=bahdanau", "model.attention.normalize=entmax15"),
+    "bahdanau+epanechnikov": ("model.attention.type=bahdanau", "model.attention.normalize=epanechnikov"),
     "bahdanau+enc_self": (
         "model.attention.type=bahdanau",
         "model.enc_self_attention.layers=1",

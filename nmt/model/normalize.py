@@ -11,6 +11,10 @@ in how many keys keep a weight (Martins & Astudillo 2016; Peters et al. 2019):
 - ``entmax15``: 1.5-entmax, p = argmax_{p in simplex} p.e + H_1.5(p) with Tsallis' entropy
   H_1.5(p) = 4/3 (1 - sum_i p_i^1.5), p_i = [e_i/2 - tau]_+^2 (Peters et al. 2019): sparse like
   sparsemax, smoother near the threshold.
+- ``epanechnikov``: lecture 003's kernel normalization, p_i = kappa(e_i) / sum_j kappa(e_j) with no
+  exponential, kappa the Epanechnikov kernel of how far a score lies below the best one,
+  kappa(e_i) = max(0, 1 - ((max_j e_j - e_i) / w)^2), w = :data:`KERNEL_WIDTH`: keys w below the
+  best get exactly 0, the best always 1 (so the sum is at least 1).
 
 Both thresholds tau are found exactly by sorting (Held et al. 1974; Peters et al. 2019,
 Algorithm 2), with no gradient; the gradient is the closed form through tau (the weights'
@@ -33,6 +37,8 @@ from nmt.config.normalizations import register_normalization
 
 BELOW = 4.0
 """How far below the best allowed score a masked key's score is put: out of every support."""
+KERNEL_WIDTH = 2.0
+"""w of the ``epanechnikov`` normalization: how far below the best score a key still gets weight."""
 
 
 def broadcast_mask(mask: Optional[Tensor], scores: Tensor) -> Optional[Tensor]:
@@ -117,3 +123,13 @@ def entmax15(scores: Tensor, mask: Optional[Tensor]) -> Tensor:
     # d tau / d x_j = sqrt(p_j) / sum_i sqrt(p_i): the term is 0 in value and gives that gradient.
     tau = tau + (root * (x - x.detach())).sum(-1, keepdim=True) / root.sum(-1, keepdim=True)
     return _uniform_where_empty((x - tau).clamp(min=0) ** 2, empty)
+
+
+@register_normalization("epanechnikov")
+def epanechnikov(scores: Tensor, mask: Optional[Tensor]) -> Tensor:
+    """p_i = kappa(e_i) / sum_j kappa(e_j), kappa(e_i) = max(0, 1 - ((max_j e_j - e_i) / w)^2): lecture
+    003's normalization of a non-negative kernel, with no softmax; masked keys exactly 0."""
+    z, empty = _below_support(scores, mask)  # a masked key: BELOW under the best, beyond the width
+    gap = z.amax(-1, keepdim=True) - z  # (..., S) >= 0, 0 at the best key
+    kernel = (1 - (gap / KERNEL_WIDTH) ** 2).clamp(min=0)
+    return _uniform_where_empty(kernel / kernel.sum(-1, keepdim=True), empty)

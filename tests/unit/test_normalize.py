@@ -19,7 +19,7 @@ import nmt
 from nmt import config as C
 from nmt.config.normalizations import NORMALIZATION_NAMES, NORMALIZATIONS
 from nmt.model.attention import Attention
-from nmt.model.normalize import entmax15, masked_softmax, sparsemax
+from nmt.model.normalize import KERNEL_WIDTH, entmax15, epanechnikov, masked_softmax, sparsemax
 from nmt.util.registry import PluginError
 
 SPARSE = {"sparsemax": sparsemax, "entmax15": entmax15}
@@ -86,6 +86,20 @@ def test_a_row_with_no_key_is_uniform_and_large_scores_stay_finite(name: str) ->
     assert torch.allclose(p, torch.full_like(p, 0.25))
     big = normalize(scores(2, 1, 3, 4, scale=1e6), None)
     assert torch.isfinite(big).all() and torch.allclose(big.sum(-1), torch.ones(2, 1, 3))
+
+
+def test_the_epanechnikov_kernel_is_lecture_003s_normalization_of_a_kernel_by_its_sum() -> None:
+    z = scores(3, 2, 5, 8)
+    mask = torch.tensor([[True] * 8, [True] * 5 + [False] * 3, [True] + [False] * 7])
+    p = epanechnikov(z, mask)
+    allowed = mask.view(3, 1, 1, 8)
+    best = z.masked_fill(~allowed, float("-inf")).amax(-1, keepdim=True)
+    kernel = (1 - ((best - z) / KERNEL_WIDTH) ** 2).clamp(min=0) * allowed  # by hand, in float64
+    assert torch.allclose(p.double(), kernel / kernel.sum(-1, keepdim=True), atol=1e-6)
+    assert torch.all(p[(best - z).expand_as(p) >= KERNEL_WIDTH] == 0) and p[1, ..., 5:].abs().sum() == 0
+    z = z.float().requires_grad_(True)
+    epanechnikov(z, mask).pow(2).sum().backward()
+    assert torch.isfinite(z.grad).all() and z.grad.abs().sum() > 0
 
 
 def test_entmax_is_between_softmax_and_sparsemax_in_how_many_keys_it_keeps() -> None:
