@@ -169,6 +169,21 @@ def data_prepare(
     )
 
 
+@data_app.command("fetch-alignments")
+def data_fetch_alignments(
+    root: str = typer.Option("data", help="Data root: the archive goes to ROOT/alignments/DeEnGoldAlignment.tar.gz."),
+    mirror: Optional[str] = typer.Option(None, help="Local folder holding DeEnGoldAlignment.tar.gz, copied instead."),
+) -> None:
+    """Fetch the RWTH German-English gold word alignments (508 Europarl pairs) and check their checksum.
+
+    What nmt align, notebook 08 and nmt data prepare europarl read; the archive's licence is RWTH's.
+    Example: nmt data fetch-alignments (--mirror DIR to copy a local copy instead of downloading)
+    """
+    from nmt.data.gold_archive import fetch_gold_archive
+
+    typer.echo(f"RWTH gold alignments: {fetch_gold_archive(root, mirror)} (sha256 verified)")
+
+
 @app.command("train")
 def train_cmd(
     ctx: typer.Context,

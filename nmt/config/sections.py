@@ -46,8 +46,9 @@ class DataConfig(Section):
     )
     gold_alignments: Optional[str] = Field(
         None,
-        description="corpus europarl: the RWTH gold alignments (DeEnGoldAlignment.tar.gz or its folder); every "
-        "pair sharing a German or English line with them is removed before the split, and counted.",
+        description="corpus europarl: the RWTH gold alignments (DeEnGoldAlignment.tar.gz or its folder; null: "
+        "<root>/alignments/, where nmt data fetch-alignments puts it); every pair sharing a German or English "
+        "line with them is removed before the split, and counted.",
     )
     split_seed: int = Field(
         1, description="corpus europarl or tatoeba: seed of the hash that splits pairs into train, valid and test."

@@ -214,8 +214,8 @@ def load_europarl(
     _check_pair("europarl", src, tgt)
     if gold is None:
         raise DataError(
-            "data.corpus=europarl removes the RWTH gold alignments' sentences before splitting: set "
-            "data.gold_alignments to DeEnGoldAlignment.tar.gz (or its folder)"
+            "data.corpus=europarl removes the RWTH gold alignments' sentences before splitting: run "
+            "`nmt data fetch-alignments` first, or give --gold (data.gold_alignments) DeEnGoldAlignment.tar.gz"
         )
     path = _fetched(EUROPARL_URL, _mirror(mirror), ("comtrans.g.gz", "comtrans.g", "comtrans.zip"), download_dir)
     pairs, excluded = _without_gold(_europarl_pairs(path), gold)

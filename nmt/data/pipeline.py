@@ -17,6 +17,7 @@ from typing import Any, Optional
 from nmt.config import DataConfig
 from nmt.data import corpora, hub, sources
 from nmt.data.dataset import EncodedSplit, load_split
+from nmt.data.gold_archive import gold_path
 from nmt.data.join import join_pairs
 from nmt.data.prepare import MANIFEST, filter_settings, load_prepared, prepare, read_manifest, spm_settings
 from nmt.data.tokenizer import Tokenizer
@@ -66,9 +67,9 @@ def _load_raw(cfg: DataConfig, progress: bool) -> tuple[sources.Raw, Optional[di
     """Raw parallel text of every split, and what was excluded before the split (Europarl), or None."""
     downloads = Path(cfg.root) / "downloads" / cfg.corpus
     if cfg.corpus == "europarl":
-        raw, excluded = corpora.load_europarl(
-            cfg.src, cfg.tgt, cfg.mirror, downloads, cfg.gold_alignments, cfg.split_seed
-        )
+        fetched = gold_path(cfg.root)  # where nmt data fetch-alignments puts the RWTH archive
+        gold = cfg.gold_alignments or (fetched if fetched.is_file() else None)
+        raw, excluded = corpora.load_europarl(cfg.src, cfg.tgt, cfg.mirror, downloads, gold, cfg.split_seed)
         return raw, excluded.to_dict()
     if cfg.corpus == "tatoeba":
         return corpora.load_tatoeba(cfg.src, cfg.tgt, cfg.mirror, downloads, cfg.split_seed), None

@@ -21,7 +21,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from conftest import REPO
+from conftest import REPO, run_cli
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT = 300
@@ -258,11 +258,12 @@ def test_notebook_09_stops_at_the_students_lines_until_they_are_written(
 
 
 def test_notebook_08_reads_the_rwth_gold_in_the_class_setting_or_says_where_it_looked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ):
     """The class setting's gold cell, which CI never runs (its clone has no ../shared/): without the
-    archive it stops in one line naming NMT_ALIGNMENTS; with it (where this checkout has one) it reads
-    the 508 RWTH pairs and finds the pair it draws.  The cell alone, as a kernel runs it: nothing trains."""
+    archive it stops in one line naming ``nmt data fetch-alignments`` and NMT_ALIGNMENTS; after that command
+    (from a local copy, where this checkout has one) it reads the 508 RWTH pairs with no variable set and
+    finds the pair it draws.  The cell alone, as a kernel runs it: nothing trains."""
     import tarfile
     import tempfile
 
@@ -275,11 +276,16 @@ def test_notebook_08_reads_the_rwth_gold_in_the_class_setting_or_says_where_it_l
     with pytest.raises(FileNotFoundError, match="set NMT_ALIGNMENTS to the folder") as missing:
         exec(compile(cell, "gold", "exec"), dict(names))
     assert str(tmp_path) in str(missing.value) and "\n" not in str(missing.value)
+    assert "nmt data fetch-alignments" in str(missing.value)
     shared = REPO.parent / "shared" / "data" / "alignments"
     if not (shared / "DeEnGoldAlignment.tar.gz").is_file():
         pytest.skip("no RWTH archive in ../shared/data/alignments/ beside this checkout")
-    monkeypatch.setenv("NMT_ALIGNMENTS", str(shared))
+    # where `nmt data fetch-alignments --mirror DIR` run in the notebook's folder puts it: no variable needed
+    monkeypatch.delenv("NMT_ALIGNMENTS")
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["data", "fetch-alignments", "--mirror", str(shared)], capsys)[0] == 0
     exec(compile(cell, "gold", "exec"), names)
+    assert Path(str(names["alignments_archive"]())).resolve().parent == (tmp_path / "data" / "alignments").resolve()
     assert len(names["sources"]) == len(names["targets"]) == len(names["gold"]) == 508
     assert names["targets"][names["PAIR"]] == "We are voting for the report ."
 
