@@ -18,11 +18,11 @@ from nmt.api import arguments as check
 from nmt.api.extending import allowing_modules
 from nmt.api.results import EOS_PIECE, Hypothesis, ScoreResult, TranslationResult, host_array
 from nmt.config.sections import MAX_OUTPUT_TOKENS
-from nmt.decode.alignment import AttentionChoice, align_pairs
+from nmt.decode.alignment import READINGS, AttentionChoice, align_pairs
 from nmt.decode.batched import Translation
 from nmt.decode.engines import ENGINE_NAMES, Engine, choose_engine, open_engine
 from nmt.decode.request import decode_overrides, resolve_search, translate_lines
-from nmt.decode.word_merge import WordAlignment
+from nmt.decode.word_merge import MERGES, WordAlignment
 from nmt.engine.manifest import MANIFEST
 from nmt.run.paths import RunPaths
 from nmt.util.errors import UserError
@@ -318,14 +318,16 @@ class Translator:
         layer: Optional[int] = None,
         head: Optional[int] = None,
         batch_size: Optional[int] = None,
+        reading: str = "predict",
+        merge: str = "sum",
     ) -> list[WordAlignment]:
         """Hard word alignments of given sentence pairs, read from the attention with each target
         forced through the model (as :meth:`score` forces it); one result per pair, in input order.
 
         Words are each sentence's whitespace tokens (give tokenized text, as gold alignments count
         words); each word is split into subword pieces on its own.  The pieces are merged by one
-        rule: sum the attention over a target word's pieces, then over a source word's pieces, and
-        link each target word to the source word of highest weight (the first on a tie).  So each
+        rule: sum the attention over a target word's pieces, then over a source word's pieces
+        (``merge``), and link each target word to the source word of highest weight (the first on a tie).  So each
         target word gets one link; a pair with a blank side gets none.  A result's ``links`` are
         (source word, target word) pairs, 0-based, its ``pharaoh`` the ``i-j`` line ``nmt align``
         writes, its ``weights`` the word-level attention.  Score them against gold links with
@@ -339,6 +341,10 @@ class Translator:
             head: one head of that layer, or of a multi-head RNN attention (``model.attention.heads``
                 above 1) on the torch engine (0 the first, -1 the last); default the heads' average.
             batch_size: pairs forced at once (default the model's ``decode.batch_size``).
+            reading: ``"predict"`` aligns a target word by the step that predicts it (as attention is
+                drawn), ``"input"`` by the step that reads it as its input (Chen et al. 2020's shift).
+            merge: how a source word's pieces merge: ``"sum"`` (a word of many pieces gets all their
+                weight), ``"mean"`` or ``"max"`` (a word weighs what its pieces do, however many).
 
         Raises:
             nmt.util.errors.UserError: lists of different lengths, an engine without attention
@@ -350,7 +356,10 @@ class Translator:
             if value is not None:
                 check.integer(name, value)
         check.decode_option("batch_size", batch_size)
-        return align_pairs(self.engine, lines, translations, AttentionChoice(layer, head), batch_size=batch_size)
+        choice = AttentionChoice(
+            layer, head, check.choice("reading", reading, READINGS), check.choice("merge", merge, MERGES)
+        )
+        return align_pairs(self.engine, lines, translations, choice, batch_size=batch_size)
 
     def _target_ids(self, index: int, target: Union[str, Sequence[str]]) -> list[int]:
         """The ids of one target: a string encoded, or subword tokens looked up (``</s>`` last dropped)."""

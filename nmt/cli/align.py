@@ -53,6 +53,16 @@ def align_cmd(
         help="Read one head (0 the first, -1 the last) of a Transformer's layer, or of a multi-head RNN "
         "attention (model.attention.heads above 1) on --engine torch; default the heads' average.",
     ),
+    reading: str = typer.Option(
+        "predict",
+        help="Which step aligns a target word: predict (the step that predicts it, as attention is drawn) or "
+        "input (the step that reads it as its input: Chen et al. 2020's shift).",
+    ),
+    merge: str = typer.Option(
+        "sum",
+        help="How a source word's pieces merge: sum (a word of many pieces gets all their weight), mean or max "
+        "(a word weighs what its pieces do, however many).",
+    ),
     batch_size: Optional[int] = typer.Option(
         None, "--batch-size", min=1, help="Pairs forced through the model at once (default decode.batch_size)."
     ),
@@ -83,8 +93,9 @@ def align_cmd(
     its attention; one line per pair in the Pharaoh format (i-j: source word i, target word j, from 0).
 
     Words are the whitespace tokens of each line, each split into subword pieces on its own. The
-    merge rule: sum the attention over a target word's pieces, then over a source word's pieces,
-    and link each target word to the source word of highest weight (the first on a tie). So each
+    merge rule: sum the attention over a target word's pieces, then over a source word's pieces
+    (--merge: sum, mean or max), and link each target word to the source word of highest weight
+    (the first on a tie). --reading input reads each target word at the step that takes it as input. So each
     target word has one link; a pair with a blank side has an empty line. A Transformer is read
     at one decoder layer (--layer; default the penultimate) with its heads averaged (or --head);
     an RNN at its one attention, heads averaged (or --head on --engine torch); --engine
@@ -110,7 +121,7 @@ def align_cmd(
         tgt,
         output,
         encoding=encoding,
-        choice=AttentionChoice(layer, head),
+        choice=AttentionChoice(layer, head, reading, merge),
         batch_size=batch_size,
         gold=gold,
         gold_format=gold_format,

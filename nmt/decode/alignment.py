@@ -30,19 +30,35 @@ from nmt.config.attention_space import ATTENTION_PRESETS
 from nmt.config.sections import MAX_OUTPUT_TOKENS
 from nmt.decode.engines import Engine
 from nmt.decode.model_info import ModelInfo
-from nmt.decode.word_merge import WordAlignment, empty_alignment, word_alignment, word_pieces
+from nmt.decode.word_merge import MERGES, WordAlignment, empty_alignment, word_alignment, word_pieces
 from nmt.util.errors import UserError
 
 log = logging.getLogger(__name__)
 
 
+READINGS = ("predict", "input")
+"""Which decoder step's attention a target piece is aligned by: the step that *predicts* it (row t for
+piece t, as attention is drawn) or the step that reads it as its *input* (row t + 1: Chen et al. 2020's
+shift, after which the decoder has seen the word it aligns)."""
+
+
 @dataclass(frozen=True)
 class AttentionChoice:
     """Which cross-attention to read: ``layer`` None (the penultimate) or an index (negative from the
-    end), ``head`` None (heads averaged) or an index; None and None on a model with one attention."""
+    end), ``head`` None (heads averaged) or an index; None and None on a model with one attention.
+    ``reading``: :data:`READINGS`; ``merge``: how a source word's pieces merge
+    (:data:`nmt.decode.word_merge.MERGES`)."""
 
     layer: Optional[int] = None
     head: Optional[int] = None
+    reading: str = "predict"
+    merge: str = "sum"
+
+    def __post_init__(self) -> None:
+        if self.reading not in READINGS:
+            raise UserError(f"reading {self.reading!r}: give one of {', '.join(READINGS)}")
+        if self.merge not in MERGES:
+            raise UserError(f"merge {self.merge!r}: give one of {', '.join(MERGES)}")
 
 
 def _decoder_layers(info: ModelInfo) -> Optional[int]:
@@ -189,7 +205,7 @@ def align_pairs(
     attention = _attention(engine, [src_pieces[k][0] for k in live], [tgt_pieces[k][0] for k in live], choice, decode)
     found = dict(zip(live, attention))
     return [
-        word_alignment(found[k], sources[k], targets[k], src_pieces[k][1], tgt_pieces[k][1])
+        word_alignment(found[k], sources[k], targets[k], src_pieces[k][1], tgt_pieces[k][1], choice.merge)
         if k in found
         else empty_alignment(sources[k], targets[k])
         for k in range(len(sources))
@@ -199,13 +215,16 @@ def align_pairs(
 def _attention(
     engine: Engine, sources: list[list[int]], targets: list[list[int]], choice: AttentionChoice, decode: DecodeConfig
 ) -> list[np.ndarray]:
-    """Each pair's piece attention (T, S), the EOS row dropped: from the layer maps where the
-    engine has them (a Transformer on torch, or one head of an RNN's on torch: one pair at a time, every
-    head computed for each reading), else from forced decoding in batches."""
+    """Each pair's piece attention (T, S) of the T + 1 forced steps: the rows that predict the T pieces
+    (the EOS row dropped), or with ``choice.reading`` "input" the rows of the steps that read them (the
+    first row dropped).  From the layer maps where the engine has them (a Transformer on torch, or one
+    head of an RNN's on torch: one pair at a time, every head computed for each reading), else from
+    forced decoding in batches."""
     if not sources:
         return []
+    rows = slice(None, -1) if choice.reading == "predict" else slice(1, None)
     info = engine.describe()
     if info.layer_attention and (info.arch == "transformer" or choice.head is not None):  # an RNN's head: its maps
-        return [_layer_attention(engine, s, t, choice)[:-1] for s, t in zip(sources, targets)]
+        return [_layer_attention(engine, s, t, choice)[rows] for s, t in zip(sources, targets)]
     forced = engine.force(sources, targets, decode, attention=True)
-    return [np.asarray(f.attention)[:-1] for f in forced]
+    return [np.asarray(f.attention)[rows] for f in forced]

@@ -7,7 +7,10 @@ A model's attention over pieces, (target pieces, source pieces), then becomes a 
 alignment (:func:`merge_pieces`, :func:`hard_links`):
 
 1. sum the rows of a target word's pieces (the weight each of its pieces gives every source piece);
-2. sum the columns of a source word's pieces (a word read as several pieces gets all their weight);
+2. merge the columns of a source word's pieces by the ``merge`` rule (:data:`MERGES`): ``sum`` (a word
+   read as several pieces gets all their weight: diffuse attention then favours the word with the most
+   pieces), ``mean`` or ``max`` (a word weighs what its pieces do on average, or its strongest piece,
+   however many pieces it has);
 3. link each target word to the source word of highest weight (the first on a tie).
 
 So every target word is linked to exactly one source word, and a source word may have any
@@ -25,8 +28,17 @@ import numpy as np
 
 from nmt.data.tokenizer import Tokenizer
 
-MERGE_RULE = "sum over a target word's pieces, then over a source word's pieces; argmax per target word"
-"""The rule in words, as ``nmt align`` writes it into its report."""
+MERGES = ("sum", "mean", "max")
+"""How a source word's pieces merge into the word's weight (``nmt align --merge``)."""
+
+
+def merge_rule(merge: str = "sum") -> str:
+    """The rule in words, as ``nmt align`` writes it into its report."""
+    return f"sum over a target word's pieces, then the {merge} over a source word's pieces; argmax per target word"
+
+
+MERGE_RULE = merge_rule("sum")
+"""The default rule in words."""
 
 
 @dataclass(frozen=True)
@@ -74,15 +86,26 @@ def merge_pieces(
     target_owner: Sequence[int],
     source_words: int,
     target_words: int,
+    merge: str = "sum",
 ) -> np.ndarray:
     """Piece attention (T pieces, S pieces) -> word attention (target_words, source_words): rows summed
-    over each target word's pieces, then columns over each source word's pieces; rows then normalized."""
+    over each target word's pieces, then columns merged over each source word's pieces (``merge``: sum,
+    mean or max); rows then normalized."""
     T, S = attention.shape
     assert (len(target_owner), len(source_owner)) == (T, S), (attention.shape, len(target_owner), len(source_owner))
+    if merge not in MERGES:
+        raise ValueError(f"unknown merge {merge!r}; valid options: {', '.join(MERGES)}")
     by_target = np.zeros((target_words, S))
     np.add.at(by_target, np.asarray(target_owner, dtype=np.int64), attention)  # (target_words, S)
-    words = np.zeros((source_words, target_words))
-    np.add.at(words, np.asarray(source_owner, dtype=np.int64), by_target.T)  # (source_words, target_words)
+    owner = np.asarray(source_owner, dtype=np.int64)
+    words = np.zeros((source_words, target_words))  # (source_words, target_words)
+    if merge == "max":
+        np.maximum.at(words, owner, by_target.T)  # weights are >= 0, so the zeros start no higher than a piece
+    else:
+        np.add.at(words, owner, by_target.T)
+        if merge == "mean":
+            pieces = np.bincount(owner, minlength=source_words).astype(float)  # 0 for a word without pieces
+            words = np.divide(words, pieces[:, None], out=np.zeros_like(words), where=pieces[:, None] > 0)
     words = words.T  # (target_words, source_words)
     total = words.sum(1, keepdims=True)
     return np.divide(words, total, out=np.zeros_like(words), where=total > 0)
@@ -100,11 +123,12 @@ def word_alignment(
     target: str,
     source_owner: Sequence[int],
     target_owner: Sequence[int],
+    merge: str = "sum",
 ) -> WordAlignment:
     """The :class:`WordAlignment` of one pair from its piece attention (T pieces, S pieces) and the
-    word of each piece (:func:`word_pieces`)."""
+    word of each piece (:func:`word_pieces`), source pieces merged by ``merge``."""
     source_words, target_words = source.split(), target.split()
-    weights = merge_pieces(attention, source_owner, target_owner, len(source_words), len(target_words))
+    weights = merge_pieces(attention, source_owner, target_owner, len(source_words), len(target_words), merge)
     return WordAlignment(source_words, target_words, hard_links(weights), weights)
 
 

@@ -21,7 +21,7 @@ from typing import Any, Optional
 from nmt.decode.alignment import AttentionChoice, align_pairs, describe_choice
 from nmt.decode.engines import Engine
 from nmt.decode.translate import check_output
-from nmt.decode.word_merge import MERGE_RULE, WordAlignment
+from nmt.decode.word_merge import WordAlignment, merge_rule
 from nmt.score.alignment import GOLD_FORMATS, AlignmentScore, check_encoding, parse_gold, read_lines, score_alignments
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes, write_lines
@@ -120,7 +120,8 @@ def align_files(
             "attention": describe_choice(engine, choice),
             "layer": choice.layer,
             "head": choice.head,
-            "merge": MERGE_RULE,
+            "reading": choice.reading,
+            "merge": merge_rule(choice.merge),
         }
         record = {**score.to_dict(), "settings": settings}
         claim(report, REPORT_FILES)

@@ -296,3 +296,37 @@ def test_onnxruntime_aligns_as_torch_reads_the_last_layer(transformer, tmp_path)
             np.testing.assert_allclose(a.weights, b.weights, atol=1e-5)
     with pytest.raises(UserError, match="last layer's cross-attention only"):
         exported.align(GERMAN, ENGLISH, layer=1)
+
+
+def test_the_reading_and_the_merge_rule_are_options_of_the_command_and_the_library(
+    trained_toy, translator, pairs, tmp_path, capsys
+):
+    """--reading input (Chen et al. 2020's shift) and --merge mean|max give what Translator.align gives with
+    them, and the report names both; an unknown value is one line."""
+    sources, targets = pairs
+    src, tgt, gold = tmp_path / "src.txt", tmp_path / "tgt.txt", tmp_path / "gold.txt"
+    src.write_text("".join(s + "\n" for s in sources), encoding="utf-8")
+    tgt.write_text("".join(t + "\n" for t in targets), encoding="utf-8")
+    gold.write_text("".join(line + "\n" for line in reversal(sources)), encoding="utf-8")
+    model = [
+        "align",
+        "--checkpoint",
+        str(trained_toy / "checkpoints" / "best.pt"),
+        "--src",
+        str(src),
+        "--tgt",
+        str(tgt),
+    ]
+    out, report = tmp_path / "out.align", tmp_path / "r"
+    extra = ["--reading", "input", "--merge", "max", "-o", str(out), "--gold", str(gold), "--gold-format", "pharaoh"]
+    code, _, err = run_cli([*model, *extra, "--report", str(report)], capsys)
+    assert code == 0, err
+    found = translator.align(sources, targets, reading="input", merge="max")
+    assert out.read_text(encoding="utf-8").splitlines() == [a.pharaoh for a in found]
+    settings = json.loads((report / "alignment_error.json").read_text(encoding="utf-8"))["settings"]
+    assert settings["reading"] == "input" and "the max over a source word's pieces" in settings["merge"]
+    assert [a.links for a in found] != [a.links for a in translator.align(sources, targets)]  # the shift moves links
+    code, _, err = run_cli([*model, "--merge", "median"], capsys)
+    assert code == 2 and "merge 'median': give one of sum, mean, max" in err
+    with pytest.raises(UserError, match="reading='next'"):
+        translator.align(sources, targets, reading="next")

@@ -170,3 +170,50 @@ def test_the_default_layer_is_the_penultimate_and_a_head_can_be_read_alone(big_s
         align_pairs(engine, ["w1 w2"], ["x7"], AttentionChoice(layer=3))
     with pytest.raises(UserError, match=r"head 2: the model has 2"):
         align_pairs(engine, ["w1 w2"], ["x7"], AttentionChoice(head=2))
+
+
+def test_the_mean_and_the_max_do_not_favour_the_word_of_most_pieces_where_the_sum_does() -> None:
+    # source words: "a" (1 piece), "bcd" (3 pieces); one target word attending uniformly over the 4 pieces
+    uniform = np.full((1, 4), 0.25)
+    owner, target = [0, 1, 1, 1], [0]
+    summed = merge_pieces(uniform, owner, target, 2, 1, "sum")
+    np.testing.assert_allclose(summed, [[0.25, 0.75]])  # diffuse attention goes to the long word
+    np.testing.assert_allclose(merge_pieces(uniform, owner, target, 2, 1, "mean"), [[0.5, 0.5]])
+    np.testing.assert_allclose(merge_pieces(uniform, owner, target, 2, 1, "max"), [[0.5, 0.5]])
+    peaked = np.array([[0.4, 0.2, 0.2, 0.2]])  # the one-piece word is the strongest piece
+    assert hard_links(merge_pieces(peaked, owner, target, 2, 1, "sum")) == [(1, 0)]
+    assert hard_links(merge_pieces(peaked, owner, target, 2, 1, "mean")) == [(0, 0)]
+    assert hard_links(merge_pieces(peaked, owner, target, 2, 1, "max")) == [(0, 0)]
+    no_pieces = merge_pieces(uniform, owner, target, 3, 1, "mean")  # a third word read as nothing
+    assert no_pieces[0, 2] == 0 and np.isclose(no_pieces.sum(), 1.0)
+    with pytest.raises(ValueError, match="unknown merge 'median'"):
+        merge_pieces(uniform, owner, target, 2, 1, "median")
+
+
+@dataclass
+class ShiftEngine(LayerEngine):
+    """Row t of every map weighs source piece t % S: the step t attends where piece t of the target sits."""
+
+    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> np.ndarray:
+        T, S = len(out_ids) + 1, len(src_ids)
+        maps = np.zeros((3, 2, T, S))
+        for t in range(T):
+            maps[:, :, t, t % S] = 1.0
+        return maps
+
+
+def test_the_input_reading_aligns_each_target_word_by_the_step_that_reads_it(big_spm) -> None:
+    """Chen et al.'s (2020) shift: target piece t is read as the decoder's input at step t + 1."""
+    tok = Tokenizer(big_spm)
+    engine = ShiftEngine(src_tok=tok, tgt_tok=tok)
+    source, target = "w1 w2 w3 w4", "x7 x8"
+    src_owner = word_pieces(tok, [source])[0][1]
+    tgt_first = [word_pieces(tok, [target])[0][1].index(j) for j in range(2)]  # each target word's first piece
+    (predict,) = align_pairs(engine, [source], [target], AttentionChoice(reading="predict"))
+    (shifted,) = align_pairs(engine, [source], [target], AttentionChoice(reading="input"))
+    assert predict.links[0] == (src_owner[tgt_first[0] % len(src_owner)], 0)
+    assert shifted.links[0] == (src_owner[(tgt_first[0] + 1) % len(src_owner)], 0)
+    with pytest.raises(UserError, match="reading 'next': give one of predict, input"):
+        AttentionChoice(reading="next")
+    with pytest.raises(UserError, match="merge 'median': give one of sum, mean, max"):
+        AttentionChoice(merge="median")
