@@ -30,11 +30,11 @@ gold set's running words that the model's SentencePiece vocabularies read as mor
 (German words by the source vocabulary, English by the target one), the seconds its alignment took
 (the model's loading not counted), and the date, machine and commit.
 
-``--eflomal`` adds the classical aligner (``pip install 'nmt-attention[align]'``, scripts/_align_eflomal.py),
-trained on a parallel corpus (default the prepared Multi30k de-en training split) plus the 508
+``--eflomal`` adds the classical aligner (``pip install 'nmt-attention[align]'``,
+:mod:`nmt.evaluation.statistical_aligner`, what ``nmt align --baseline eflomal`` runs), trained on a parallel corpus (default the prepared Multi30k de-en training split) plus the 508
 pairs, and scores four alignments per run: "forward" links each English word to at most one German
 word, "reverse" each German word to at most one English word, "grow-diag-final-and" joins the two
-(Koehn et al. 2005; scripts/_symmetrize.py, as eflomal 2.0.0 ships no symmetrizer) and
+(Koehn et al. 2005; nmt/score/symmetrize.py, as eflomal 2.0.0 ships no symmetrizer) and
 "intersection" keeps the links both directions hold.  ``--diagonal`` adds a baseline that reads no
 words at all: each target word linked to the source word at the same relative position.
 
@@ -79,11 +79,11 @@ import yaml
 
 import _bench_common as common
 import nmt
-from _align_eflomal import DEFAULT_TRAIN, run_eflomal, share, training_pairs
 from _align_readings import align_reading, model_shape, readings
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.word_merge import MERGE_RULE, word_pieces
 from nmt.evaluation.record import git_commit
+from nmt.evaluation.statistical_aligner import DEFAULT_TRAIN, run_eflomal, share, training_pairs
 from nmt.score.alignment import AlignmentScore, GoldAlignment, parse_gold, read_lines
 from nmt.util.errors import UserError
 from nmt.util.extras import require

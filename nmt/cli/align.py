@@ -8,11 +8,15 @@ function behind ``Translator.align`` and ``nmt.alignment_error`` too.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from nmt.cli.options import EngineOpt, ModelDirOpt, ModuleOpt, use_modules
+from nmt.util.errors import UserError
+
+if TYPE_CHECKING:
+    from nmt.evaluation.align_command import Aligned
 
 
 def align_cmd(
@@ -87,6 +91,23 @@ def align_cmd(
         help="With --gold: folder for alignment_error.json (every count and setting) and alignment_error.txt "
         "(the line printed).",
     ),
+    baseline: Optional[str] = typer.Option(
+        None,
+        "--baseline",
+        help="Align with a statistical aligner instead of a model: eflomal (Östling and Tiedemann 2016; "
+        "pip install 'nmt-attention[align]'), trained on --train-src/--train-tgt plus the pairs.",
+    ),
+    join: str = typer.Option(
+        "grow-diag-final-and",
+        "--join",
+        help="--baseline: how eflomal's two directions join: grow-diag-final-and (Koehn et al. 2005), "
+        "intersection, forward or reverse.",
+    ),
+    train_src: Optional[Path] = typer.Option(
+        None, "--train-src", help="--baseline: a parallel training corpus's source side (tokenized; optional)."
+    ),
+    train_tgt: Optional[Path] = typer.Option(None, "--train-tgt", help="--baseline: its target side."),
+    samplers: int = typer.Option(1, "--samplers", min=1, help="--baseline: eflomal's independent samplers."),
     module: Optional[list[str]] = ModuleOpt,
 ) -> None:
     """Align the words of given sentence pairs by forcing each target through the model and reading
@@ -106,15 +127,63 @@ def align_cmd(
     links, counts summed over the corpus (Och and Ney 2003): AER = 1 - (|A&S| + |A&P|) / (|A| +
     |S|). The line goes to stdout with -o, else to stderr (stdout holds the alignments).
 
+    With --baseline eflomal: no model; a statistical aligner trained on --train-src/--train-tgt (if
+    given) plus the pairs, its two directions joined by --join, scored the same way: attention beside
+    a classical aligner on the same data.
+
     Examples: nmt align --checkpoint runs/demo/checkpoints/best.pt --src test.de --tgt test.en -o test.align;
     nmt align --checkpoint best.pt --src DeEn/de --tgt DeEn/en --encoding latin-1 --gold DeEn/alignmentDeEn.talp
-    --gold-format rwth -o rwth.align --report reports/align
+    --gold-format rwth -o rwth.align --report reports/align;
+    nmt align --baseline eflomal --train-src train.de --train-tgt train.en --src DeEn/de --tgt DeEn/en ...
     """
     use_modules(module)
     from nmt.decode.alignment import AttentionChoice
     from nmt.decode.engines import open_engine
-    from nmt.evaluation.align_command import align_files
+    from nmt.evaluation.align_command import align_files, align_with_baseline
 
+    model_options = {
+        "--checkpoint": bool(checkpoint),
+        "--model": model is not None,
+        "--engine": engine is not None,
+        "--layer": layer is not None,
+        "--head": head is not None,
+        "--reading": reading != "predict",
+        "--merge": merge != "sum",
+        "--batch-size": batch_size is not None,
+    }
+    baseline_options = {
+        "--join": join != "grow-diag-final-and",
+        "--train-src": train_src is not None,
+        "--train-tgt": train_tgt is not None,
+        "--samplers": samplers != 1,
+    }
+    if baseline is not None:
+        if baseline != "eflomal":
+            raise UserError(f"--baseline {baseline}: the baseline aligner nmt runs is eflomal")
+        given = [name for name, set_ in model_options.items() if set_]
+        if given:
+            raise UserError(f"--baseline eflomal aligns without a model: leave out {', '.join(given)}")
+        if (train_src is None) != (train_tgt is None):
+            raise UserError("--train-src and --train-tgt go together: the two sides of one parallel corpus")
+        train = (train_src, train_tgt) if train_src is not None and train_tgt is not None else None
+        found = align_with_baseline(
+            src,
+            tgt,
+            output,
+            encoding=encoding,
+            join=join,
+            train=train,
+            samplers=samplers,
+            gold=gold,
+            gold_format=gold_format,
+            gold_reverse=gold_reverse,
+            report=report,
+        )
+        _print(found, output)
+        return
+    given = [name for name, set_ in baseline_options.items() if set_]
+    if given:
+        raise UserError(f"{', '.join(given)} go with --baseline eflomal")
     found = align_files(
         lambda: open_engine(engine, checkpoint or [], model),
         src,
@@ -128,6 +197,11 @@ def align_cmd(
         gold_reverse=gold_reverse,
         report=report,
     )
+    _print(found, output)
+
+
+def _print(found: Aligned, output: Optional[Path]) -> None:
+    """The alignments on stdout unless written to ``output``; the score line after them (stderr if not)."""
     if output is None:
         for alignment in found.alignments:
             typer.echo(alignment.pharaoh)

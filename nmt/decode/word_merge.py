@@ -21,7 +21,7 @@ the tokenizer reads as nothing (a zero-width character alone) has no pieces: no 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,6 +130,18 @@ def word_alignment(
     source_words, target_words = source.split(), target.split()
     weights = merge_pieces(attention, source_owner, target_owner, len(source_words), len(target_words), merge)
     return WordAlignment(source_words, target_words, hard_links(weights), weights)
+
+
+def links_alignment(source: str, target: str, links: Iterable[tuple[int, int]]) -> WordAlignment:
+    """A pair's alignment from links alone (a statistical aligner's): ``weights`` marks each link, each
+    target word's row divided by its links (a row of zeros for a target word without one)."""
+    source_words, target_words = source.split(), target.split()
+    weights = np.zeros((len(target_words), len(source_words)))
+    for i, j in links:
+        weights[j, i] = 1.0
+    total = weights.sum(1, keepdims=True)
+    weights = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+    return WordAlignment(source_words, target_words, sorted(links), weights)
 
 
 def empty_alignment(source: str, target: str) -> WordAlignment:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +22,19 @@ from typing import Any, Optional
 from nmt.decode.alignment import AttentionChoice, align_pairs, describe_choice
 from nmt.decode.engines import Engine
 from nmt.decode.translate import check_output
-from nmt.decode.word_merge import WordAlignment, merge_rule
-from nmt.score.alignment import GOLD_FORMATS, AlignmentScore, check_encoding, parse_gold, read_lines, score_alignments
+from nmt.decode.word_merge import WordAlignment, links_alignment, merge_rule
+from nmt.evaluation.statistical_aligner import JOINS, run_eflomal, training_pairs
+from nmt.score.alignment import (
+    GOLD_FORMATS,
+    AlignmentScore,
+    GoldAlignment,
+    check_encoding,
+    parse_gold,
+    read_lines,
+    score_alignments,
+)
 from nmt.util.errors import UserError
+from nmt.util.extras import require
 from nmt.util.fileio import atomic_write_bytes, write_lines
 from nmt.util.out_paths import check_can_create
 from nmt.util.owned import check_ours, claim
@@ -62,22 +73,17 @@ def _aligned_before_manifests(folder: Path) -> bool:
     return isinstance(record, dict) and {"aer", "settings"} <= record.keys()
 
 
-def align_files(
-    open_engine: Callable[[], Engine],
+def _read_pairs(
     src: Path,
     tgt: Path,
-    output: Optional[Path] = None,
-    *,
-    encoding: str = "utf-8",
-    choice: AttentionChoice = AttentionChoice(),
-    batch_size: Optional[int] = None,
-    gold: Optional[Path] = None,
-    gold_format: Optional[str] = None,
-    gold_reverse: bool = False,
-    report: Optional[Path] = None,
-) -> Aligned:
-    """Align the pairs of lines of ``src`` and ``tgt`` (written to ``output`` when given) and score
-    them against ``gold`` when given; ``open_engine`` loads the model once every file has been checked."""
+    encoding: str,
+    gold: Optional[Path],
+    gold_format: Optional[str],
+    gold_reverse: bool,
+    output: Optional[Path],
+    report: Optional[Path],
+) -> tuple[list[str], list[str], Optional[list[GoldAlignment]]]:
+    """The sentence pairs and the gold links, every file and output path checked before any work."""
     if gold is None and (gold_format is not None or gold_reverse or report is not None):
         raise UserError("--gold-format, --gold-reverse and --report go with --gold FILE (the gold alignments)")
     if gold_format is not None and gold_format not in GOLD_FORMATS:
@@ -98,33 +104,113 @@ def align_files(
         lines = read_lines(gold, f"--gold {gold}", encoding)
         truth = parse_gold(lines, gold_format, name=f"--gold {gold}", reverse=gold_reverse, sizes=sizes)
     _check_paths([p for p in (src, tgt, gold) if p is not None], output, report)
-    engine = open_engine()
-    files = {"sources": f"--src {src}", "targets": f"--tgt {tgt}"}
-    alignments = align_pairs(
-        engine, sources, targets, choice, batch_size=batch_size, where=lambda side, k: f"{files[side]}: line {k + 1}"
-    )
+    return sources, targets, truth
+
+
+def _write_and_score(
+    alignments: list[WordAlignment],
+    truth: Optional[list[GoldAlignment]],
+    output: Optional[Path],
+    report: Optional[Path],
+    settings: dict[str, Any],
+) -> Aligned:
+    """Write the alignments (``output``), score them against ``truth`` and keep the score in ``report``."""
     if output is not None:
         write_lines(output, [a.pharaoh for a in alignments])
     if truth is None:
         return Aligned(alignments, None)
     score = score_alignments([a.links for a in alignments], truth)
     if report is not None:
-        settings: dict[str, Any] = {
-            "source": str(src),
-            "target": str(tgt),
-            "gold": str(gold),
-            "gold_format": gold_format,
-            "gold_reverse": gold_reverse,
-            "engine": engine.name,
-            "step": engine.step,
-            "attention": describe_choice(engine, choice),
-            "layer": choice.layer,
-            "head": choice.head,
-            "reading": choice.reading,
-            "merge": merge_rule(choice.merge),
-        }
         record = {**score.to_dict(), "settings": settings}
         claim(report, REPORT_FILES)
         atomic_write_bytes(report / REPORT_JSON, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
         atomic_write_bytes(report / REPORT_TEXT, (score.summary + "\n").encode("utf-8"))
     return Aligned(alignments, score)
+
+
+def align_files(
+    open_engine: Callable[[], Engine],
+    src: Path,
+    tgt: Path,
+    output: Optional[Path] = None,
+    *,
+    encoding: str = "utf-8",
+    choice: AttentionChoice = AttentionChoice(),
+    batch_size: Optional[int] = None,
+    gold: Optional[Path] = None,
+    gold_format: Optional[str] = None,
+    gold_reverse: bool = False,
+    report: Optional[Path] = None,
+) -> Aligned:
+    """Align the pairs of lines of ``src`` and ``tgt`` (written to ``output`` when given) and score
+    them against ``gold`` when given; ``open_engine`` loads the model once every file has been checked."""
+    sources, targets, truth = _read_pairs(src, tgt, encoding, gold, gold_format, gold_reverse, output, report)
+    engine = open_engine()
+    files = {"sources": f"--src {src}", "targets": f"--tgt {tgt}"}
+    alignments = align_pairs(
+        engine, sources, targets, choice, batch_size=batch_size, where=lambda side, k: f"{files[side]}: line {k + 1}"
+    )
+    settings: dict[str, Any] = {
+        "source": str(src),
+        "target": str(tgt),
+        "gold": str(gold),
+        "gold_format": gold_format,
+        "gold_reverse": gold_reverse,
+        "engine": engine.name,
+        "step": engine.step,
+        "attention": describe_choice(engine, choice),
+        "layer": choice.layer,
+        "head": choice.head,
+        "reading": choice.reading,
+        "merge": merge_rule(choice.merge),
+    }
+    return _write_and_score(alignments, truth, output, report, settings)
+
+
+def align_with_baseline(
+    src: Path,
+    tgt: Path,
+    output: Optional[Path] = None,
+    *,
+    encoding: str = "utf-8",
+    join: str = "grow-diag-final-and",
+    train: Optional[tuple[Path, Path]] = None,
+    samplers: int = 1,
+    gold: Optional[Path] = None,
+    gold_format: Optional[str] = None,
+    gold_reverse: bool = False,
+    report: Optional[Path] = None,
+) -> Aligned:
+    """``nmt align --baseline eflomal``: the pairs aligned by eflomal (Östling and Tiedemann 2016), trained
+    on ``train`` (a parallel corpus, pairs with a blank side left out) plus the pairs themselves, its two
+    directions joined by ``join`` (:data:`~nmt.evaluation.statistical_aligner.JOINS`); scored as
+    :func:`align_files` scores a model's alignments."""
+    if join not in JOINS:
+        raise UserError(f"--join {join}: give one of {', '.join(JOINS)}")
+    sources, targets, truth = _read_pairs(src, tgt, encoding, gold, gold_format, gold_reverse, output, report)
+    corpus = training_pairs(train[0], train[1], "whitespace") if train is not None else []
+    require("eflomal", "align", "--baseline eflomal")
+    live = [k for k, (s, t) in enumerate(zip(sources, targets)) if s.split() and t.split()]
+    with tempfile.TemporaryDirectory(prefix="nmt-eflomal-") as folder:
+        run = run_eflomal(
+            [sources[k] for k in live],
+            [targets[k] for k in live],
+            corpus,
+            samplers=samplers,
+            folder=Path(folder),
+            repeat=0,
+        )
+    found = dict(zip(live, run.links[join]))
+    alignments = [links_alignment(sources[k], targets[k], found.get(k, frozenset())) for k in range(len(sources))]
+    settings: dict[str, Any] = {
+        "source": str(src),
+        "target": str(tgt),
+        "gold": str(gold),
+        "gold_format": gold_format,
+        "gold_reverse": gold_reverse,
+        "aligner": "eflomal",
+        "join": join,
+        "train": [str(p) for p in train] if train is not None else None,
+        **run.facts,
+    }
+    return _write_and_score(alignments, truth, output, report, settings)

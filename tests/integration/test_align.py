@@ -330,3 +330,36 @@ def test_the_reading_and_the_merge_rule_are_options_of_the_command_and_the_libra
     assert code == 2 and "merge 'median': give one of sum, mean, max" in err
     with pytest.raises(UserError, match="reading='next'"):
         translator.align(sources, targets, reading="next")
+
+
+def test_a_statistical_baseline_aligns_the_same_files_without_a_model(trained_toy, pairs, tmp_path, capsys) -> None:
+    """nmt align --baseline eflomal: eflomal trained on a parallel corpus plus the pairs, its directions
+    joined, written and scored as a model's alignments are; options of the other kind refused in one line."""
+    sources, targets = pairs
+    src, tgt, gold = tmp_path / "src.txt", tmp_path / "tgt.txt", tmp_path / "gold.txt"
+    src.write_text("".join(s + "\n" for s in sources), encoding="utf-8")
+    tgt.write_text("".join(t + "\n" for t in targets), encoding="utf-8")
+    gold.write_text("".join(line + "\n" for line in reversal(sources)), encoding="utf-8")
+    base = ["align", "--src", str(src), "--tgt", str(tgt)]
+    for extra, needle in (
+        (
+            ["--baseline", "eflomal", "--checkpoint", "x.pt"],
+            "--baseline eflomal aligns without a model: leave out --checkpoint",
+        ),
+        (["--baseline", "fast_align"], "the baseline aligner nmt runs is eflomal"),
+        (["--join", "intersection", "--checkpoint", "x.pt"], "--join go with --baseline eflomal"),
+        (["--baseline", "eflomal", "--train-src", str(src)], "--train-src and --train-tgt go together"),
+    ):
+        code, _, err = run_cli([*base, *extra], capsys)
+        assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, err
+    pytest.importorskip("eflomal")
+    out, report = tmp_path / "eflomal.align", tmp_path / "r"
+    train = ["--train-src", str(src), "--train-tgt", str(tgt)]  # the toy pairs again: a corpus of its own
+    extra = ["--baseline", "eflomal", *train, "-o", str(out), "--gold", str(gold), "--gold-format", "pharaoh"]
+    code, printed, err = run_cli([*base, *extra, "--report", str(report)], capsys)
+    assert code == 0, err
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == len(sources) and lines[-1] == ""  # the blank pair keeps its place, unlinked
+    record = json.loads((report / "alignment_error.json").read_text(encoding="utf-8"))
+    assert record["settings"]["aligner"] == "eflomal" and record["settings"]["join"] == "grow-diag-final-and"
+    assert printed.strip() == (report / "alignment_error.txt").read_text(encoding="utf-8").strip()

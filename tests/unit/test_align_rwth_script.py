@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 import torch
 
-import _align_eflomal
 import _align_readings
 import align_rwth
 import nmt
+from nmt.evaluation import statistical_aligner as _align_eflomal
 from nmt.util.errors import UserError
 
 DE = "Ich weiß , daß es stimmt .\nDas Haus\n\n"

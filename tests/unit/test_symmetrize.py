@@ -1,4 +1,4 @@
-"""grow-diag-final-and (scripts/_symmetrize.py) on small hand-made pairs.
+"""grow-diag-final-and (nmt/score/symmetrize.py) on small hand-made pairs.
 
 Properties: the result lies between the intersection and the union of the two directions; it is
 the one direction where both agree, nothing where both are empty; a worked example shows each of
@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from _symmetrize import grow_diag_final_and, symmetrize_corpus
+from nmt.score.symmetrize import grow_diag_final_and, symmetrize_corpus
 
 Links = set[tuple[int, int]]
 

@@ -6,7 +6,7 @@ eflomal (Östling and Tiedemann 2016, "Efficient Word Alignment with Markov Chai
 writes two directional alignments: "forward" links each target word to at most one source word,
 "reverse" each source word to at most one target word, both as Pharaoh lines (source word first).
 eflomal 2.0.0 ships no symmetrizer (its README points to fast_align's atools), so the two are also
-joined here: by grow-diag-final-and (:mod:`_symmetrize`) and by their intersection.
+joined here: by grow-diag-final-and (:mod:`nmt.score.symmetrize`) and by their intersection.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from _symmetrize import Link, symmetrize_corpus
 from nmt.score.alignment import parse_predicted, read_lines
+from nmt.score.symmetrize import Link, symmetrize_corpus
 from nmt.util.errors import UserError
 
 DEFAULT_TRAIN = ("data/multi30k/de-en/train.de", "data/multi30k/de-en/train.en")
