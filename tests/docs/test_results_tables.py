@@ -45,6 +45,7 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
         ("adding_an_attention.md", "cosine_2026-11-28_cpu.jsonl"),  # the worked comparison of a user's attention
         ("results.md", "every_variant_2026-11-28_cpu.jsonl"),  # the lecture variants, seeds 4-6, one pair
         ("results.md", "normalize_2026-11-29_cpu.jsonl"),  # sparsemax and 1.5-entmax against the softmax
+        ("results.md", "state_2026-11-29_cpu.jsonl"),  # coverage, local-p and local-m against Bahdanau
     ],
 )
 def test_comparison_tables_are_what_pairs_table_prints_from_their_json_lines(page: str, measurements: str) -> None:
@@ -69,6 +70,24 @@ def test_alignment_tables_are_what_aer_table_prints_from_their_json_lines(measur
         for block in re.findall(r"(?m)^\| aligner \| attention read \|.*\n(?:\|.*\n?)*", text)
     ]
     assert rows in tables
+
+
+def test_the_coverage_effects_table_is_what_its_script_prints() -> None:
+    """The repeated n-grams and length ratios of results.md are coverage_effects.py --table of their lines."""
+    printed = subprocess.run(
+        [
+            sys.executable,
+            "scripts/coverage_effects.py",
+            "--table",
+            "docs/measurements/state_effects_2026-11-29_cpu.jsonl",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    text = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    assert all(line in text for line in printed.strip().splitlines() if line.startswith("|"))
 
 
 def assert_rows_printed_by(script: str, page: str, measurements: str) -> list[str]:
