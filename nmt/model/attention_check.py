@@ -155,15 +155,7 @@ def _check(name: str, att: Attention, T: int, S: int, pad: str) -> list[str]:
     if att.stateful:
         return _check_stateful(name, att, query, memory, mask)
     context, weights = att(query, keys, values, mask)
-    if tuple(weights.shape) != (B, T, S) or not torch.isfinite(context).all():
-        raise _fail(
-            name, att, f"weights of shape {tuple(weights.shape)} (expected {(B, T, S)}) or a non-finite context"
-        )
-    if weights.masked_select(~mask.unsqueeze(1).expand_as(weights)).abs().sum() > 0:
-        raise _fail(name, att, "a padded key gets weight")
-    if (weights.sum(-1) - 1).abs().max() > TOLERANCE:
-        raise _fail(name, att, "a row of weights does not sum to 1")
-    passed = ["scores (B, h, T, S), finite", "padded keys get weight 0", "rows sum to 1"]
+    passed = _distributions(name, att, context, weights, mask, T)
 
     n = int(lengths[1])  # the second sentence alone, without its padding or the batch
     alone, _ = att(query[1:2], att.project_keys(memory[1:2, :n]), att.project_values(memory[1:2, :n]), None)
@@ -203,17 +195,9 @@ def _decode(
 
 def _check_stateful(name: str, att: Attention, query: Tensor, memory: Tensor, mask: Tensor) -> list[str]:
     """The properties of an attention whose energy keeps a state across decoder steps, decoded step by step."""
-    (B, T, _), S = query.shape, memory.size(1)
+    T = query.size(1)
     context, weights = _decode(att, query, memory, mask)
-    if tuple(weights.shape) != (B, T, S) or not torch.isfinite(context).all():
-        raise _fail(
-            name, att, f"weights of shape {tuple(weights.shape)} (expected {(B, T, S)}) or a non-finite context"
-        )
-    if weights.masked_select(~mask.unsqueeze(1).expand_as(weights)).abs().sum() > 0:
-        raise _fail(name, att, "a padded key gets weight")
-    if (weights.sum(-1) - 1).abs().max() > TOLERANCE:
-        raise _fail(name, att, "a row of weights does not sum to 1")
-    passed = ["scores (B, h, T, S), finite", "padded keys get weight 0", "rows sum to 1"]
+    passed = _distributions(name, att, context, weights, mask, T)
 
     again, _ = _decode(att, query, memory, mask)
     if not torch.allclose(again, context, atol=TOLERANCE):
@@ -237,6 +221,19 @@ def _check_stateful(name: str, att: Attention, query: Tensor, memory: Tensor, ma
             raise _fail(name, att, "a state reordered mid-sentence (as beam search does) does not follow its rows")
         passed.append("a reordered state follows its rows (beam search)")
     return [*passed, _gradients(name, att, context, (query, memory))]
+
+
+def _distributions(name: str, att: Attention, context: Tensor, weights: Tensor, mask: Tensor, T: int) -> list[str]:
+    """Weights (B, T, S) that are distributions over each sentence's real keys, and a finite context:
+    what every attention, stateful or not, must give."""
+    shape = (mask.size(0), T, mask.size(1))
+    if tuple(weights.shape) != shape or not torch.isfinite(context).all():
+        raise _fail(name, att, f"weights of shape {tuple(weights.shape)} (expected {shape}) or a non-finite context")
+    if weights.masked_select(~mask.unsqueeze(1).expand_as(weights)).abs().sum() > 0:
+        raise _fail(name, att, "a padded key gets weight")
+    if (weights.sum(-1) - 1).abs().max() > TOLERANCE:
+        raise _fail(name, att, "a row of weights does not sum to 1")
+    return ["scores (B, h, T, S), finite", "padded keys get weight 0", "rows sum to 1"]
 
 
 def _gradients(name: str, att: Attention, context: Tensor, inputs: tuple[Tensor, ...]) -> str:
