@@ -107,6 +107,19 @@ def _read_pairs(
     return sources, targets, truth
 
 
+def _input_settings(
+    src: Path, tgt: Path, gold: Optional[Path], gold_format: Optional[str], gold_reverse: bool
+) -> dict[str, Any]:
+    """What a report records of the files aligned and scored, whichever aligner read them."""
+    return {
+        "source": str(src),
+        "target": str(tgt),
+        "gold": str(gold),
+        "gold_format": gold_format,
+        "gold_reverse": gold_reverse,
+    }
+
+
 def _write_and_score(
     alignments: list[WordAlignment],
     truth: Optional[list[GoldAlignment]],
@@ -151,11 +164,7 @@ def align_files(
         engine, sources, targets, choice, batch_size=batch_size, where=lambda side, k: f"{files[side]}: line {k + 1}"
     )
     settings: dict[str, Any] = {
-        "source": str(src),
-        "target": str(tgt),
-        "gold": str(gold),
-        "gold_format": gold_format,
-        "gold_reverse": gold_reverse,
+        **_input_settings(src, tgt, gold, gold_format, gold_reverse),
         "engine": engine.name,
         "step": engine.step,
         "attention": describe_choice(engine, choice),
@@ -203,11 +212,7 @@ def align_with_baseline(
     found = dict(zip(live, run.links[join]))
     alignments = [links_alignment(sources[k], targets[k], found.get(k, frozenset())) for k in range(len(sources))]
     settings: dict[str, Any] = {
-        "source": str(src),
-        "target": str(tgt),
-        "gold": str(gold),
-        "gold_format": gold_format,
-        "gold_reverse": gold_reverse,
+        **_input_settings(src, tgt, gold, gold_format, gold_reverse),
         "aligner": "eflomal",
         "join": join,
         "train": [str(p) for p in train] if train is not None else None,
