@@ -55,7 +55,17 @@ def model_shape(model: nmt.Translator, path: Path) -> tuple[str, Optional[int], 
 
 
 def align_reading(
-    model: nmt.Translator, sources: list[str], targets: list[str], reading: Reading, batch_size: Optional[int]
+    model: nmt.Translator,
+    sources: list[str],
+    targets: list[str],
+    reading: Reading,
+    batch_size: Optional[int],
+    step: str = "predict",
+    merge: str = "sum",
 ) -> list[WordAlignment]:
-    """The pairs aligned by the attention ``reading`` names."""
-    return model.align(sources, targets, layer=reading.layer, head=reading.head, batch_size=batch_size)
+    """The pairs aligned by the attention ``reading`` names, read at the decoder ``step`` that predicts
+    each target word or takes it as input (``Translator.align``'s ``reading``), a source word's pieces
+    merged by ``merge``."""
+    return model.align(
+        sources, targets, layer=reading.layer, head=reading.head, batch_size=batch_size, reading=step, merge=merge
+    )

@@ -20,10 +20,18 @@ Each model writes one JSON line per attention it reads (``"layer"``, ``"head"``)
 - a Transformer: one line per decoder layer, heads averaged (``"layer": i``, head null); with
   ``--per-head`` also one line per head of every layer.
 
+``--readings`` and ``--merges`` multiply those lines: each attention read at the step that predicts
+each target word (``"reading": "predict"``, the default) and/or at the step that takes it as input
+(``"input"``, Chen et al. 2020's shift), a source word's pieces merged by their sum (the default), mean
+and/or maximum (``"merge"``).  ``--seen-src``/``--seen-tgt`` (a training text) add ``seen_*`` fields to
+every line, models and baselines alike: the same scores on the links whose German and English words the
+training text both holds (predicted, sure and possible links kept only there), so a model is not charged
+for words it never read.
+
 ``"default": true`` marks the line of what ``Translator.align`` reads when given no layer or head
 (an RNN's heads averaged; a Transformer's penultimate layer, heads averaged, after Garg et al.
-2019): the line a plot of the variant takes (scripts/plot_aer_bleu.py).  Each line names the run,
-its attention variant (config.yaml model.attention.type; "transformer" for a Transformer), the
+2019; read at the predicting step, pieces summed): the line a plot of the variant takes
+(scripts/plot_aer_bleu.py).  Each line names the run, its reading and merge rule, its attention variant (config.yaml model.attention.type; "transformer" for a Transformer), the
 model's arch, its attention heads and decoder layers (a Transformer's), its seed (train.seed), the
 test BLEU its run folder holds (``<run>/compare-<split>/scored.json``, else null), the share of the
 gold set's running words that the model's SentencePiece vocabularies read as more than one piece
@@ -48,6 +56,15 @@ and ``default`` existed)::
     python scripts/align_rwth.py --eflomal --eflomal-tokens punct --eflomal-repeats 3 \\
         >> docs/measurements/align_rwth_2026-11-28_cpu.jsonl
 
+Europarl models in their own domain, both readings, two merge rules, every score also on the words
+the Europarl training split holds, eflomal trained on that split (the gold's sentences were removed
+from it by ``nmt data prepare europarl``)::
+
+    python scripts/align_rwth.py runs/europarl_cpu/de-en/*_s[456] --bleu-split test --readings predict,input \
+        --merges sum,max --seen-src data/europarl/de-en/train.de --seen-tgt data/europarl/de-en/train.en \
+        --diagonal --eflomal --eflomal-repeats 3 --train-src data/europarl/de-en/train.de \
+        --train-tgt data/europarl/de-en/train.en > align_europarl.jsonl
+
 Every variant and the Transformer, three seeds each (run folders named here as RUNS), every head of
 every Transformer layer, the two baselines, then AER against test2016 BLEU per variant::
 
@@ -61,6 +78,7 @@ import argparse
 import contextlib
 import datetime
 import hashlib
+import itertools
 import json
 import logging
 import re
@@ -81,10 +99,11 @@ import _bench_common as common
 import nmt
 from _align_readings import align_reading, model_shape, readings
 from nmt.data.tokenizer import Tokenizer
-from nmt.decode.word_merge import MERGE_RULE, word_pieces
+from nmt.decode.alignment import READINGS
+from nmt.decode.word_merge import MERGES, WordAlignment, merge_rule, word_pieces
 from nmt.evaluation.record import git_commit
 from nmt.evaluation.statistical_aligner import DEFAULT_TRAIN, run_eflomal, share, training_pairs
-from nmt.score.alignment import AlignmentScore, GoldAlignment, parse_gold, read_lines
+from nmt.score.alignment import AlignmentScore, GoldAlignment, parse_gold, read_lines, score_alignments
 from nmt.util.errors import UserError
 from nmt.util.extras import require
 from nmt.util.runtime import machine
@@ -97,6 +116,9 @@ MEMBERS = {"de": "DeEn/de", "en": "DeEn/en", "gold": "DeEn/alignmentDeEn.talp"}
 ENCODING = "latin-1"
 
 log = logging.getLogger(SCRIPT)
+
+Seen = tuple[frozenset[str], frozenset[str]]
+"""The German and English words a training text holds (``--seen-src``, ``--seen-tgt``)."""
 
 
 @dataclass(frozen=True)
@@ -193,7 +215,38 @@ def scores(score: AlignmentScore) -> dict[str, Any]:
     return {k: score.to_dict()[k] for k in ("aer", "precision", "recall", "pairs", "predicted", "sure", "possible")}
 
 
-def align_model(path: Path, rwth: GoldSet, args: argparse.Namespace) -> list[dict[str, Any]]:
+def read_words(path: Path) -> frozenset[str]:
+    """The whitespace tokens of a text file (UTF-8): the words a training text holds."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return frozenset(word for line in handle for word in line.split())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+
+
+def seen_scores(predicted: Sequence[Any], rwth: GoldSet, seen: Optional[Seen]) -> dict[str, Any]:
+    """The rates and counts on the links whose German and English words both occur in the training
+    text ``seen`` (predicted, sure and possible links alike kept only there), as ``seen_*`` fields;
+    nothing without ``seen``."""
+    if seen is None:
+        return {}
+    src_seen, tgt_seen = seen
+    kept_links, kept_gold = [], []
+    for item, source, target, gold in zip(predicted, rwth.sources, rwth.targets, rwth.gold):
+        src, tgt = source.split(), target.split()
+
+        def known(link: tuple[int, int], src: list[str] = src, tgt: list[str] = tgt) -> bool:
+            return src[link[0]] in src_seen and tgt[link[1]] in tgt_seen
+
+        links = item.links if isinstance(item, WordAlignment) else item
+        kept_links.append([link for link in links if known(link)])
+        kept_gold.append(GoldAlignment(frozenset(filter(known, gold.sure)), frozenset(filter(known, gold.possible))))
+    return {f"seen_{k}": v for k, v in scores(score_alignments(kept_links, kept_gold)).items()}
+
+
+def align_model(
+    path: Path, rwth: GoldSet, args: argparse.Namespace, seen: Optional[Seen] = None
+) -> list[dict[str, Any]]:
     """One model's records, one per attention it reads (:func:`readings`): its alignment of the set,
     scored, and how its vocabularies split the words."""
     model = nmt.load(path, device=args.device, threads=args.threads, modules=args.module)
@@ -203,9 +256,11 @@ def align_model(path: Path, rwth: GoldSet, args: argparse.Namespace) -> list[dic
     facts = run_facts(path, args.bleu_split)
     facts.update(arch=arch, variant="transformer" if arch == "transformer" else facts["variant"])
     records = []
-    for reading in readings(arch, layers or 0, heads, args.per_head):
+    for reading, step, merge in itertools.product(
+        readings(arch, layers or 0, heads, args.per_head), args.readings, args.merges
+    ):
         start = time.perf_counter()
-        aligned = align_reading(model, rwth.sources, rwth.targets, reading, args.batch_size)
+        aligned = align_reading(model, rwth.sources, rwth.targets, reading, args.batch_size, step, merge)
         records.append(
             {
                 "aligner": "nmt",
@@ -215,13 +270,16 @@ def align_model(path: Path, rwth: GoldSet, args: argparse.Namespace) -> list[dic
                 "engine": model.engine_name,
                 "threads": torch.get_num_threads(),
                 "direction": "forced de->en attention",
-                "rule": MERGE_RULE,
+                "reading": step,
+                "merge": merge,
+                "rule": merge_rule(merge),
                 "layer": reading.layer,
                 "head": reading.head,
-                "default": reading.default,
+                "default": reading.default and step == "predict" and merge == "sum",
                 "heads": heads,
                 "layers": layers,
                 **scores(nmt.alignment_error(aligned, rwth.gold)),
+                **seen_scores(aligned, rwth, seen),
                 "src_words": src_words,
                 "src_split_share": share(src_split, src_words),
                 "tgt_words": tgt_words,
@@ -235,7 +293,7 @@ def align_model(path: Path, rwth: GoldSet, args: argparse.Namespace) -> list[dic
 # --- baselines ----------------------------------------------------------------------------------------------
 
 
-def diagonal(rwth: GoldSet) -> dict[str, Any]:
+def diagonal(rwth: GoldSet, seen: Optional[Seen] = None) -> dict[str, Any]:
     """The record of a baseline that reads no words: target word j (of T) linked to source word
     floor((j + 0.5) * S / T) (of S), one link per target word as the models give."""
     links = []
@@ -249,10 +307,13 @@ def diagonal(rwth: GoldSet) -> dict[str, Any]:
         "seed": None,
         "rule": "target word j of T linked to source word floor((j + 0.5) * S / T) of S",
         **scores(nmt.alignment_error(links, rwth.gold)),
+        **seen_scores(links, rwth, seen),
     }
 
 
-def align_eflomal(rwth: GoldSet, args: argparse.Namespace, folder: Path, repeat: int) -> list[dict[str, Any]]:
+def align_eflomal(
+    rwth: GoldSet, args: argparse.Namespace, folder: Path, repeat: int, seen: Optional[Seen] = None
+) -> list[dict[str, Any]]:
     """eflomal's records of one run: forward, reverse, grow-diag-final-and and intersection."""
     train = training_pairs(Path(args.train_src), Path(args.train_tgt), args.eflomal_tokens)
     run = run_eflomal(rwth.sources, rwth.targets, train, samplers=args.eflomal_samplers, folder=folder, repeat=repeat)
@@ -267,10 +328,24 @@ def align_eflomal(rwth: GoldSet, args: argparse.Namespace, folder: Path, repeat:
             "train": f"{args.train_src} + {args.train_tgt} ({len(train):,} pairs) + the {len(rwth.gold)} RWTH pairs",
             "train_tokens": f"{args.eflomal_tokens}, lowercased (eflomal lowercases every word)",
             **scores(nmt.alignment_error(links, rwth.gold)),
+            **seen_scores(links, rwth, seen),
             **run.facts,
         }
         for name, links in run.links.items()
     ]
+
+
+def choices_list(valid: Sequence[str]) -> Any:
+    """An argparse type: a comma-separated list of names from ``valid``, in order, without repeats."""
+
+    def parse(text: str) -> list[str]:
+        names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+        wrong = [n for n in names if n not in valid]
+        if wrong or not names:
+            raise argparse.ArgumentTypeError(f"{text!r}: give one or more of {', '.join(valid)}, comma-separated")
+        return names
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -310,6 +385,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="A Transformer's lines for each head of each decoder layer too, besides each layer's heads averaged "
         "(an RNN's several heads get their lines always).",
     )
+    parser.add_argument(
+        "--readings",
+        type=choices_list(READINGS),
+        default=["predict"],
+        metavar="LIST",
+        help="Where each target word's attention is read, comma-separated: predict (the step that predicts it) "
+        "and/or input (the step that takes it as input, Chen et al. 2020's shift); a line each (default: predict).",
+    )
+    parser.add_argument(
+        "--merges",
+        type=choices_list(MERGES),
+        default=["sum"],
+        metavar="LIST",
+        help="How a source word's pieces merge, comma-separated: sum, mean and/or max; a line each (default: sum).",
+    )
+    parser.add_argument(
+        "--seen-src",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="A training text (German, tokenized): with --seen-tgt, every line also scores the links whose two words "
+        "the training texts hold (seen_aer, seen_precision, ...).",
+    )
+    parser.add_argument("--seen-tgt", type=Path, default=None, metavar="FILE", help="Its English side, for --seen-src.")
     parser.add_argument(
         "--bleu-split",
         default="test2016",
@@ -354,6 +453,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for option, value in (("--eflomal-repeats", args.eflomal_repeats), ("--eflomal-samplers", args.eflomal_samplers)):
         if value < 1:
             common.fail(SCRIPT, f"{option} must be 1 or more (got {value})")
+    if (args.seen_src is None) != (args.seen_tgt is None):
+        common.fail(SCRIPT, "give --seen-src and --seen-tgt together (the German and English training texts)")
+    try:
+        seen = None if args.seen_src is None else (read_words(args.seen_src), read_words(args.seen_tgt))
+    except UserError as exc:
+        common.fail(SCRIPT, str(exc))
     if args.eflomal:
         try:
             require("eflomal", "align", "--eflomal")
@@ -372,13 +477,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             base["archive_sha256"] = rwth.archive_sha256
             log.info("%d RWTH pairs read from %s", len(rwth.gold), args.archive)
             for path in args.models:
-                for record in align_model(path, rwth, args):
-                    log.info("%s layer %s head %s: AER %.3f", path, record["layer"], record["head"], record["aer"])
+                for record in align_model(path, rwth, args, seen):
+                    log.info(
+                        "%s layer %s head %s, %s reading, %s: AER %.3f",
+                        *(path, record["layer"], record["head"], record["reading"], record["merge"], record["aer"]),
+                    )
                     common.emit({**base, **record})
             if args.diagonal:
-                common.emit({**base, **diagonal(rwth)})
+                common.emit({**base, **diagonal(rwth, seen)})
             for repeat in range(args.eflomal_repeats if args.eflomal else 0):
-                for record in align_eflomal(rwth, args, Path(tmp), repeat):
+                for record in align_eflomal(rwth, args, Path(tmp), repeat, seen):
                     log.info("eflomal %s: AER %.3f", record["direction"], record["aer"])
                     common.emit({**base, **record})
     except UserError as exc:

@@ -82,8 +82,40 @@ def test_a_file_that_is_no_archive_is_refused_in_one_line(tmp_path: Path) -> Non
 
 def test_diagonal_links_one_source_word_per_target_word_in_order(archive: Path, tmp_path: Path) -> None:
     record = align_rwth.diagonal(align_rwth.read_archive(archive, tmp_path / "out"))
+    assert "seen_aer" not in record  # no training text given: no seen-word scores
     assert record["predicted"] == 7 + 2  # one link per English word
     assert 0.0 <= record["aer"] <= 1.0
+
+
+def test_seen_scores_keep_only_links_whose_two_words_the_training_text_holds(archive: Path, tmp_path: Path) -> None:
+    rwth = align_rwth.read_archive(archive, tmp_path / "out")
+    predicted = [[(0, 0), (1, 1), (2, 2), (3, 3)], [(0, 0), (1, 0)]]
+    every = (
+        frozenset(w for s in rwth.sources for w in s.split()),
+        frozenset(w for t in rwth.targets for w in t.split()),
+    )
+    whole = align_rwth.scores(nmt.alignment_error(predicted, rwth.gold))
+    assert {k[5:]: v for k, v in align_rwth.seen_scores(predicted, rwth, every).items()} == whole
+    # "weiß" (German word 1 of pair 0) and "house" (English word 1 of pair 1) unseen: every link of theirs goes
+    seen = align_rwth.seen_scores(predicted, rwth, (every[0] - {"weiß"}, every[1] - {"house"}))
+    assert seen["seen_predicted"] == whole["predicted"] - 1  # (1, 1) of pair 0; pair 1's links hold neither word
+    assert seen["seen_sure"] == whole["sure"] - 2  # (1, 1) of pair 0 (weiß-know) and of pair 1 (Haus-house)
+    assert seen["seen_possible"] == whole["possible"] - 2
+
+
+def test_seen_needs_both_training_texts_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "t.de").write_text("Das Haus\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        align_rwth.main(["--diagonal", "--seen-src", str(tmp_path / "t.de")])
+    assert stop.value.code == 2 and "--seen-tgt" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given", ["input,sideways", ""])
+def test_an_unknown_reading_is_refused_in_one_line(given: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        align_rwth.main(["--diagonal", "--readings", given])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "predict, input" in err
 
 
 def test_run_facts_come_from_config_and_scored_test(tmp_path: Path) -> None:
@@ -234,6 +266,24 @@ def test_a_one_head_rnn_writes_one_line_and_a_qkv_rnn_one_per_head_too(models, r
         (None, 0, False, 2),
         (None, 1, False, 2),
     ]
+
+
+def test_readings_and_merges_give_a_line_each_and_the_default_is_the_predicting_step_summed(models, rwth) -> None:
+    found = lines(models["rnn"], rwth, "--readings", "predict,input", "--merges", "sum,max")
+    assert [(r["reading"], r["merge"], r["default"]) for r in found] == [
+        ("predict", "sum", True),
+        ("predict", "max", False),
+        ("input", "sum", False),
+        ("input", "max", False),
+    ]
+    assert found[1]["rule"] != found[0]["rule"]  # each line says its own merge rule
+    model = nmt.load(models["rnn"], device="cpu", threads=1)
+    shifted = model.align(rwth.sources, rwth.targets, reading="input", merge="sum")
+    assert found[2]["aer"] == align_rwth.scores(nmt.alignment_error(shifted, rwth.gold))["aer"]
+    assert (
+        found[0]["aer"]
+        == align_rwth.scores(nmt.alignment_error(model.align(rwth.sources, rwth.targets), rwth.gold))["aer"]
+    )
 
 
 def test_an_rnn_head_is_one_of_the_heads_that_average_to_the_default(models, rwth) -> None:
