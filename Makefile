@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint,docs,export,package]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,lint,docs,export,package,teach]'
 	touch $(STAMP)
 
 # Only the environment: .venv with the package and its extras, nothing trained or tested.

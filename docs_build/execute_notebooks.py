@@ -16,6 +16,9 @@ planned updates, its last validation and how long it took), warnings and errors 
 paths of the machine that ran it become relative or neutral ones (:func:`clean`). The cleaning is
 deterministic and a cleaned copy stays as it is, so ``--clean-only`` may run any number of times.
 
+An exercise notebook (one with a lecturer's copy in notebooks/source/) runs as that copy, its answers
+written, and its site copy shows the student version's cells with the outputs of that run.
+
 The class setting reads Multi30k de-en from $NMT_DATA_MIRROR (or downloads it). Every notebook of
 one call runs in the same working folder (``--workdir``, default a temporary one), which gets a
 link to configs/, so the class notebooks prepare the corpus once and find the repository's configs.
@@ -239,12 +242,32 @@ def clean(nb: Any, paths: list[tuple[str, str]]) -> None:
             nb.cells[0].source = neutral_paths(nb.cells[0].source, paths)
 
 
+def lecturers_copy(notebook: Path) -> Path:
+    """What runs for the site: an exercise notebook's source in notebooks/source/ (its answers and
+    hidden tests in it), else the notebook itself."""
+    source = notebook.parent / "source" / notebook.name
+    return source if source.is_file() else notebook
+
+
+def as_students_see_it(nb: Any) -> Any:
+    """An executed exercise notebook with its answers replaced by the stub and its hidden tests
+    removed, as the student version shows them (docs_build/release_notebooks.py), outputs kept: the
+    site shows the student's cells and what the answered notebook printed and drew."""
+    from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
+
+    for step in (ClearSolutions(), ClearHiddenTests()):
+        nb, _ = step.preprocess(nb, {})
+    return nb
+
+
 def execute(source: Path, out: Path, setting: str, workdir: Path, command: str) -> None:
-    """Run ``source`` in ``setting`` with ``workdir`` as its current folder and write the executed copy to ``out``."""
-    nb = nbformat.read(source, as_version=4)
+    """Run ``source`` in ``setting`` with ``workdir`` as its current folder and write the executed copy
+    to ``out``; an exercise notebook runs as its lecturer's copy (:func:`lecturers_copy`) and is
+    written as the student sees it (:func:`as_students_see_it`)."""
+    runs = lecturers_copy(source)
+    nb = nbformat.read(runs, as_version=4)
     env = {
         "NMT_NOTEBOOK": setting,
-        "NMT_SOLUTIONS": "1",  # the site shows notebooks 07 and 09 solved (lines from notebooks/solutions/)
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     }
     os.environ.update(env)  # the kernel inherits this process's environment
@@ -252,6 +275,8 @@ def execute(source: Path, out: Path, setting: str, workdir: Path, command: str) 
         nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
     )
     client.execute()
+    if runs != source:
+        nb = as_students_see_it(nb)
     clean(nb, machine_paths(workdir))
     when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     nb.metadata["nmt_name"] = source.name

@@ -4,8 +4,8 @@ committed with outputs.
 The smoke setting (``NMT_NOTEBOOK=smoke``) trains tiny models on the embedded synthetic corpus for
 a few updates, so a whole notebook takes seconds; its cells assert on what the library returned.
 Each runs in a kernel of this interpreter, in a temporary folder, so nothing lands in the repository.
-Notebooks 07 and 09 leave lines to the student; ``NMT_SOLUTIONS=1`` runs them with the lines of
-notebooks/solutions/ (your_own_attention.py, write_sparsemax.py), and without it each stops at those lines.
+Notebooks 07 and 09 leave lines to the student: they run here as their lecturer's copies in
+notebooks/source/, answers written (tests/integration/test_exercises.py tests the student versions).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
 
 from conftest import REPO, run_cli
 
@@ -29,12 +28,10 @@ CELL_TIMEOUT = 300
 
 
 def smoke_environment() -> dict[str, str]:
-    """The kernel's environment: the smoke setting, exercises solved (notebooks 07 and 09), this checkout's
-    nmt first on the path, no display."""
+    """The kernel's environment: the smoke setting, this checkout's nmt first on the path, no display."""
     path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     return {
         "NMT_NOTEBOOK": "smoke",
-        "NMT_SOLUTIONS": "1",
         "PYTHONPATH": path,
         "MPLBACKEND": "module://matplotlib_inline.backend_inline",
     }
@@ -213,50 +210,6 @@ def test_notebook_02_titles_each_matrix_with_the_validation_of_the_checkpoint_it
     assert titles and "steps[name]" in titles[0] and "bleu[name]" in titles[0]
 
 
-def test_notebook_07_stops_at_the_students_line_until_it_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Without NMT_SOLUTIONS the energy's scores line is still None: the check cell stops with a
-    NotImplementedError that says which line to write, before anything trains."""
-    for key, value in smoke_environment().items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("NMT_SOLUTIONS")
-    path = next(p for p in NOTEBOOKS if p.name.startswith("07_"))
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    )
-    with pytest.raises(CellExecutionError) as stopped:
-        client.execute()
-    assert stopped.value.ename == "NotImplementedError", stopped.value
-    assert "YOUR LINE" in stopped.value.evalue, stopped.value.evalue
-    failed = next(c for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
-    assert "nmt.check_attention(ScaledCosineEnergy)" in failed.source
-    assert not (tmp_path / "runs" / "smoke" / "notebook_own_attention").exists(), "nothing trained"
-
-
-def test_notebook_09_stops_at_the_students_lines_until_they_are_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    """Without NMT_SOLUTIONS the threshold is still None: the first cell that calls sparsemax (the
-    worked row, before the check) stops with a NotImplementedError saying which lines to write, and
-    nothing is registered or trained."""
-    for key, value in smoke_environment().items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("NMT_SOLUTIONS")
-    path = next(p for p in NOTEBOOKS if p.name.startswith("09_"))
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    )
-    with pytest.raises(CellExecutionError) as stopped:
-        client.execute()
-    assert stopped.value.ename == "NotImplementedError", stopped.value
-    assert "YOUR LINES" in stopped.value.evalue, stopped.value.evalue
-    failed = next(c for c in nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
-    assert "sparsemax(row, allowed)" in failed.source, failed.source
-    assert not any("nmt.register_normalization(" in c.source and c.get("execution_count") for c in nb.cells)
-    assert not (tmp_path / "runs").exists(), "nothing trained"
-
-
 def test_notebook_08_reads_the_rwth_gold_in_the_class_setting_or_says_where_it_looked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ):
@@ -301,8 +254,9 @@ def test_a_notebook_runs_in_its_smoke_setting(path: Path, tmp_path: Path, monkey
     class_run = tmp_path / "runs" / "notebook_first_model" / "notes.txt"  # a class-setting run's name
     class_run.parent.mkdir(parents=True)
     class_run.write_text("the 9-minute class model")
+    lecturers = REPO / "notebooks" / "source" / path.name  # an exercise runs answered, as its lecturer's copy
     for _ in range(2):
-        nb = nbformat.read(path, as_version=4)
+        nb = nbformat.read(lecturers if lecturers.is_file() else path, as_version=4)
         client = NotebookClient(
             nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
         )
