@@ -204,6 +204,7 @@ def run_facts(path: Path, split: str) -> dict[str, Any]:
     return {
         "variant": "transformer" if model.get("arch") == "transformer" else (named.group(1) if named else kind),
         "arch": model.get("arch"),
+        "corpus": (config.get("data") or {}).get("corpus"),  # what it was trained on
         "seed": (config.get("train") or {}).get("seed"),
         f"{split}_bleu": result.get("bleu"),
         "updates": result.get("updates"),  # trained; "step" is the checkpoint read

@@ -103,3 +103,44 @@ def test_a_run_given_twice_is_refused_in_one_line(tmp_path):
     path.write_text("".join(json.dumps(model("bahdanau", 1, 0.8)) + "\n" for _ in range(2)))
     with pytest.raises(SystemExit, match=r"bahdanau \(its attention \*\): a seed occurs twice in \[1, 1\]"):
         aer_table.main([str(path)])
+
+
+def test_readings_merges_corpora_and_seen_words_get_their_own_rows_and_column(tmp_path, capsys):
+    """Europarl lines of scripts/align_rwth.py --readings predict,input --merges sum,max --seen-src ...:
+    a row per reading and merge rule, the corpus named, the test split's BLEU, AER on seen words."""
+    lines = []
+    for reading, merge in (("predict", "sum"), ("input", "sum"), ("predict", "max")):
+        for s in (4, 5):
+            line = model("coverage", s, 0.5, reading=reading, merge=merge, corpus="europarl", seen_aer=0.4)
+            line["default"] = reading == "predict" and merge == "sum"
+            line["test_bleu"] = line.pop("test2016_bleu")
+            lines.append(line)
+    lines.append(
+        {
+            "aligner": "eflomal",
+            "variant": "eflomal grow-diag-final-and",
+            "train": "data/europarl/de-en/train.de + data/europarl/de-en/train.en (21,434 pairs) + the 508 RWTH pairs",
+            "train_tokens": "whitespace, lowercased",
+            "aer": 0.3,
+            "seen_aer": 0.25,
+            "precision": 0.7,
+            "recall": 0.7,
+        }
+    )
+    path = tmp_path / "aer.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    aer_table.main([str(path)])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "| aligner | attention read | trained on | runs | AER % | AER % (seen words) | precision % | recall % | test BLEU |"
+    )
+    rows = out[2:]
+    assert rows[0].startswith(
+        "| coverage attention | its attention * | the Europarl sample de-en, 600 updates | seeds 4, 5 "
+    )
+    assert "| 50.0 ± 0.0 | 40.0 ± 0.0 | 50.0 ± 0.0 | 50.0 ± 0.0 | 34.5 ± 6.4 |" in rows[0]
+    assert rows[1].startswith("| coverage attention | its attention, read where the word is input | ")
+    assert rows[2].startswith("| coverage attention | its attention, pieces merged by max | ")
+    assert rows[3].startswith(
+        "| eflomal grow-diag-final-and | | the Europarl sample + the 508 pairs, whitespace tokens | 1 | 30.0 | 25.0 |"
+    )

@@ -122,10 +122,18 @@ def test_run_facts_come_from_config_and_scored_test(tmp_path: Path) -> None:
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)
     (run / "checkpoints" / "best.pt").write_bytes(b"")
-    (run / "config.yaml").write_text("model:\n  arch: rnn\n  attention:\n    type: bahdanau\ntrain:\n  seed: 2\n")
+    config = "data:\n  corpus: europarl\nmodel:\n  arch: rnn\n  attention:\n    type: bahdanau\ntrain:\n  seed: 2\n"
+    (run / "config.yaml").write_text(config)
     (run / "compare-test2016").mkdir()
     (run / "compare-test2016" / "scored.json").write_text(json.dumps({"result": {"bleu": 20.5, "updates": 600}}))
-    facts = {"variant": "bahdanau", "arch": "rnn", "seed": 2, "test2016_bleu": 20.5, "updates": 600}
+    facts = {
+        "variant": "bahdanau",
+        "arch": "rnn",
+        "corpus": "europarl",
+        "seed": 2,
+        "test2016_bleu": 20.5,
+        "updates": 600,
+    }
     assert align_rwth.run_facts(run, "test2016") == facts
     assert align_rwth.run_facts(run / "checkpoints" / "best.pt", "test2016") == facts
     assert align_rwth.run_facts(tmp_path / "elsewhere", "test2016")["variant"] is None
