@@ -63,8 +63,9 @@ LOG_START = re.compile(r"(?P<time>\d\d:\d\d:\d\d) (?P<level>DEBUG|INFO|WARNING|E
 PIECE_END = re.compile(r"[\r\n]|(?=\d\d:\d\d:\d\d (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) )")
 """Where a piece of stderr ends: a line end, a carriage return (tqdm redraws its bar after one), or a log
 record that starts right after a bar it interrupted (``...tok_s=4392]11:09:18 INFO valid step 1000``)."""
-PROGRESS = re.compile(r"\d+%\||\d(?:it|batch)/s\b|\?(?:it|batch)/s|s/(?:it|batch)\b")
-"""A tqdm bar: ``epoch 2:  44%|████▍     | 77/174 [00:46<02:45,  1.71s/batch, loss=4.302, ...]``."""
+PROGRESS = re.compile(r"\d+%\||\d(?:it|batch|update)/s\b|\?(?:it|batch|update)/s|s/(?:it|batch|update)\b")
+"""A tqdm bar: ``training:  44%|████▍     | 132/300 [02:46<03:45,  1.71s/update, epoch=1, loss=4.302, ...]``
+(before one bar per run: ``epoch 2: ... 77/174 [...1.71s/batch...]``)."""
 KEPT_LEVELS = ("WARNING", "ERROR", "CRITICAL")
 """Log records a copy keeps whole; the informational ones (data preparation, each validation) are noise
 there, except what a training run's summary line takes from them."""

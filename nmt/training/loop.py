@@ -44,7 +44,7 @@ from nmt.training import distributed, tensorboard
 from nmt.training import setup as train_setup
 from nmt.training.loss import batch_loss
 from nmt.training.optim import apply_gradients
-from nmt.training.progress import EpochProgress
+from nmt.training.progress import RunProgress
 from nmt.training.results import RunOutcome, Update
 from nmt.training.schedules import teacher_forcing_p
 from nmt.training.signals import StopSignals
@@ -326,20 +326,19 @@ class Trainer:
             self.run_validation()
             self.save(self.paths.last)
 
-    def run_epoch(self, clock: float) -> Optional[str]:
+    def run_epoch(self, clock: float, bar: RunProgress) -> Optional[str]:
         """Updates from the current position to the end of the epoch, unless a stop rule fires first."""
         state, reason = self.state, None
         self.train_split, self.sampler = self.data.for_epoch(state.epoch)
         batches = self.sampler.batches(state.epoch)
-        with EpochProgress(state.epoch + 1, len(batches), state.pos, self.progress) as bar:
-            while state.pos < len(batches) and reason is None:
-                group = batches[state.pos : state.pos + self.per_update]
-                update = self.update(group)
-                state.pos += len(group)
-                state.elapsed = time.perf_counter() - clock
-                bar.update(len(group), update.loss, self.schedule.lr, update.tok_s)
-                self.after_update(update)
-                reason = self.stop_reason()
+        while state.pos < len(batches) and reason is None:
+            group = batches[state.pos : state.pos + self.per_update]
+            update = self.update(group)
+            state.pos += len(group)
+            state.elapsed = time.perf_counter() - clock
+            bar.update(state.step, state.epoch + 1, update.loss, self.schedule.lr, update.tok_s)
+            self.after_update(update)
+            reason = self.stop_reason()
         if state.pos >= len(batches):
             state.epoch, state.pos = state.epoch + 1, 0
             if validates_at_epoch_end(state.step, self.cfg.train.valid_every):
@@ -352,8 +351,9 @@ class Trainer:
         """Epochs until a stop rule fires, a validation of the final model unless one just
         happened (an update budget off the ``valid_every`` grid, a time budget), last.pt; the reason."""
         reason = self.stop_reason()
-        while reason is None:
-            reason = self.run_epoch(clock)
+        with RunProgress(self.parts.planned, self.state.step, self.progress) as bar:
+            while reason is None:
+                reason = self.run_epoch(clock, bar)
         if reason != "interrupted" and self.state.last_valid != self.state.step:
             self.run_validation()
         self.save(self.paths.last)

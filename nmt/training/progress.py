@@ -1,8 +1,10 @@
-"""The progress bar of one training epoch: batches done, and the latest loss, learning rate and speed.
+"""The progress bar of one training run: updates done of those planned, and the latest loss, learning
+rate, speed and epoch.
 
-A small reporter, as Sockeye's Speedometer is: the trainer tells it what each update did and
-it decides how to show it (a tqdm bar on a terminal, nothing when progress is off or on
-ranks other than 0).  What a run keeps goes to metrics.jsonl, never only here.
+One bar per run, whatever the number of epochs: in a notebook a class sees one line per model it
+trains, not one redrawn per epoch.  A small reporter, as Sockeye's Speedometer is: the trainer tells
+it what each update did and it decides how to show it (a tqdm bar on a terminal, nothing when progress
+is off or on ranks other than 0).  What a run keeps goes to metrics.jsonl, never only here.
 """
 
 from __future__ import annotations
@@ -12,30 +14,33 @@ from typing import Optional
 from tqdm import tqdm
 
 
-class EpochProgress:
-    """A bar over one epoch's ``total`` global batches, starting at ``done`` (a resumed epoch)."""
+class RunProgress:
+    """A bar over a run's ``planned`` updates, starting at ``done`` (a resumed run)."""
 
-    def __init__(self, epoch: int, total: int, done: int = 0, enabled: bool = True) -> None:
+    def __init__(self, planned: int, done: int = 0, enabled: bool = True) -> None:
         self.bar = tqdm(
-            total=total,
+            total=max(planned, done),
             initial=done,
-            desc=f"epoch {epoch}",
+            desc="training",
             disable=not enabled,
-            unit="batch",
+            unit="update",
             dynamic_ncols=True,
             leave=False,
         )
 
-    def update(self, batches: int, loss: Optional[float], lr: float, tokens_per_s: float) -> None:
-        """Count ``batches`` more; show the update's loss (None: skipped), learning rate and speed."""
-        self.bar.update(batches)
+    def update(self, step: int, epoch: int, loss: Optional[float], lr: float, tokens_per_s: float) -> None:
+        """The run stands at update ``step`` in ``epoch``; show the update's loss (None: skipped, so
+        the count stays), learning rate and speed."""
+        if step > self.bar.total:  # a time budget's run may train past the epochs' estimate
+            self.bar.total = step
+        self.bar.update(step - self.bar.n)
         if loss is not None:
-            self.bar.set_postfix(loss=f"{loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:.0f}")
+            self.bar.set_postfix(epoch=epoch, loss=f"{loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:.0f}")
 
     def close(self) -> None:
         self.bar.close()
 
-    def __enter__(self) -> EpochProgress:
+    def __enter__(self) -> RunProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -102,6 +102,7 @@ class Parts:
     schedule: Schedule
     scaler: torch.amp.GradScaler
     per_update: int  # global batches per update (processes x accumulate)
+    planned: int  # updates the run expects: train.max_steps, else train.max_epochs' worth
 
 
 def planned_updates(sampler: BatchSampler, t: TrainConfig, per_update: int) -> tuple[int, int]:
@@ -156,6 +157,7 @@ def build(cfg: Config, run_dir: Path, dist: distributed.Context, progress: bool)
         schedule=Schedule(t, optimizer, t.max_steps or total),
         scaler=runtime.grad_scaler(device, amp),
         per_update=per_update,
+        planned=planned,
     )
     log.info(
         "model: %s parameters; %d training pairs, %d batches per full epoch, %d updates planned",

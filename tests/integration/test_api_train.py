@@ -87,6 +87,37 @@ def test_the_library_sets_up_the_cli_log_only_where_none_is(monkeypatch):
     assert len(root.handlers) == 1
 
 
+def test_in_a_jupyter_kernel_the_library_logs_warnings_only_unless_asked(monkeypatch, capsys):
+    """A class's training cell shows no INFO lines; nmt's logger set to INFO shows them again."""
+    import sys
+    import types
+
+    from nmt.util import logs
+
+    class ZMQInteractiveShell:  # what ipykernel's get_ipython() returns, by its name
+        pass
+
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=ZMQInteractiveShell))
+    assert logs.in_kernel()
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])
+    monkeypatch.setattr(root, "level", logging.NOTSET)
+    ensure_configured()
+    assert root.level == logging.WARNING
+    nmt_log = logging.getLogger("nmt.training")
+    nmt_log.info("model: 1 parameters")
+    assert "model: 1 parameters" not in capsys.readouterr().err
+    before = logging.getLogger("nmt").level
+    logging.getLogger("nmt").setLevel("INFO")  # what the docs tell a class to write, to see them
+    try:
+        nmt_log.info("asked for")
+    finally:
+        logging.getLogger("nmt").setLevel(before)
+    assert "asked for" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: None))
+    assert not logs.in_kernel()  # a terminal's IPython or plain Python: INFO as the CLI logs
+
+
 def test_nmt_train_is_the_function_and_no_package():
     """The stages are nmt.training and nmt.evaluation, so the functions need no trick, and an old
     module path (``import nmt.train.loop``) fails when imported instead of finding a function."""

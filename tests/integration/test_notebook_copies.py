@@ -39,7 +39,7 @@ def test_the_site_shows_an_executed_copy_of_each_notebook_labelled_with_its_sett
     assert [c.source for c in copy.cells[1:]] == [c.source for c in source.cells], f"run {run['command']} again"
 
 
-PROGRESS_BAR = re.compile(r"\d+%\||\d ?(?:it|batch)/s\b|\ds/(?:it|batch)\b")
+PROGRESS_BAR = re.compile(r"\d+%\||\d ?(?:it|batch|update)/s\b|\ds/(?:it|batch|update)\b")
 """A tqdm bar's marks: ``44%|████▍ | 77/174 [00:46<02:45,  1.71s/batch]``."""
 MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|home|root|tmp|Users|private|mnt|scratch|var/folders)/")
 """An absolute path of the machine that executed a notebook (``/work/shared/data/multi30k``, ``/tmp/...``)."""
@@ -107,6 +107,7 @@ def test_cleaning_keeps_what_cells_printed_and_drew_and_one_line_per_training_ru
         stream("stderr", "11:01:07 WARNING the learning rate fell to its floor\n  at step 174\n"),
         stream("stderr", f"{workdir}/x.py:3: UserWarning: something odd\n"),
         stream("stderr", "\repoch 2:  44%|████▍     | 77/174 [00:46<02:45,  1.71s/batch]"),
+        stream("stderr", "\rtraining:  44%|████▍     | 132/300 [02:46<03:45,  1.71s/update, epoch=1, loss=4.302]"),
         stream("stderr", "11:09:18 INFO valid step 1000: loss 1.796 ppl 6.02 BLEU 35.95 chrF 57.29 (best)\n"),
         stream("stderr", "\r                                            "),
         stream("stderr", "\r"),

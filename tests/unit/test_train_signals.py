@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from nmt.training.progress import EpochProgress
+from nmt.training.progress import RunProgress
 from nmt.training.signals import STOP_SIGNALS, StopSignals
 
 
@@ -29,8 +29,12 @@ def test_leaving_the_block_by_an_error_restores_the_handlers():
     assert {s: signal.getsignal(s) for s in STOP_SIGNALS} == before
 
 
-def test_the_progress_bar_counts_batches_from_where_the_epoch_stands():
-    with EpochProgress(epoch=2, total=10, done=4, enabled=True) as bar:
-        bar.update(3, loss=1.5, lr=1e-3, tokens_per_s=100.0)
-        bar.update(2, loss=None, lr=1e-3, tokens_per_s=0.0)  # a skipped update still consumed its batches
-        assert bar.bar.n == 9
+def test_one_progress_bar_counts_the_runs_updates_from_where_it_stands():
+    """One bar per run (not per epoch), resumed where the run stopped; a skipped update (loss None)
+    leaves the count, and a time budget's run past the epochs' estimate grows the total."""
+    with RunProgress(planned=10, done=4, enabled=True) as bar:
+        bar.update(5, epoch=1, loss=1.5, lr=1e-3, tokens_per_s=100.0)
+        bar.update(5, epoch=2, loss=None, lr=1e-3, tokens_per_s=0.0)  # skipped: the step stays
+        assert (bar.bar.n, bar.bar.total) == (5, 10)
+        bar.update(12, epoch=3, loss=1.2, lr=1e-3, tokens_per_s=90.0)
+        assert (bar.bar.n, bar.bar.total) == (12, 12)
