@@ -7,13 +7,11 @@ energy and a sparse normalization trains and exports to ONNX with the checkpoint
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 import torch
-import yaml
-from test_user_attention import as_yaml, nmt_cli
+from example_runs import nmt_cli, trained_beside
 
 import nmt
 from conftest import toy_overrides, transformer_overrides
@@ -29,16 +27,11 @@ pytestmark = pytest.mark.usefixtures("isolated_registries")
 @pytest.fixture(scope="module")
 def kernel_run(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     """A folder holding a copy of the example, a config naming it by import path, and the run it trained."""
-    _, files = toy_files
+    attention = {"type": "luong_general", "normalize": "kernel_normalization:triangular"}
     folder = tmp_path_factory.mktemp("kernel_normalization")
-    shutil.copy(EXAMPLE, folder / "kernel_normalization.py")
-    raw = as_yaml(toy_overrides(folder, files, train__max_steps=STEPS, train__valid_every=STEPS))
-    raw["model"]["attention"] = {"type": "luong_general", "normalize": "kernel_normalization:triangular"}
-    (folder / "kernel.yaml").write_text(yaml.safe_dump(raw), encoding="utf-8")
-    (folder / "in.txt").write_text("ein hund läuft\nzwei kinder spielen im park\neine frau\n", encoding="utf-8")
-    done = nmt_cli(REPO, "train", "--config", str(folder / "kernel.yaml"), "--no-progress")
-    assert done.returncode == 0, done.stderr
-    return folder
+    return trained_beside(
+        folder, EXAMPLE, attention, toy_files[1], STEPS, "ein hund läuft\nzwei kinder spielen im park\neine frau\n"
+    )
 
 
 def test_a_users_normalization_loads_only_allowed_and_beam_search_equals_one_sentence_at_a_time(kernel_run: Path):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_user_attention import nmt_cli
+from example_runs import nmt_cli
 
 import nmt
 from conftest import run_cli, toy_overrides

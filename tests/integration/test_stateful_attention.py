@@ -9,12 +9,11 @@ of its option.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
-from test_user_attention import as_yaml, nmt_cli
+from example_runs import nmt_cli, trained_beside
 
 import nmt
 from conftest import run_cli, toy_overrides
@@ -30,16 +29,11 @@ pytestmark = pytest.mark.usefixtures("isolated_registries")
 @pytest.fixture(scope="module")
 def coverage_run(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     """A folder holding a copy of the example, a config naming it by import path, and the run it trained."""
-    _, files = toy_files
+    attention = {"type": "decayed_coverage:DecayedCoverage", "params": {"decay": 0.5}}
     folder = tmp_path_factory.mktemp("decayed_coverage")
-    shutil.copy(EXAMPLE, folder / "decayed_coverage.py")
-    raw = as_yaml(toy_overrides(folder, files, train__max_steps=STEPS, train__valid_every=STEPS))
-    raw["model"]["attention"] = {"type": "decayed_coverage:DecayedCoverage", "params": {"decay": 0.5}}
-    (folder / "coverage.yaml").write_text(yaml.safe_dump(raw), encoding="utf-8")
-    (folder / "in.txt").write_text("ein hund läuft\nzwei kinder spielen im park\neine frau\n", encoding="utf-8")
-    done = nmt_cli(REPO, "train", "--config", str(folder / "coverage.yaml"), "--no-progress")
-    assert done.returncode == 0, done.stderr
-    return folder
+    return trained_beside(
+        folder, EXAMPLE, attention, toy_files[1], STEPS, "ein hund läuft\nzwei kinder spielen im park\neine frau\n"
+    )
 
 
 def test_it_loads_only_allowed_and_beam_search_in_a_batch_equals_one_sentence_at_a_time(coverage_run: Path):

@@ -6,14 +6,11 @@ process when allowed, runs in nmt compare beside built-ins, resumes, and exports
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
-import yaml
+from example_runs import nmt_cli, trained_beside
 
 import nmt
 from conftest import run_cli, toy_overrides
@@ -28,39 +25,11 @@ STEPS = 20
 pytestmark = pytest.mark.usefixtures("isolated_registries")
 
 
-def nmt_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    """``nmt ARGS`` in a fresh process (nothing imported or registered beforehand), in ``cwd``."""
-    return subprocess.run(
-        [sys.executable, "-m", "nmt", *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
-    )
-
-
-def as_yaml(overrides: list[str]) -> dict:
-    """--set overrides as the nested mapping a YAML config holds."""
-    raw: dict = {}
-    for assignment in overrides:
-        key, value = assignment.split("=", 1)
-        node = raw
-        *sections, last = key.split(".")
-        for section in sections:
-            node = node.setdefault(section, {})
-        node[last] = yaml.safe_load(value)
-    return raw
-
-
 @pytest.fixture(scope="module")
 def cosine_run(tmp_path_factory: pytest.TempPathFactory, toy_files) -> Path:
     """A folder holding a copy of the example, a config naming it by import path, and the run it trained."""
-    _, files = toy_files
     folder = tmp_path_factory.mktemp("user_attention")
-    shutil.copy(EXAMPLE, folder / "cosine.py")
-    raw = as_yaml(toy_overrides(folder, files, train__max_steps=STEPS, train__valid_every=STEPS))
-    raw["model"]["attention"] = {"type": "cosine:CosineEnergy"}
-    (folder / "cosine.yaml").write_text(yaml.safe_dump(raw), encoding="utf-8")
-    (folder / "in.txt").write_text("a b c\n", encoding="utf-8")
-    done = nmt_cli(REPO, "train", "--config", str(folder / "cosine.yaml"), "--no-progress")  # not the config's folder
-    assert done.returncode == 0, done.stderr
-    return folder
+    return trained_beside(folder, EXAMPLE, {"type": "cosine:CosineEnergy"}, toy_files[1], STEPS, "a b c\n")
 
 
 def test_a_checkpoint_of_user_code_loads_only_with_its_module_allowed_and_unchanged(cosine_run: Path) -> None:
