@@ -46,6 +46,7 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
         ("results.md", "every_variant_2026-11-28_cpu.jsonl"),  # the lecture variants, seeds 4-6, one pair
         ("results.md", "normalize_2026-11-29_cpu.jsonl"),  # sparsemax and 1.5-entmax against the softmax
         ("results.md", "state_2026-11-29_cpu.jsonl"),  # coverage, local-p and local-m against Bahdanau
+        ("adding_an_attention.md", "europarl_state_2026-11-29_cpu.jsonl"),  # coverage, 1.5-entmax on Europarl
     ],
 )
 def test_comparison_tables_are_what_pairs_table_prints_from_their_json_lines(page: str, measurements: str) -> None:
@@ -58,6 +59,7 @@ def test_comparison_tables_are_what_pairs_table_prints_from_their_json_lines(pag
         "align_rwth_2026-11-28_cpu.jsonl",
         "align_rwth_pairs_2026-11-28_cpu.jsonl",
         "align_rwth_every_variant_2026-11-28_cpu.jsonl",
+        "align_rwth_europarl_2026-11-29_cpu.jsonl",
     ],
 )
 def test_alignment_tables_are_what_aer_table_prints_from_their_json_lines(measurements: str) -> None:
@@ -72,22 +74,25 @@ def test_alignment_tables_are_what_aer_table_prints_from_their_json_lines(measur
     assert rows in tables
 
 
-def test_the_coverage_effects_table_is_what_its_script_prints() -> None:
-    """The repeated n-grams and length ratios of results.md are coverage_effects.py --table of their lines."""
+@pytest.mark.parametrize(
+    "page,measurements",
+    [
+        ("results.md", "state_effects_2026-11-29_cpu.jsonl"),
+        ("adding_an_attention.md", "europarl_state_effects_2026-11-29_cpu.jsonl"),
+    ],
+)
+def test_the_coverage_effects_tables_are_what_their_script_prints(page: str, measurements: str) -> None:
+    """The repeated n-grams and length ratios on a page are coverage_effects.py --table of their lines."""
     printed = subprocess.run(
-        [
-            sys.executable,
-            "scripts/coverage_effects.py",
-            "--table",
-            "docs/measurements/state_effects_2026-11-29_cpu.jsonl",
-        ],
+        [sys.executable, "scripts/coverage_effects.py", "--table", f"docs/measurements/{measurements}"],
         cwd=REPO,
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    text = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
-    assert all(line in text for line in printed.strip().splitlines() if line.startswith("|"))
+    text = (REPO / "docs" / page).read_text(encoding="utf-8")
+    rows = [line for line in printed.strip().splitlines() if line.startswith("|")]
+    assert rows and all(line in text for line in rows)
 
 
 def assert_rows_printed_by(script: str, page: str, measurements: str) -> list[str]:
