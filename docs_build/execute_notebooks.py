@@ -254,11 +254,9 @@ def as_students_see_it(nb: Any) -> Any:
     """An executed exercise notebook with its answers replaced by the stub and its hidden tests
     removed, as the student version shows them (docs_build/release_notebooks.py), outputs kept: the
     site shows the student's cells and what the answered notebook printed and drew."""
-    from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
+    from release_notebooks import without_answers  # docs_build/, this script's folder
 
-    for step in (ClearSolutions(), ClearHiddenTests()):
-        nb, _ = step.preprocess(nb, {})
-    return nb
+    return without_answers(nb)
 
 
 def execute(source: Path, out: Path, setting: str, workdir: Path, command: str) -> None:

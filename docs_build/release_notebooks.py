@@ -42,18 +42,26 @@ SOURCE = REPO / "notebooks" / "source"
 RELEASE = REPO / "notebooks"
 
 
-def student_version(source: Any) -> Any:
-    """The notebook ``source`` (nbformat, version 4) as a student gets it: every answer replaced by
-    nbgrader's stub, the hidden tests removed, no outputs.  ``source`` itself is left as it was."""
+def without_answers(nb: Any) -> Any:
+    """``nb`` (nbformat, version 4) with every answer replaced by nbgrader's stub and the hidden tests
+    removed, in place; its outputs stay (the site's copy of an executed exercise keeps them)."""
     try:
-        from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
+        from nbgrader.preprocessors import ClearHiddenTests, ClearSolutions
     except ImportError:
         raise SystemExit(
             "release_notebooks: nbgrader is not installed: pip install -e '.[teach]' (make install includes it)"
         ) from None
-    nb = copy.deepcopy(source)
-    for step in (ClearSolutions(), ClearHiddenTests(), ClearOutput()):
+    for step in (ClearSolutions(), ClearHiddenTests()):
         nb, _ = step.preprocess(nb, {})
+    return nb
+
+
+def student_version(source: Any) -> Any:
+    """The notebook ``source`` (nbformat, version 4) as a student gets it: :func:`without_answers`
+    and no outputs.  ``source`` itself is left as it was."""
+    from nbgrader.preprocessors import ClearOutput
+
+    nb, _ = ClearOutput().preprocess(without_answers(copy.deepcopy(source)), {})
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.execution_count = None
