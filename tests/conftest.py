@@ -16,6 +16,7 @@ import torch
 
 from nmt.config.attention_space import ATTENTIONS
 from nmt.config.combines import COMBINES
+from nmt.config.decoder_loops import DECODER_LOOPS
 from nmt.config.normalizations import NORMALIZATIONS
 from nmt.config.schedules import TF_SCHEDULES
 from nmt.data.toy import reversal_pairs, write_reversal
@@ -74,9 +75,9 @@ def stop(proc: subprocess.Popen) -> None:
 
 @pytest.fixture()
 def isolated_registries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """What a test registers (energies, normalizations, combines, schedules) or allows by name in this
+    """What a test registers (energies, normalizations, combines, schedules, loops) or allows by name in this
     process (``run_cli``, ``nmt.train(modules=...)``) ends with it."""
-    for table in (ATTENTIONS, NORMALIZATIONS, COMBINES, TF_SCHEDULES):
+    for table in (ATTENTIONS, NORMALIZATIONS, COMBINES, TF_SCHEDULES, DECODER_LOOPS):
         monkeypatch.setattr(table, "_entries", dict(table._entries))
     tokens = registry._ALLOWED.set(registry._ALLOWED.get()), registry._GIVEN.set(registry._GIVEN.get())
     yield

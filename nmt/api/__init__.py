@@ -42,9 +42,11 @@ from nmt.api.evaluation import evaluate as evaluate
 from nmt.api.extending import PluginError as PluginError
 from nmt.api.extending import check_attention as check_attention
 from nmt.api.extending import check_combine as check_combine
+from nmt.api.extending import check_loop as check_loop
 from nmt.api.extending import check_normalization as check_normalization
 from nmt.api.extending import register_attention as register_attention
 from nmt.api.extending import register_combine as register_combine
+from nmt.api.extending import register_loop as register_loop
 from nmt.api.extending import register_normalization as register_normalization
 from nmt.api.extending import register_schedule as register_schedule
 from nmt.api.groups import GroupsResult as GroupsResult

@@ -6,6 +6,8 @@
   exports it as it does nmt's own;
 - :func:`check_attention` runs the checks nmt's own attentions pass (``nmt train`` runs them too);
 - :func:`register_schedule` adds a teacher-forcing schedule ``(step, train) -> p``;
+- :func:`register_loop` adds the loop over target positions that decides what the decoder reads,
+  ``(step, tgt_in, state, p) -> logits`` (nmt's ``sampled``), which :func:`check_loop` checks;
 - :func:`register_normalization` adds the step that makes scores into weights,
   ``(scores, mask) -> weights`` (nmt's ``softmax``, ``sparsemax``, ``entmax15``), which
   :func:`check_normalization` checks as nmt's own;
@@ -25,6 +27,7 @@ from typing import Any, Optional, Union
 
 from nmt.config.attention_space import register_attention as register_attention
 from nmt.config.combines import register_combine as register_combine
+from nmt.config.decoder_loops import register_loop as register_loop
 from nmt.config.normalizations import register_normalization as register_normalization
 from nmt.config.schedules import register_schedule as register_schedule
 from nmt.util.errors import UserError, short_repr
@@ -36,9 +39,11 @@ __all__ = [
     "allowing_modules",
     "check_attention",
     "check_combine",
+    "check_loop",
     "check_normalization",
     "register_attention",
     "register_combine",
+    "register_loop",
     "register_normalization",
     "register_schedule",
 ]
@@ -104,6 +109,22 @@ def check_combine(combine: Union[str, type], seed: int = 0) -> list[str]:
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise UserError(f"seed: expected an integer, not {type(seed).__name__}")
     return run_checks(combine, seed)
+
+
+def check_loop(loop: Union[str, Any], seed: int = 0) -> list[str]:
+    """Check a decoder loop (a function ``(step, tgt_in, state, p) -> logits``, or a registered name) as
+    nmt checks its own: one step per target position, BOS first, the step's logits returned with their
+    gradients; the reference at p = 1, the previous argmax at p = 0, and in between the reference with
+    probability p by one coin per sentence and position from torch's RNG.  Returns the properties checked.
+
+    Raises:
+        nmt.PluginError: the first property that fails, in one line naming it.
+    """
+    from nmt.model.loop_check import check_loop as run_checks  # torch: imported on use
+
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise UserError(f"seed: expected an integer, not {type(seed).__name__}")
+    return run_checks(loop, seed)
 
 
 def _learns(energy: Union[str, type]) -> str:

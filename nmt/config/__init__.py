@@ -194,6 +194,11 @@ class Config(Section):
                 f"train.teacher_forcing={t.teacher_forcing}: the Transformer decodes a whole "
                 "reference in parallel, so it trains with teacher forcing 1 only"
             )
+        if t.decoder_loop != "sampled":
+            raise ValueError(
+                f"train.decoder_loop={t.decoder_loop}: the Transformer decodes a whole reference in parallel, "
+                "with no loop over positions (leave it sampled)"
+            )
         if t.compile != "off":
             raise ValueError(
                 f"train.compile={t.compile} compiles the RNN decoder step; model.arch=transformer "

@@ -22,6 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from nmt.config.attention_space import ATTENTION_PRESETS, ATTENTION_TYPES, ATTENTIONS
 from nmt.config.combines import COMBINES
+from nmt.config.decoder_loops import DECODER_LOOPS
 from nmt.config.normalizations import NORMALIZATIONS
 from nmt.config.schedules import TF_SCHEDULES
 from nmt.config.variants import VARIANTS
@@ -63,6 +64,8 @@ EnergyName = Annotated[str, AfterValidator(_registered(ATTENTIONS, "energy"))]
 """An ``energy`` option: nmt's own, or a registered energy's name or import path."""
 ScheduleName = Annotated[str, AfterValidator(_registered(TF_SCHEDULES, "schedule"))]
 """``train.tf_schedule``: nmt's own, or a registered schedule's name or import path."""
+LoopName = Annotated[str, AfterValidator(_registered(DECODER_LOOPS, "decoder loop"))]
+"""``train.decoder_loop``: nmt's own, or a registered decoder loop's name or import path."""
 NormalizationName = Annotated[str, AfterValidator(_registered(NORMALIZATIONS, "normalization"))]
 """A ``normalize`` option: nmt's own, or a registered normalization's name or import path."""
 CombineName = Annotated[str, AfterValidator(_registered(COMBINES, "combine"))]
@@ -74,6 +77,7 @@ _NAMED_CODE = {
     ("model", "enc_self_attention", "energy"): ATTENTIONS,
     ("model", "dec_self_attention", "energy"): ATTENTIONS,
     ("train", "tf_schedule"): TF_SCHEDULES,
+    ("train", "decoder_loop"): DECODER_LOOPS,
     ("model", "attention", "normalize"): NORMALIZATIONS,
     ("model", "enc_self_attention", "normalize"): NORMALIZATIONS,
     ("model", "dec_self_attention", "normalize"): NORMALIZATIONS,

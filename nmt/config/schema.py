@@ -24,6 +24,7 @@ from typing import Any
 from nmt.config import RUN_NAME_MAX_BYTES, RUN_NAME_PATTERN, Config
 from nmt.config.attention_space import ATTENTION_ENERGIES, ATTENTION_TYPES
 from nmt.config.combines import COMBINE_NAMES
+from nmt.config.decoder_loops import DECODER_LOOP_NAMES
 from nmt.config.normalizations import NORMALIZATION_NAMES
 from nmt.config.schedules import TF_SCHEDULE_NAMES
 from nmt.util.registry import PATH
@@ -92,6 +93,7 @@ def _add_validator_rules(schema: dict[str, Any]) -> None:
         "model.enc_self_attention.energy": ATTENTION_ENERGIES,
         "model.dec_self_attention.energy": ATTENTION_ENERGIES,
         "train.tf_schedule": TF_SCHEDULE_NAMES,
+        "train.decoder_loop": DECODER_LOOP_NAMES,
         "model.transformer.energy": ATTENTION_ENERGIES,
         **{f"model.{section}.normalize": NORMALIZATION_NAMES for section in NORMALIZED},
         "model.attention.combine": COMBINE_NAMES,

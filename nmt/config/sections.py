@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import Field, field_validator, model_validator
 
-from nmt.config.named_code import ScheduleName
+from nmt.config.named_code import LoopName, ScheduleName
 from nmt.config.section import Section
 
 NORMALIZATIONS = ("nfc", "nfkc", "none")
@@ -245,6 +245,13 @@ class TrainConfig(Section):
         description="Decay of p over updates (scheduled sampling, Bengio et al. 2015): constant, linear, "
         "inverse_sigmoid, a schedule registered with nmt.register_schedule, or an import path module:function "
         "(a function (step, train) -> p).",
+    )
+    decoder_loop: LoopName = Field(
+        "sampled",
+        description="The loop over target positions that feeds the decoder in training: sampled (one coin per "
+        "sentence and position: the reference with probability p, else the previous argmax; at p = 1 nmt runs "
+        "the same loop without coins), a loop registered with nmt.register_loop, or an import path "
+        "module:function (a function (step, tgt_in, state, p) -> logits, run at every update).",
     )
     tf_min: float = Field(0.0, ge=0.0, le=1.0, description="linear: lowest p.")
     tf_decay_steps: int = Field(10000, ge=1, description="linear: updates to go from teacher_forcing to tf_min.")

@@ -37,6 +37,7 @@ K context (encoder output) size, V target vocabulary, L layers, G gates x H.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple, Optional
 
 import torch
@@ -47,11 +48,15 @@ from nmt.model.attention import Attention
 from nmt.model.bridge import StartState
 from nmt.model.cells import LayerWeights, layer_weights, stack_step
 from nmt.model.combine import combine_class
+from nmt.model.decoder_loop import sampled
 from nmt.model.encoder import rnn_class
 from nmt.model.self_attention import SelfAttentionBlock, causal_mask
 from nmt.model.state import DecoderState, EncoderOutput, FinalState, SelfAttentionMemory, StepState
+from nmt.util.registry import PluginError
 
 STYLES = ("bahdanau", "luong")
+Loop = Callable[..., Tensor]
+"""A decoder loop ``(step, tgt_in, state, p) -> logits`` (:mod:`nmt.config.decoder_loops`)."""
 
 
 class StepWeights(NamedTuple):
@@ -240,15 +245,17 @@ class Decoder(nn.Module):
         enc: EncoderOutput,
         teacher_forcing: float = 1.0,
         fast: Optional[bool] = None,
+        loop: Optional[Loop] = None,
     ) -> tuple[Tensor, Tensor]:
         """Decode a whole target ``tgt_in`` (B, T) = [BOS, y_1, ...] -> logits (B, T, V), weights (B, T, S).
 
         At each step t > 0 each sentence reads the reference tgt_in[:, t] with probability
-        ``teacher_forcing``, else the argmax of its own previous logits.  ``fast``: None picks
-        the fast path whenever it applies; True demands it (ValueError if it does not
-        apply); False forces the step-by-step path.
+        ``teacher_forcing``, else the argmax of its own previous logits (nmt's ``sampled`` loop;
+        at p = 1 without coins).  ``loop``: a registered decoder loop run instead, at any p.
+        ``fast``: None picks the fast path whenever it applies; True demands it (ValueError if
+        it does not apply); False forces the step-by-step path.
         """
-        applicable = teacher_forcing >= 1.0 and self.can_run_fast
+        applicable = teacher_forcing >= 1.0 and self.can_run_fast and loop is None
         if fast and not applicable:
             raise ValueError(
                 "the fast decoder path needs teacher_forcing == 1 and luong style without input feeding "
@@ -256,9 +263,11 @@ class Decoder(nn.Module):
             )
         if applicable and fast is not False:
             return self._forward_fast(tgt_in, state, enc)
+        if loop is not None:
+            return self._forward_loop(tgt_in, state, enc, teacher_forcing, loop)
         if teacher_forcing >= 1.0:
             return self._forward_forced(tgt_in, state, enc)
-        return self._forward_sampled(tgt_in, state, enc, teacher_forcing)
+        return self._forward_loop(tgt_in, state, enc, teacher_forcing, sampled)
 
     def _forward_fast(self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput) -> tuple[Tensor, Tensor]:
         emb = self.emb_dropout(self.embedding(tgt_in))  # (B, T, E)
@@ -291,25 +300,26 @@ class Decoder(nn.Module):
             )  # (B, T, H)
         return self.output(self.dropout(read)), attn
 
-    def _forward_sampled(
-        self,
-        tgt_in: Tensor,
-        state: DecoderState,
-        enc: EncoderOutput,
-        teacher_forcing: float,
+    def _forward_loop(
+        self, tgt_in: Tensor, state: DecoderState, enc: EncoderOutput, teacher_forcing: float, loop: Loop
     ) -> tuple[Tensor, Tensor]:
+        """Run ``loop`` (see :mod:`nmt.model.decoder_loop`) over ``tgt_in`` with a step that records
+        each position's attention weights: logits (B, T, V) and weights (B, T, S)."""
         w = self._split_weights()
+        weights: list[Tensor] = []
+
+        def step(tokens: Tensor, state: StepState) -> tuple[Tensor, StepState]:
+            logits, state, attn = self._token_step(tokens, state, enc, w)
+            weights.append(attn)
+            return logits, state
+
+        logits = loop(step, tgt_in, state.unstacked(), teacher_forcing)
         B, T = tgt_in.shape
-        # One coin per sentence and step, drawn up front from the global RNG on the data's device.
-        use_ref = torch.rand(B, T, device=tgt_in.device) < teacher_forcing
-        step = state.unstacked()
-        tokens = tgt_in[:, 0]
-        all_logits: list[Tensor] = []
-        attn: list[Tensor] = []
-        for t in range(T):
-            if t > 0:  # argmax carries no gradient: the prediction is fed back as a constant
-                tokens = torch.where(use_ref[:, t], tgt_in[:, t], all_logits[-1].argmax(-1))
-            logits, step, weights = self._token_step(tokens, step, enc, w)
-            all_logits.append(logits)
-            attn.append(weights)
-        return torch.stack(all_logits, dim=1), torch.stack(attn, dim=1)
+        shape = (B, T, self.output.out_features)
+        if not isinstance(logits, Tensor) or tuple(logits.shape) != shape or len(weights) != T:
+            got = tuple(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__
+            raise PluginError(
+                f"train.decoder_loop: expected logits {shape} from {T} steps for targets {tuple(tgt_in.shape)}, "
+                f"got {got} from {len(weights)} steps"
+            )
+        return logits, torch.stack(weights, dim=1)

@@ -17,7 +17,7 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from nmt.model.decoder import Decoder
+from nmt.model.decoder import Decoder, Loop
 from nmt.model.encoder import Encoder
 from nmt.model.self_attention import SelfAttentionEncoder
 from nmt.model.state import DecoderState, EncoderOutput, FinalState
@@ -90,15 +90,17 @@ class Seq2Seq(nn.Module):
         tgt_in: Tensor,
         teacher_forcing: float = 1.0,
         fast: Optional[bool] = None,
+        loop: Optional[Loop] = None,
     ) -> tuple[Tensor, Tensor]:
         """Logits (B, T, V) and attention weights (B, T, S) for ``tgt_in`` (B, T) = [BOS, y_1, ...].
 
         ``teacher_forcing`` p: at each step t > 0 each sentence reads the reference with
-        probability p, else its own previous argmax.  ``fast``: None = automatic, True =
+        probability p, else its own previous argmax; ``loop``: a registered decoder loop that
+        decides instead (:mod:`nmt.model.decoder_loop`).  ``fast``: None = automatic, True =
         require the one-call path (ValueError when not applicable), False = step by step.
         """
         if self.training:
             src = word_dropout(src, self.src_word_dropout)
             tgt_in = word_dropout(tgt_in, self.tgt_word_dropout, skip_first=True)  # BOS stays
         enc = self.encode(src, src_len)
-        return self.decoder(tgt_in, self.init_state(enc), enc, teacher_forcing=teacher_forcing, fast=fast)
+        return self.decoder(tgt_in, self.init_state(enc), enc, teacher_forcing=teacher_forcing, fast=fast, loop=loop)

@@ -19,6 +19,7 @@ h heads, V target vocabulary, L decoder layers.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional
 
@@ -170,15 +171,24 @@ class Transformer(nn.Module):
         return self.output(self.dropout(states))
 
     def forward(
-        self, src: Tensor, src_len: Tensor, tgt_in: Tensor, teacher_forcing: float = 1.0, fast: Optional[bool] = None
+        self,
+        src: Tensor,
+        src_len: Tensor,
+        tgt_in: Tensor,
+        teacher_forcing: float = 1.0,
+        fast: Optional[bool] = None,
+        loop: Optional[Callable[..., Tensor]] = None,
     ) -> tuple[Tensor, Tensor]:
         """Logits (B, T, V) and the last layer's cross-attention, mean over heads (B, T, S), for ``tgt_in`` (B, T).
 
-        Every position reads the reference (``teacher_forcing`` must be 1: the config refuses
-        less); ``fast`` is accepted for the RNN's signature, every Transformer path is parallel.
+        Every position reads the reference (``teacher_forcing`` must be 1 and ``loop`` None: the
+        config refuses either); ``fast`` is accepted for the RNN's signature, every Transformer
+        path is parallel.
         """
         if teacher_forcing < 1.0:
             raise ValueError(f"the Transformer trains with teacher forcing 1 (got {teacher_forcing})")
+        if loop is not None:
+            raise ValueError("the Transformer decodes a whole reference in parallel: it runs no decoder loop")
         if self.training:
             src = word_dropout(src, self.src_word_dropout)
             tgt_in = word_dropout(tgt_in, self.tgt_word_dropout, skip_first=True)  # BOS stays

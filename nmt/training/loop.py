@@ -48,7 +48,7 @@ from nmt.training.progress import RunProgress
 from nmt.training.results import RunOutcome, Update
 from nmt.training.schedules import teacher_forcing_p
 from nmt.training.signals import StopSignals
-from nmt.training.user_code import naming_user_code, nonfinite_advice
+from nmt.training.user_code import loop_to_train_with, naming_user_code, nonfinite_advice
 from nmt.training.validate import Validation, validate
 from nmt.util import runtime, threads
 from nmt.util.errors import CheckpointError, UserError
@@ -93,6 +93,7 @@ class Trainer:
         self.optimizer, self.schedule, self.scaler = p.optimizer, p.schedule, p.scaler
         self.data, self.per_update = p.data, p.per_update
         self.train_split, self.sampler = p.data.for_epoch(0)  # the current epoch's pairs and batches
+        self.decoder_loop = loop_to_train_with(cfg)  # None: nmt's own teacher-forcing loop
         self.state = TrainState()
         self.signals = StopSignals(f"rank {self.dist.rank}: " if self.dist.enabled else "", interactive)
         self.signal = 0  # the stop signal any rank received (SIGINT, SIGTERM), else 0
@@ -211,6 +212,7 @@ class Trainer:
                         label_smoothing=t.label_smoothing,
                         teacher_forcing=p,
                         coverage_loss=t.coverage_loss,
+                        loop=self.decoder_loop,
                         device=self.device,
                         amp=self.amp,
                     )

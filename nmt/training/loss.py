@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Optional
 
 import torch
@@ -23,17 +24,19 @@ def batch_loss(
     amp: Optional[torch.dtype],
     fast: Optional[bool] = None,
     coverage_loss: float = 0.0,
+    loop: Optional[Callable[..., Tensor]] = None,
 ) -> Tensor:
     """Cross-entropy summed over the batch's target tokens (a scalar); padding does not count.
 
     The forward pass runs under ``amp`` autocast with teacher-forcing probability
-    ``teacher_forcing``; ``fast`` picks the decoder path (None = automatic).  The caller
+    ``teacher_forcing``, or a user's decoder ``loop``; ``fast`` picks the decoder path (None = automatic).  The caller
     divides by the tokens it normalizes over (a whole update's, for accumulation and DDP).
     ``coverage_loss`` > 0 adds lambda times :func:`coverage_penalty`.
     """
+    looping = {} if loop is None else {"loop": loop}  # a model that runs no loop keeps its signature
     with runtime.autocast(device, amp):
         logits, weights = model(
-            batch.src, batch.src_len, batch.tgt_in, teacher_forcing=teacher_forcing, fast=fast
+            batch.src, batch.src_len, batch.tgt_in, teacher_forcing=teacher_forcing, fast=fast, **looping
         )  # (B, T, V), (B, T, S)
     loss = F.cross_entropy(
         logits.float().flatten(0, 1),

@@ -10,17 +10,19 @@ too (:func:`naming_user_code`), and so is the advice when the loss stops being f
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import CodeType, TracebackType
 from typing import Any, Optional
 
 from nmt.config import Config
 from nmt.config.attention_space import ATTENTIONS
 from nmt.config.combines import COMBINES
+from nmt.config.decoder_loops import DECODER_LOOPS
 from nmt.config.normalizations import NORMALIZATIONS
 from nmt.config.schedules import TF_SCHEDULES
 from nmt.model.attention_check import check_attention, raised
 from nmt.model.combine import check_combine
+from nmt.model.loop_check import check_loop
 from nmt.model.normalization_check import check_normalization
 from nmt.training.schedules import teacher_forcing_p
 from nmt.util.errors import UserError
@@ -63,6 +65,18 @@ def user_schedule(cfg: Config) -> Optional[str]:
     return None if TF_SCHEDULES.get(name).builtin else name
 
 
+def user_loop(cfg: Config) -> Optional[str]:
+    """``train.decoder_loop`` where it is the user's code, else None (nmt's ``sampled``)."""
+    name = cfg.train.decoder_loop
+    return None if DECODER_LOOPS.get(name).builtin else name
+
+
+def loop_to_train_with(cfg: Config) -> Optional[Callable[..., Any]]:
+    """The user's decoder loop to call at every update, or None where nmt's own loop decides."""
+    name = user_loop(cfg)
+    return None if name is None else DECODER_LOOPS.get(name).target
+
+
 def check_user_energies(cfg: Config) -> None:
     """:func:`~nmt.model.attention_check.check_attention` on each of the user's energies ``cfg``
     trains; one PluginError if one fails (a forward not written yet, NotImplementedError, included)."""
@@ -88,6 +102,9 @@ def check_user_code(cfg: Config) -> None:
     if user_schedule(cfg) is not None:
         for step in (0, cfg.train.max_steps or 1):
             teacher_forcing_p(cfg.train, step)
+    loop = user_loop(cfg)
+    if loop is not None:
+        check_loop(loop)
 
 
 def _codes(target: Any) -> set[CodeType]:
@@ -114,6 +131,9 @@ def _culprit(cfg: Config, tb: Optional[TracebackType]) -> Optional[str]:
     schedule = user_schedule(cfg)
     if schedule is not None:
         named.append((f"train.tf_schedule={schedule}", TF_SCHEDULES.get(schedule).target))
+    loop = user_loop(cfg)
+    if loop is not None:
+        named.append((f"train.decoder_loop={loop}", DECODER_LOOPS.get(loop).target))
     codes = {code: what for what, target in named for code in _codes(target)}
     modules: dict[str, str] = {}
     for what, target in named:
