@@ -1,8 +1,9 @@
-"""The exercise notebooks (07, 09): written once with answers and hidden tests in notebooks/source/, in
+"""The exercise notebooks (07, 09, 10): written once with answers and hidden tests in notebooks/source/, in
 nbgrader's marks, and given to students as the versions in notebooks/ that docs_build/release_notebooks.py
 generates.  A student version holds no answer and no hidden test and stops until answered; a wrong
 answer fails a test that says what is wrong (a plain dot product for the scaled cosine, a key not
-transposed, a threshold that ignores the support), a torch error included; the lecturer's copy, answered,
+transposed, a threshold that ignores the support, padding attended, one teacher-forcing coin per batch),
+a torch error included; the lecturer's copy, answered,
 passes every test (and runs whole in tests/integration/test_notebooks.py)."""
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import release_notebooks  # after the path insert
 
 SOURCES = sorted((REPO / "notebooks" / "source").glob("*.ipynb"))
 CELL_TIMEOUT = 300
-ANSWER = re.compile(r"(?P<indent>[ \t]*)### BEGIN SOLUTION\n.*?### END SOLUTION\n", re.S)
+ANSWER = re.compile(r"(?P<indent>[ \t]*)### BEGIN SOLUTION\n.*?### END SOLUTION(?:\n|$)", re.S)
 
 
 def nbgrader(cell) -> dict:
@@ -31,7 +32,7 @@ def nbgrader(cell) -> dict:
 
 
 def test_the_exercise_notebooks_have_a_lecturers_copy_each():
-    assert [p.name[:3] for p in SOURCES] == ["07_", "09_"]
+    assert [p.name[:3] for p in SOURCES] == ["07_", "09_", "10_"]
 
 
 def test_the_student_versions_are_what_the_sources_give():
@@ -54,34 +55,41 @@ def test_a_student_version_holds_no_answer_and_no_hidden_test(source: Path):
             assert nbgrader(cell).get("solution") is True and nbgrader(cell).get("grade_id")
         if "### BEGIN HIDDEN TESTS" in cell.source:
             assert nbgrader(cell).get("grade") is True and nbgrader(cell).get("points", 0) > 0
-    students_answer = next(c for c in students.cells if nbgrader(c).get("solution"))
-    for answer in ANSWER.finditer(next(c.source for c in lecturers.cells if nbgrader(c).get("solution"))):
-        written = [line.strip() for line in answer.group(0).splitlines()[1:-1] if line.strip()]
-        assert written and not any(line in students_answer.source for line in written)
+    answers = [c for c in lecturers.cells if nbgrader(c).get("solution")]
+    blanks = [c for c in students.cells if nbgrader(c).get("solution")]
+    assert [nbgrader(c)["grade_id"] for c in answers] == [nbgrader(c)["grade_id"] for c in blanks]
+    for answer_cell, blank in zip(answers, blanks):
+        for answer in ANSWER.finditer(answer_cell.source):
+            written = [line.strip() for line in answer.group(0).splitlines()[1:-1] if line.strip()]
+            assert written and not any(line in blank.source for line in written)
 
 
-def run_until_graded(nb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run the notebook's cells up to and including its first test cell, in the smoke setting."""
+def run_until_graded(nb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, last: bool = False) -> None:
+    """Run the notebook's cells up to and including its first test cell (``last``: its last), in the
+    smoke setting."""
     monkeypatch.setenv("NMT_NOTEBOOK", "smoke")
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     monkeypatch.setenv("MPLBACKEND", "agg")
-    first_test = next(i for i, c in enumerate(nb.cells) if nbgrader(c).get("grade"))
-    nb.cells = nb.cells[: first_test + 1]
+    tests = [i for i, c in enumerate(nb.cells) if nbgrader(c).get("grade")]
+    nb.cells = nb.cells[: tests[-1 if last else 0] + 1]
     client = NotebookClient(
         nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
     client.execute()
 
 
-def answered(source: Path, lines: str):
-    """The lecturer's copy with its answer replaced by ``lines`` (indented as the answer was)."""
+def answered(source: Path, lines: str, exercise: int = 0, block: int = 0):
+    """The lecturer's copy with answer ``block`` of its ``exercise``-th answer cell replaced by ``lines``
+    (indented as the answer was), the cells after that exercise's test cell left out."""
     nb = nbformat.read(source, as_version=4)
-    cell = next(c for c in nb.cells if nbgrader(c).get("solution"))
-
-    def replace(match: re.Match) -> str:
-        return "".join(f"{match['indent']}{line}\n" for line in lines.splitlines())
-
-    cell.source = ANSWER.sub(replace, cell.source)
+    cells = [i for i, c in enumerate(nb.cells) if nbgrader(c).get("solution")]
+    cell = nb.cells[cells[exercise]]
+    blocks = list(ANSWER.finditer(cell.source))
+    wrong = blocks[block]
+    indented = "".join(f"{wrong['indent']}{line}\n" for line in lines.splitlines())
+    cell.source = cell.source[: wrong.start()] + indented + cell.source[wrong.end() :]
+    test = next(i for i, c in enumerate(nb.cells) if i > cells[exercise] and nbgrader(c).get("grade"))
+    nb.cells = nb.cells[: test + 1]
     return nb
 
 
@@ -113,6 +121,55 @@ WRONG = {
     "09_every_key": ("09", "tau = (z.sum(dim=-1, keepdim=True) - 1) / z.size(-1)", "sums to 1 over each row"),
     "09_one_tau": ("09", "tau = z.amax(dim=-1, keepdim=True) - 1", "sums to 1 over each row"),
     "09_flat_tau": ("09", "tau = (z.sum() - 1) / z.numel()", "tau of shape (B, h, T, 1)"),
+    "10_no_transpose": ("10", "return q @ k", "every query against every key: score(q (2, 1, 3, 4), k (2, 1, 5, 4))"),
+    "10_padding_attended": (
+        "10",
+        "return scores.softmax(dim=-1)",
+        "padding keys (mask False) get weight exactly 0",
+        0,
+        1,
+    ),
+    "10_softmax_over_queries": (
+        "10",
+        "scores = scores if allowed is None else scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)\n"
+        "return scores.softmax(dim=-2)",
+        "padding keys (mask False) get weight exactly 0",
+        0,
+        1,
+    ),
+    "10_minus_infinity": (
+        "10",
+        "scores = scores if allowed is None else scores.masked_fill(~allowed, float('-inf'))\n"
+        "return scores.softmax(dim=-1)",
+        "a query whose keys are all padding gets finite (uniform) weights",  # a hidden test finds it
+        0,
+        1,
+    ),
+    "10_weights_unused": (
+        "10",
+        "return values.mean(dim=-2, keepdim=True).expand(-1, -1, 3, -1)",
+        "sum_i alpha_{t,i} v_i",
+        0,
+        2,
+    ),
+    "10_always_the_reference": (
+        "10",
+        "return torch.stack([step(tgt_in[:, t], state)[0] for t in range(T)], dim=1)",
+        "with p = 0 every position reads the argmax of the previous logits",
+        1,
+    ),
+    "10_one_coin_per_batch": (
+        "10",
+        "tokens, logits = tgt_in[:, 0], []\n"
+        "for t in range(T):\n"
+        "    if t > 0:\n"
+        "        tokens = tgt_in[:, t] if torch.rand(()) < p else logits[-1].argmax(-1)\n"
+        "    out, state = step(tokens, state)\n"
+        "    logits.append(out)\n"
+        "return torch.stack(logits, dim=1)",
+        "draw one coin per sentence",
+        1,
+    ),
 }
 
 
@@ -120,10 +177,10 @@ WRONG = {
 def test_a_wrong_answer_fails_a_test_that_names_what_is_wrong(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    prefix, lines, named = WRONG[case]
+    prefix, lines, named, *where = WRONG[case]
     source = next(p for p in SOURCES if p.name.startswith(prefix))
     with pytest.raises(CellExecutionError) as failed:
-        run_until_graded(answered(source, lines), tmp_path, monkeypatch)
+        run_until_graded(answered(source, lines, *where), tmp_path, monkeypatch, last=True)
     assert failed.value.ename == "AssertionError", failed.value
     assert named in failed.value.evalue, failed.value.evalue
 
@@ -133,8 +190,7 @@ def test_the_answer_passes_every_test_hidden_ones_included(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     nb = nbformat.read(source, as_version=4)
-    run_until_graded(nb, tmp_path, monkeypatch)
-    graded = next(c for c in nb.cells if nbgrader(c).get("grade"))
-    assert "pass the tests" in "".join(o.get("text", "") for o in graded.outputs) or "passes the tests" in "".join(
-        o.get("text", "") for o in graded.outputs
-    )
+    run_until_graded(nb, tmp_path, monkeypatch, last=True)
+    for graded in (c for c in nb.cells if nbgrader(c).get("grade")):
+        printed = "".join(o.get("text", "") for o in graded.outputs)
+        assert "pass the tests" in printed or "passes the tests" in printed, nbgrader(graded)["grade_id"]

@@ -37,8 +37,8 @@ def smoke_environment() -> dict[str, str]:
     }
 
 
-def test_the_nine_notebooks_are_there_in_order():
-    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 10)], [p.name for p in NOTEBOOKS]
+def test_the_ten_notebooks_are_there_in_order():
+    assert [p.name[:3] for p in NOTEBOOKS] == [f"{i:02d}_" for i in range(1, 11)], [p.name for p in NOTEBOOKS]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
