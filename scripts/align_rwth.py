@@ -103,7 +103,15 @@ from nmt.decode.alignment import READINGS
 from nmt.decode.word_merge import MERGES, WordAlignment, merge_rule, word_pieces
 from nmt.evaluation.record import git_commit
 from nmt.evaluation.statistical_aligner import DEFAULT_TRAIN, run_eflomal, share, training_pairs
-from nmt.score.alignment import AlignmentScore, GoldAlignment, parse_gold, read_lines, score_alignments
+from nmt.score.alignment import (
+    AlignmentScore,
+    GoldAlignment,
+    on_seen_words,
+    parse_gold,
+    read_lines,
+    read_words,
+    score_alignments,
+)
 from nmt.util.errors import UserError
 from nmt.util.extras import require
 from nmt.util.runtime import machine
@@ -216,33 +224,15 @@ def scores(score: AlignmentScore) -> dict[str, Any]:
     return {k: score.to_dict()[k] for k in ("aer", "precision", "recall", "pairs", "predicted", "sure", "possible")}
 
 
-def read_words(path: Path) -> frozenset[str]:
-    """The whitespace tokens of a text file (UTF-8): the words a training text holds."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            return frozenset(word for line in handle for word in line.split())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
-
-
 def seen_scores(predicted: Sequence[Any], rwth: GoldSet, seen: Optional[Seen]) -> dict[str, Any]:
     """The rates and counts on the links whose German and English words both occur in the training
-    text ``seen`` (predicted, sure and possible links alike kept only there), as ``seen_*`` fields;
-    nothing without ``seen``."""
+    text ``seen`` (:func:`nmt.score.alignment.on_seen_words`, as ``nmt align --seen-src/--seen-tgt``
+    scores them), as ``seen_*`` fields; nothing without ``seen``."""
     if seen is None:
         return {}
-    src_seen, tgt_seen = seen
-    kept_links, kept_gold = [], []
-    for item, source, target, gold in zip(predicted, rwth.sources, rwth.targets, rwth.gold):
-        src, tgt = source.split(), target.split()
-
-        def known(link: tuple[int, int], src: list[str] = src, tgt: list[str] = tgt) -> bool:
-            return src[link[0]] in src_seen and tgt[link[1]] in tgt_seen
-
-        links = item.links if isinstance(item, WordAlignment) else item
-        kept_links.append([link for link in links if known(link)])
-        kept_gold.append(GoldAlignment(frozenset(filter(known, gold.sure)), frozenset(filter(known, gold.possible))))
-    return {f"seen_{k}": v for k, v in scores(score_alignments(kept_links, kept_gold)).items()}
+    links = [item.links if isinstance(item, WordAlignment) else item for item in predicted]
+    kept = on_seen_words(links, rwth.gold, rwth.sources, rwth.targets, seen)
+    return {f"seen_{k}": v for k, v in scores(score_alignments(*kept)).items()}
 
 
 def align_model(
@@ -457,7 +447,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if (args.seen_src is None) != (args.seen_tgt is None):
         common.fail(SCRIPT, "give --seen-src and --seen-tgt together (the German and English training texts)")
     try:
-        seen = None if args.seen_src is None else (read_words(args.seen_src), read_words(args.seen_tgt))
+        seen = (
+            None
+            if args.seen_src is None
+            else (read_words(args.seen_src, "--seen-src"), read_words(args.seen_tgt, "--seen-tgt"))
+        )
     except UserError as exc:
         common.fail(SCRIPT, str(exc))
     if args.eflomal:

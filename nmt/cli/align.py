@@ -91,6 +91,15 @@ def align_cmd(
         help="With --gold: folder for alignment_error.json (every count and setting) and alignment_error.txt "
         "(the line printed).",
     ),
+    seen_src: Optional[Path] = typer.Option(
+        None,
+        "--seen-src",
+        help="With --gold: the source side of the model's training text (tokenized, UTF-8); also score only the "
+        "links whose source word it holds and whose target word --seen-tgt holds.",
+    ),
+    seen_tgt: Optional[Path] = typer.Option(
+        None, "--seen-tgt", help="With --seen-src: the target side of the model's training text."
+    ),
     baseline: Optional[str] = typer.Option(
         None,
         "--baseline",
@@ -127,6 +136,9 @@ def align_cmd(
     links, counts summed over the corpus (Och and Ney 2003): AER = 1 - (|A&S| + |A&P|) / (|A| +
     |S|). The line goes to stdout with -o, else to stderr (stdout holds the alignments).
 
+    With --seen-src and --seen-tgt (the training text's two sides): a second line scores only the links,
+    predicted and gold alike, whose two words occur in that text, the words a model could have learned.
+
     With --baseline eflomal: no model; a statistical aligner trained on --train-src/--train-tgt (if
     given) plus the pairs, its two directions joined by --join, scored the same way: attention beside
     a classical aligner on the same data.
@@ -157,6 +169,9 @@ def align_cmd(
         "--train-tgt": train_tgt is not None,
         "--samplers": samplers != 1,
     }
+    if (seen_src is None) != (seen_tgt is None):
+        raise UserError("--seen-src and --seen-tgt go together: the two sides of the training text")
+    seen = (seen_src, seen_tgt) if seen_src is not None and seen_tgt is not None else None
     if baseline is not None:
         if baseline != "eflomal":
             raise UserError(f"--baseline {baseline}: the baseline aligner nmt runs is eflomal")
@@ -178,6 +193,7 @@ def align_cmd(
             gold_format=gold_format,
             gold_reverse=gold_reverse,
             report=report,
+            seen=seen,
         )
         _print(found, output)
         return
@@ -196,6 +212,7 @@ def align_cmd(
         gold_format=gold_format,
         gold_reverse=gold_reverse,
         report=report,
+        seen=seen,
     )
     _print(found, output)
 
@@ -205,8 +222,8 @@ def _print(found: Aligned, output: Optional[Path]) -> None:
     if output is None:
         for alignment in found.alignments:
             typer.echo(alignment.pharaoh)
-    if found.score is not None:
-        typer.echo(found.score.summary, err=output is None)
+    for line in found.summary:
+        typer.echo(line, err=output is None)
 
 
 def register(app: typer.Typer) -> None:

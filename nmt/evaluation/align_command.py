@@ -29,8 +29,10 @@ from nmt.score.alignment import (
     AlignmentScore,
     GoldAlignment,
     check_encoding,
+    on_seen_words,
     parse_gold,
     read_lines,
+    read_words,
     score_alignments,
 )
 from nmt.util.errors import UserError
@@ -49,6 +51,15 @@ class Aligned:
 
     alignments: list[WordAlignment]
     score: Optional[AlignmentScore]
+    seen: Optional[AlignmentScore] = None  # on the links whose two words a training text holds (``seen``)
+
+    @property
+    def summary(self) -> list[str]:
+        """The score's line, and the line on seen words where they were given."""
+        lines = [] if self.score is None else [self.score.summary]
+        if self.seen is not None:
+            lines.append(f"on links whose two words the training text holds: {self.seen.summary}")
+        return lines
 
 
 def _check_paths(inputs: list[Path], output: Optional[Path], report: Optional[Path]) -> None:
@@ -73,6 +84,16 @@ def _aligned_before_manifests(folder: Path) -> bool:
     return isinstance(record, dict) and {"aer", "settings"} <= record.keys()
 
 
+@dataclass(frozen=True)
+class Pairs:
+    """The sentence pairs read, their gold links and the words of a training text, where given."""
+
+    sources: list[str]
+    targets: list[str]
+    truth: Optional[list[GoldAlignment]]
+    seen: Optional[tuple[frozenset[str], frozenset[str]]]
+
+
 def _read_pairs(
     src: Path,
     tgt: Path,
@@ -82,10 +103,13 @@ def _read_pairs(
     gold_reverse: bool,
     output: Optional[Path],
     report: Optional[Path],
-) -> tuple[list[str], list[str], Optional[list[GoldAlignment]]]:
-    """The sentence pairs and the gold links, every file and output path checked before any work."""
-    if gold is None and (gold_format is not None or gold_reverse or report is not None):
-        raise UserError("--gold-format, --gold-reverse and --report go with --gold FILE (the gold alignments)")
+    seen: Optional[tuple[Path, Path]] = None,
+) -> Pairs:
+    """The sentence pairs, the gold links and the seen words, every file and output path checked before any work."""
+    scoring = {"--gold-format": gold_format is not None, "--gold-reverse": gold_reverse, "--report": report is not None}
+    given = [name for name, set_ in {**scoring, "--seen-src and --seen-tgt": seen is not None}.items() if set_]
+    if gold is None and given:
+        raise UserError(f"{', '.join(given)} go with --gold FILE (the gold alignments)")
     if gold_format is not None and gold_format not in GOLD_FORMATS:
         raise UserError(f"--gold-format {gold_format}: unknown; give one of {', '.join(GOLD_FORMATS)}")
     if gold is not None and gold_format is None:
@@ -103,12 +127,23 @@ def _read_pairs(
         sizes = [(len(s.split()), len(t.split())) for s, t in zip(sources, targets)]
         lines = read_lines(gold, f"--gold {gold}", encoding)
         truth = parse_gold(lines, gold_format, name=f"--gold {gold}", reverse=gold_reverse, sizes=sizes)
+    words = None
+    if seen is not None:
+        words = (
+            read_words(seen[0], f"--seen-src {seen[0]}"),
+            read_words(seen[1], f"--seen-tgt {seen[1]}"),
+        )
     _check_paths([p for p in (src, tgt, gold) if p is not None], output, report)
-    return sources, targets, truth
+    return Pairs(sources, targets, truth, words)
 
 
 def _input_settings(
-    src: Path, tgt: Path, gold: Optional[Path], gold_format: Optional[str], gold_reverse: bool
+    src: Path,
+    tgt: Path,
+    gold: Optional[Path],
+    gold_format: Optional[str],
+    gold_reverse: bool,
+    seen: Optional[tuple[Path, Path]] = None,
 ) -> dict[str, Any]:
     """What a report records of the files aligned and scored, whichever aligner read them."""
     return {
@@ -117,28 +152,36 @@ def _input_settings(
         "gold": str(gold),
         "gold_format": gold_format,
         "gold_reverse": gold_reverse,
+        "seen": [str(p) for p in seen] if seen is not None else None,
     }
 
 
 def _write_and_score(
     alignments: list[WordAlignment],
-    truth: Optional[list[GoldAlignment]],
+    pairs: Pairs,
     output: Optional[Path],
     report: Optional[Path],
     settings: dict[str, Any],
 ) -> Aligned:
-    """Write the alignments (``output``), score them against ``truth`` and keep the score in ``report``."""
+    """Write the alignments (``output``), score them against the gold links (on every link, and on the
+    links of seen words where given) and keep the scores in ``report``."""
     if output is not None:
         write_lines(output, [a.pharaoh for a in alignments])
-    if truth is None:
+    if pairs.truth is None:
         return Aligned(alignments, None)
-    score = score_alignments([a.links for a in alignments], truth)
-    if report is not None:
-        record = {**score.to_dict(), "settings": settings}
+    links = [a.links for a in alignments]
+    found = Aligned(alignments, score_alignments(links, pairs.truth))
+    if pairs.seen is not None:
+        kept = on_seen_words(links, pairs.truth, pairs.sources, pairs.targets, pairs.seen)
+        found = Aligned(alignments, found.score, score_alignments(*kept))
+    if report is not None and found.score is not None:
+        record = {**found.score.to_dict(), "settings": settings}
+        if found.seen is not None:
+            record["seen"] = found.seen.to_dict()
         claim(report, REPORT_FILES)
         atomic_write_bytes(report / REPORT_JSON, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
-        atomic_write_bytes(report / REPORT_TEXT, (score.summary + "\n").encode("utf-8"))
-    return Aligned(alignments, score)
+        atomic_write_bytes(report / REPORT_TEXT, "".join(line + "\n" for line in found.summary).encode("utf-8"))
+    return found
 
 
 def align_files(
@@ -154,17 +197,24 @@ def align_files(
     gold_format: Optional[str] = None,
     gold_reverse: bool = False,
     report: Optional[Path] = None,
+    seen: Optional[tuple[Path, Path]] = None,
 ) -> Aligned:
     """Align the pairs of lines of ``src`` and ``tgt`` (written to ``output`` when given) and score
-    them against ``gold`` when given; ``open_engine`` loads the model once every file has been checked."""
-    sources, targets, truth = _read_pairs(src, tgt, encoding, gold, gold_format, gold_reverse, output, report)
+    them against ``gold`` when given (also on the links whose words the training text ``seen``, its
+    source and target side, holds); ``open_engine`` loads the model once every file has been checked."""
+    pairs = _read_pairs(src, tgt, encoding, gold, gold_format, gold_reverse, output, report, seen)
     engine = open_engine()
     files = {"sources": f"--src {src}", "targets": f"--tgt {tgt}"}
     alignments = align_pairs(
-        engine, sources, targets, choice, batch_size=batch_size, where=lambda side, k: f"{files[side]}: line {k + 1}"
+        engine,
+        pairs.sources,
+        pairs.targets,
+        choice,
+        batch_size=batch_size,
+        where=lambda side, k: f"{files[side]}: line {k + 1}",
     )
     settings: dict[str, Any] = {
-        **_input_settings(src, tgt, gold, gold_format, gold_reverse),
+        **_input_settings(src, tgt, gold, gold_format, gold_reverse, seen),
         "engine": engine.name,
         "step": engine.step,
         "attention": describe_choice(engine, choice),
@@ -173,7 +223,7 @@ def align_files(
         "reading": choice.reading,
         "merge": merge_rule(choice.merge),
     }
-    return _write_and_score(alignments, truth, output, report, settings)
+    return _write_and_score(alignments, pairs, output, report, settings)
 
 
 def align_with_baseline(
@@ -189,6 +239,7 @@ def align_with_baseline(
     gold_format: Optional[str] = None,
     gold_reverse: bool = False,
     report: Optional[Path] = None,
+    seen: Optional[tuple[Path, Path]] = None,
 ) -> Aligned:
     """``nmt align --baseline eflomal``: the pairs aligned by eflomal (Östling and Tiedemann 2016), trained
     on ``train`` (a parallel corpus, pairs with a blank side left out) plus the pairs themselves, its two
@@ -196,7 +247,8 @@ def align_with_baseline(
     :func:`align_files` scores a model's alignments."""
     if join not in JOINS:
         raise UserError(f"--join {join}: give one of {', '.join(JOINS)}")
-    sources, targets, truth = _read_pairs(src, tgt, encoding, gold, gold_format, gold_reverse, output, report)
+    pairs = _read_pairs(src, tgt, encoding, gold, gold_format, gold_reverse, output, report, seen)
+    sources, targets = pairs.sources, pairs.targets
     corpus = training_pairs(train[0], train[1], "whitespace") if train is not None else []
     require("eflomal", "align", "--baseline eflomal")
     live = [k for k, (s, t) in enumerate(zip(sources, targets)) if s.split() and t.split()]
@@ -212,10 +264,10 @@ def align_with_baseline(
     found = dict(zip(live, run.links[join]))
     alignments = [links_alignment(sources[k], targets[k], found.get(k, frozenset())) for k in range(len(sources))]
     settings: dict[str, Any] = {
-        **_input_settings(src, tgt, gold, gold_format, gold_reverse),
+        **_input_settings(src, tgt, gold, gold_format, gold_reverse, seen),
         "aligner": "eflomal",
         "join": join,
         "train": [str(p) for p in train] if train is not None else None,
         **run.facts,
     }
-    return _write_and_score(alignments, truth, output, report, settings)
+    return _write_and_score(alignments, pairs, output, report, settings)

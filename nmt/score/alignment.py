@@ -242,3 +242,31 @@ def score_alignments(predicted: Sequence[Collection[Link]], gold: Sequence[GoldA
         ):
             counts[k] += n
     return AlignmentScore(len(gold), *counts)
+
+
+def on_seen_words(
+    predicted: Sequence[Collection[Link]],
+    gold: Sequence[GoldAlignment],
+    sources: Sequence[str],
+    targets: Sequence[str],
+    seen: tuple[frozenset[str], frozenset[str]],
+) -> tuple[list[frozenset[Link]], list[GoldAlignment]]:
+    """The predicted and gold links whose source and target words both occur in a training text
+    (``seen``: its source-side and target-side words), every other link dropped from both sides:
+    what :func:`score_alignments` then scores is alignment of words a model could have learned."""
+    src_seen, tgt_seen = seen
+    kept_links, kept_gold = [], []
+    for links, truth, source, target in zip(predicted, gold, sources, targets):
+        src, tgt = source.split(), target.split()
+
+        def known(link: Link, src: list[str] = src, tgt: list[str] = tgt) -> bool:
+            return src[link[0]] in src_seen and tgt[link[1]] in tgt_seen
+
+        kept_links.append(frozenset(filter(known, links)))
+        kept_gold.append(GoldAlignment(frozenset(filter(known, truth.sure)), frozenset(filter(known, truth.possible))))
+    return kept_links, kept_gold
+
+
+def read_words(path: Path, name: str, encoding: str = "utf-8") -> frozenset[str]:
+    """The whitespace-separated words of a text file (a training side): what :func:`on_seen_words` keeps."""
+    return frozenset(word for line in read_lines(path, name, encoding) for word in line.split())

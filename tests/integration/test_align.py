@@ -20,6 +20,7 @@ import torch
 
 import nmt
 from conftest import run_cli
+from nmt.score.alignment import GoldAlignment, score_alignments
 from nmt.util.errors import UserError
 
 PAIRS = 16
@@ -118,6 +119,39 @@ def test_the_command_writes_what_the_library_returns_and_scores_it(trained_toy, 
     assert code == 0, err
     assert printed.splitlines() == [a.pharaoh for a in found]  # without -o the alignments go to stdout
     assert err.strip().splitlines()[-1] == want.summary  # and the score to stderr
+
+
+def test_the_links_of_words_the_training_text_holds_are_scored_apart(trained_toy, translator, tmp_path, capsys):
+    """--seen-src/--seen-tgt: predicted and gold links of unseen words leave both sides; the rest scores alone."""
+    src, tgt, gold = tmp_path / "src", tmp_path / "tgt", tmp_path / "gold"
+    src.write_text("ant bee\nowl ant\n", encoding="utf-8")
+    tgt.write_text("BEE ANT\nANT OWL\n", encoding="utf-8")
+    gold.write_text("0-1 1-0\n0-1 1-0\n", encoding="utf-8")  # pharaoh: source word i - target word j
+    seen_src, seen_tgt = tmp_path / "train.src", tmp_path / "train.tgt"
+    seen_src.write_text("ant bee cat\n", encoding="utf-8")  # "owl" never seen
+    seen_tgt.write_text("ANT BEE OWL\n", encoding="utf-8")
+    argv = ["align", "--checkpoint", str(trained_toy / "checkpoints" / "best.pt"), "--src", str(src), "--tgt", str(tgt)]
+    scored = ["--gold", str(gold), "--gold-format", "pharaoh", "-o", str(tmp_path / "out")]
+    seen = ["--seen-src", str(seen_src), "--seen-tgt", str(seen_tgt), "--report", str(tmp_path / "r")]
+    code, printed, err = run_cli([*argv, *scored, *seen], capsys)
+    assert code == 0, err
+    found = translator.align(["ant bee", "owl ant"], ["BEE ANT", "ANT OWL"])
+    gold_links = [frozenset({(0, 1), (1, 0)}), frozenset({(1, 0)})]  # pair 2 keeps ant-ANT, not owl-OWL
+    kept = [frozenset(found[0].links), frozenset(link for link in found[1].links if link[0] == 1)]  # not from owl
+    want = score_alignments(kept, [GoldAlignment(g, g) for g in gold_links])
+    every, on_seen = printed.strip().splitlines()
+    assert on_seen == f"on links whose two words the training text holds: {want.summary}", printed
+    assert want.sure == 3 and every.startswith("AER ") and "4 sure" in every
+    report = json.loads((tmp_path / "r" / "alignment_error.json").read_text(encoding="utf-8"))
+    assert (
+        report["seen"]["sure"] == 3
+        and report["sure"] == 4
+        and report["settings"]["seen"] == [str(seen_src), str(seen_tgt)]
+    )
+    code, _, err = run_cli([*argv, "--seen-src", str(seen_src), "--seen-tgt", str(seen_tgt)], capsys)
+    assert code == 2 and "--seen-src and --seen-tgt go with --gold FILE" in err
+    code, _, err = run_cli([*argv, *scored, "--seen-src", str(seen_src)], capsys)
+    assert code == 2 and "--seen-src and --seen-tgt go together" in err
 
 
 @pytest.mark.parametrize(
