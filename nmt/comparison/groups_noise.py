@@ -92,8 +92,17 @@ def seed_power_lines(grouped: Grouped) -> list[str]:
     if sigma is None:
         return []
     found = ", ".join(f"{n} seeds {detectable_difference(sigma, n):.2f}" for n in POWER_SEEDS)
-    return [
+    tests = max(len(arms) - 1 for arms in grouped.values())  # a group's family: its arms against the baseline
+    line = (
         f"Power: the per-seed differences to the baseline spread {sigma:.2f} BLEU (standard deviation pooled over "
         f"the pairs and arms, none left out beside other arms); the smallest true difference a paired t-test on one "
         f"pair finds with {POWER:.0%} power (alpha {ALPHA}): {found} BLEU"
-    ]
+    )
+    if tests > 1:
+        alpha = ALPHA / tests
+        strict = ", ".join(f"{n} seeds {detectable_difference(sigma, n, alpha=alpha):.2f}" for n in POWER_SEEDS)
+        line += (
+            f"; at Holm's first threshold within a pair's family of {tests} tests (alpha {ALPHA}/{tests} = "
+            f"{alpha:.4f}): {strict} BLEU"
+        )
+    return [line]

@@ -1,0 +1,100 @@
+"""Pooling an effect over groups (nmt.score.meta) and the tables a grouped comparison prints of it.
+
+Properties, and the published cases they were checked on: the fixed effect is the inverse-variance
+mean and equals the plain mean for equal variances; Cochran's Q is 0 for equal estimates, so random
+effects equal the fixed effect there, and random effects widen the interval once the groups differ;
+the blocked t-test of a randomized block design reproduces the reviewer's pair-blocked p-values of
+the cosine example (0.042 and 0.035); Holm over the widest family is never below Holm within a group;
+the power line states the detectable difference at Holm's first threshold too.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+
+from nmt.comparison.groups import tables
+from nmt.score.across import holm
+from nmt.score.meta import blocked_t, meta_pool
+
+
+def test_the_fixed_effect_is_the_inverse_variance_mean() -> None:
+    pool = meta_pool([1.0, 3.0], [1.0, 1.0])
+    assert pool.fixed.mean == pytest.approx(2.0) and pool.fixed.se == pytest.approx(1 / math.sqrt(2))
+    pool = meta_pool([1.0, 3.0], [1.0, 3.0])  # the precise group weighs three times as much
+    assert pool.fixed.mean == pytest.approx((1.0 * 1 + 3.0 / 3) / (1 + 1 / 3))
+
+
+def test_equal_estimates_show_no_heterogeneity_and_random_equals_fixed() -> None:
+    pool = meta_pool([0.5, 0.5, 0.5], [0.1, 0.2, 0.3])
+    assert pool.q == pytest.approx(0.0) and pool.tau2 == 0.0 and pool.i2 == 0.0 and pool.q_p == pytest.approx(1.0)
+    assert pool.random.mean == pytest.approx(pool.fixed.mean) and pool.random.se == pytest.approx(pool.fixed.se)
+
+
+def test_groups_that_differ_widen_the_random_effects_interval() -> None:
+    pool = meta_pool([-2.0, 0.0, 2.0, 4.0], [0.1, 0.1, 0.1, 0.1])
+    assert pool.q > 3 * pool.df and pool.q_p < 0.001 and pool.i2 > 0.9
+    assert pool.random.se > 3 * pool.fixed.se and pool.random.p > pool.fixed.p
+
+
+def test_the_blocked_t_test_reproduces_the_cosine_examples_pair_blocked_p_values() -> None:
+    """The per-seed differences of docs/measurements/cosine_2026-11-28_cpu.jsonl, de-en and fr-en."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "docs/measurements/cosine_2026-11-28_cpu.jsonl"
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    bleu = {(r["pair"], r["variant"], r["seed"]): r["bleu"] for r in lines}
+    for arm, p in (("luong_general", 0.042), ("cosine", 0.035)):
+        groups = [[bleu[pair, arm, s] - bleu[pair, "bahdanau", s] for s in (1, 2, 3)] for pair in ("de-en", "fr-en")]
+        result = blocked_t(groups)
+        assert result.df == 4 and round(result.p, 3) == p
+        assert result.mean == pytest.approx(statistics.fmean([statistics.fmean(g) for g in groups]))
+
+
+def test_no_spread_and_too_few_groups_are_refused() -> None:
+    with pytest.raises(ValueError, match="two or more groups"):
+        meta_pool([1.0], [1.0])
+    with pytest.raises(ValueError, match="variance must be positive"):
+        meta_pool([1.0, 2.0], [0.0, 1.0])
+    with pytest.raises(ValueError, match="do not vary within any group"):
+        blocked_t([[1.0, 1.0], [2.0, 2.0]])
+
+
+def record(pair: str, variant: str, seed: int, bleu: float) -> dict:
+    return {
+        "pair": pair,
+        "config": None,
+        "variant": variant,
+        "seed": seed,
+        "baseline": "base",
+        "bleu": bleu,
+        "params": 1,
+        "split": "test",
+        "beam": 1,
+        "updates": 10,
+    }
+
+
+def test_a_grouped_table_names_the_widest_family_and_the_power_at_holms_threshold() -> None:
+    records = []
+    for pair, shift in (("de-en", 0.0), ("en-de", 1.0)):
+        for seed, noise in ((1, 0.3), (2, -0.2), (3, 0.1)):
+            records += [
+                record(pair, "base", seed, 30.0 + shift + noise),
+                record(pair, "good", seed, 33.0 + shift + noise + 0.1 * seed),
+                record(pair, "same", seed, 30.0 + shift - noise),
+            ]
+    text = tables(records)
+    assert "| variant | blocked ΔBLEU (95% CI) |" in text and "Cochran's Q (1 df)" in text
+    widest = [line for line in text.splitlines() if line.startswith("| good |") and "," in line and "±" not in line]
+    within = [line for line in text.splitlines() if line.startswith("| good |") and "of 2" in line]
+    assert "Holm p over all 4 tests (de-en, en-de)" in text and widest and within
+    wide = [float(x) for x in widest[-1].split("|")[2].split(",")]
+    narrow = [float(x) for x in within[0].split("|")[-2].split(",")]
+    assert all(w >= n for w, n in zip(wide, narrow))  # a wider family never adjusts less
+    assert "Below 0.05 in the widest family: good in de-en, en-de." in text
+    assert "at Holm's first threshold within a pair's family of 2 tests (alpha 0.05/2 = 0.0250)" in text
+    assert holm([0.01, 0.04]) == pytest.approx([0.02, 0.04])
