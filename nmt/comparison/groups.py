@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from nmt.comparison.groups_devices import device_table
 from nmt.comparison.groups_noise import Grouped, Record, combined_table, seed_power_lines
 from nmt.comparison.groups_pooling import pools_table, widest_family
 from nmt.comparison.read_back import read_report, read_scored
@@ -335,7 +336,7 @@ def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> str:
         lines += [*([""] if lines else []), *group_table(pair, rows[pair], any_record)]
     if len(rows) >= 2:  # one group has no ranking to compare with another
         lines += ["", *summary(rows), "", *across_groups(grouped, rows)]
-        for part in (pools_table(grouped, rows), widest_family(rows)):
+        for part in (pools_table(grouped, rows), widest_family(rows), device_table(grouped, rows)):
             lines += ["", *part] if part else []
     for part in (combined_table(grouped), seed_power_lines(grouped)):
         lines += ["", *part] if part else []

@@ -98,3 +98,24 @@ def test_a_grouped_table_names_the_widest_family_and_the_power_at_holms_threshol
     assert "Below 0.05 in the widest family: good in de-en, en-de." in text
     assert "at Holm's first threshold within a pair's family of 2 tests (alpha 0.05/2 = 0.0250)" in text
     assert holm([0.01, 0.04]) == pytest.approx([0.02, 0.04])
+
+
+def test_the_device_block_shows_an_arm_that_moves_with_the_device() -> None:
+    """Seeds 1-2 on one device, 3-4 on another; "moved" loses 2 BLEU against the baseline on the second."""
+    records = []
+    for pair in ("de-en", "en-de", "fr-en"):
+        for seed, noise in ((1, 0.2), (2, -0.1), (3, 0.15), (4, -0.05)):
+            device = "gpu" if seed <= 2 else "cpu"
+            for variant, bleu in (
+                ("base", 30.0),
+                ("steady", 31.0 + noise),
+                ("moved", 31.0 - (2.0 if seed > 2 else 0.0)),
+            ):
+                records.append({**record(pair, variant, seed, bleu + noise), "device_name": device})
+    text = tables(records)
+    assert "minus on gpu (seeds 1, 2)" in text and "on cpu (seeds 3, 4)" in text
+    assert "| moved | -2.00 | -2.00 | -2.00 | -2.00 ± 0.00 | - |" in text.splitlines()
+    assert "| steady | +0.00 | +0.00 | +0.00 | +0.00 ± 0.00 | - |" in text.splitlines()  # its noise is the device's
+    assert "Over every arm and pair (6 cells): -1.00 ± 1.15 BLEU" in text
+    one_device = tables([{**r, "device_name": "cpu"} for r in records])
+    assert "The device as a block" not in one_device
