@@ -59,13 +59,13 @@ def device_table(grouped: Grouped, tables: dict[str, list[dict[str, Any]]]) -> l
             runs, reference = grouped[p].get(v, {}), grouped[p][base]
             if v == base:
                 break
-            means = []
-            for seeds in (first_seeds, second_seeds):
-                diffs = [runs[s]["bleu"] - reference[s]["bleu"] for s in seeds if s in runs and s in reference]
-                means.append(statistics.fmean(diffs) if diffs else None)
-            if None in means:
+            on = [
+                [runs[s]["bleu"] - reference[s]["bleu"] for s in seeds if s in runs and s in reference]
+                for seeds in (first_seeds, second_seeds)
+            ]
+            if not all(on):
                 break
-            cells.append(means[1] - means[0])
+            cells.append(statistics.fmean(on[1]) - statistics.fmean(on[0]))
         else:
             every += cells
             mean, p_value = _t(cells)
