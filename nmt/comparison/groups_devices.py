@@ -19,12 +19,15 @@ from nmt.score.seed_stats import mean_interval, t_two_sided_p
 
 
 def _device(grouped: Grouped) -> dict[str, list[int]]:
-    """Each device's seeds, devices in order of their first seed."""
+    """Each device's seeds, devices in order of their first seed; empty where a run names no device
+    (records written before ``device_name``), which cannot be placed."""
     seeds: dict[str, set[int]] = {}
     for arms in grouped.values():
         for runs in arms.values():
             for seed, r in runs.items():
-                seeds.setdefault(str(r.get("device_name") or "unknown"), set()).add(seed)
+                if not r.get("device_name"):
+                    return {}
+                seeds.setdefault(str(r["device_name"]), set()).add(seed)
     return {d: sorted(s) for d, s in sorted(seeds.items(), key=lambda kv: min(kv[1]))}
 
 

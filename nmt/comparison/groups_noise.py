@@ -84,6 +84,12 @@ def seed_spread(grouped: Grouped) -> float | None:
     return pooled_spread(samples)
 
 
+def _tested_arms(arms: dict[str, dict[int, Record]]) -> int:
+    """How many of a group's arms a paired t-test compares with its baseline: two or more shared seeds."""
+    baseline = next(r["baseline"] for runs in arms.values() for r in runs.values())
+    return sum(1 for arm, runs in arms.items() if arm != baseline and len(set(runs) & set(arms[baseline])) >= 2)
+
+
 def seed_power_lines(grouped: Grouped) -> list[str]:
     """One line: the pooled spread between seeds and the smallest difference a paired t-test over
     each of :data:`POWER_SEEDS` seeds detects on one group (power :data:`~nmt.score.power.POWER`, two-sided
@@ -92,7 +98,9 @@ def seed_power_lines(grouped: Grouped) -> list[str]:
     if sigma is None:
         return []
     found = ", ".join(f"{n} seeds {detectable_difference(sigma, n):.2f}" for n in POWER_SEEDS)
-    tests = max(len(arms) - 1 for arms in grouped.values())  # a group's family: its arms against the baseline
+    tests = max(
+        _tested_arms(arms) for arms in grouped.values()
+    )  # a group's family: its arms tested against the baseline
     line = (
         f"Power: the per-seed differences to the baseline spread {sigma:.2f} BLEU (standard deviation pooled over "
         f"the pairs and arms, none left out beside other arms); the smallest true difference a paired t-test on one "

@@ -100,7 +100,8 @@ def widest_family(tables: dict[str, list[dict[str, Any]]]) -> list[str]:
         )
     kept = {v: [p for p in pairs if adjusted.get((p, v), 1.0) < 0.05] for v in arms}
     named = [f"{v} in {', '.join(where)}" for v, where in kept.items() if where]
-    per_pair = len(tested) // len(pairs)
+    counts = sorted({sum(1 for p, _, _ in tested if p == pair) for pair in pairs})
+    per_pair = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
     return [
         f"Holm's families. Within each pair (the summary's last column): the {per_pair} tests of that pair's "
         f"arms against its baseline. The widest family, every paired t-test over seeds of every pair at once "

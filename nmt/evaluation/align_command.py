@@ -133,7 +133,7 @@ def _read_pairs(
             read_words(seen[0], f"--seen-src {seen[0]}"),
             read_words(seen[1], f"--seen-tgt {seen[1]}"),
         )
-    _check_paths([p for p in (src, tgt, gold) if p is not None], output, report)
+    _check_paths([p for p in (src, tgt, gold, *(seen or ())) if p is not None], output, report)
     return Pairs(sources, targets, truth, words)
 
 

@@ -37,7 +37,6 @@ K context (encoder output) size, V target vocabulary, L layers, G gates x H.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple, Optional
 
 import torch
@@ -48,15 +47,13 @@ from nmt.model.attention import Attention
 from nmt.model.bridge import StartState
 from nmt.model.cells import LayerWeights, layer_weights, stack_step
 from nmt.model.combine import combine_class
-from nmt.model.decoder_loop import sampled
+from nmt.model.decoder_loop import Loop, sampled
 from nmt.model.encoder import rnn_class
 from nmt.model.self_attention import SelfAttentionBlock, causal_mask
 from nmt.model.state import DecoderState, EncoderOutput, FinalState, SelfAttentionMemory, StepState
 from nmt.util.registry import PluginError
 
 STYLES = ("bahdanau", "luong")
-Loop = Callable[..., Tensor]
-"""A decoder loop ``(step, tgt_in, state, p) -> logits`` (:mod:`nmt.config.decoder_loops`)."""
 
 
 class StepWeights(NamedTuple):
@@ -258,8 +255,9 @@ class Decoder(nn.Module):
         applicable = teacher_forcing >= 1.0 and self.can_run_fast and loop is None
         if fast and not applicable:
             raise ValueError(
-                "the fast decoder path needs teacher_forcing == 1 and luong style without input feeding "
-                f"(got teacher_forcing={teacher_forcing}, style={self.style}, input_feeding={self.input_feeding})"
+                "the fast decoder path needs teacher_forcing == 1, luong style without input feeding and no decoder "
+                f"loop of the user's (got teacher_forcing={teacher_forcing}, style={self.style}, "
+                f"input_feeding={self.input_feeding}, loop={loop is not None})"
             )
         if applicable and fast is not False:
             return self._forward_fast(tgt_in, state, enc)

@@ -23,6 +23,9 @@ from nmt.config.decoder_loops import register_loop
 Step = Callable[[Tensor, Any], tuple[Tensor, Any]]
 """``step(tokens (B,), state) -> (logits (B, V), state)``: one decoder position."""
 
+Loop = Callable[..., Tensor]
+"""A decoder loop ``(step, tgt_in, state, p) -> logits (B, T, V)`` (:mod:`nmt.config.decoder_loops`)."""
+
 
 @register_loop("sampled")
 def sampled(step: Step, tgt_in: Tensor, state: Any, p: float) -> Tensor:

@@ -17,7 +17,8 @@ from typing import Optional
 import torch
 from torch import Tensor, nn
 
-from nmt.model.decoder import Decoder, Loop
+from nmt.model.decoder import Decoder
+from nmt.model.decoder_loop import Loop
 from nmt.model.encoder import Encoder
 from nmt.model.self_attention import SelfAttentionEncoder
 from nmt.model.state import DecoderState, EncoderOutput, FinalState

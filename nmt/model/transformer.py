@@ -19,7 +19,6 @@ h heads, V target vocabulary, L decoder layers.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional
 
@@ -28,6 +27,7 @@ from torch import Tensor, nn
 
 from nmt.config.model_sections import TransformerConfig
 from nmt.data.tokenizer import PAD
+from nmt.model.decoder_loop import Loop
 from nmt.model.dropout import Dropout
 from nmt.model.self_attention import causal_mask
 from nmt.model.transformer_layers import AttentionChoice, DecoderLayer, EncoderLayer, SelfCache, sinusoids
@@ -177,7 +177,7 @@ class Transformer(nn.Module):
         tgt_in: Tensor,
         teacher_forcing: float = 1.0,
         fast: Optional[bool] = None,
-        loop: Optional[Callable[..., Tensor]] = None,
+        loop: Optional[Loop] = None,
     ) -> tuple[Tensor, Tensor]:
         """Logits (B, T, V) and the last layer's cross-attention, mean over heads (B, T, S), for ``tgt_in`` (B, T).
 

@@ -93,7 +93,7 @@ class Trainer:
         self.optimizer, self.schedule, self.scaler = p.optimizer, p.schedule, p.scaler
         self.data, self.per_update = p.data, p.per_update
         self.train_split, self.sampler = p.data.for_epoch(0)  # the current epoch's pairs and batches
-        self.decoder_loop = loop_to_train_with(cfg)  # None: nmt's own teacher-forcing loop
+        self.decoder_loop = loop_to_train_with(cfg.train)  # None: nmt's own teacher-forcing loop
         self.state = TrainState()
         self.signals = StopSignals(f"rank {self.dist.rank}: " if self.dist.enabled else "", interactive)
         self.signal = 0  # the stop signal any rank received (SIGINT, SIGTERM), else 0

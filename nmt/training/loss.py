@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Optional
 
 import torch
@@ -11,6 +10,7 @@ from torch import Tensor, nn
 
 from nmt.data.batching import Batch
 from nmt.data.tokenizer import PAD
+from nmt.model.decoder_loop import Loop
 from nmt.util import runtime
 
 
@@ -24,7 +24,7 @@ def batch_loss(
     amp: Optional[torch.dtype],
     fast: Optional[bool] = None,
     coverage_loss: float = 0.0,
-    loop: Optional[Callable[..., Tensor]] = None,
+    loop: Optional[Loop] = None,
 ) -> Tensor:
     """Cross-entropy summed over the batch's target tokens (a scalar); padding does not count.
 
@@ -33,7 +33,7 @@ def batch_loss(
     divides by the tokens it normalizes over (a whole update's, for accumulation and DDP).
     ``coverage_loss`` > 0 adds lambda times :func:`coverage_penalty`.
     """
-    looping = {} if loop is None else {"loop": loop}  # a model that runs no loop keeps its signature
+    looping = {} if loop is None else {"loop": loop}  # a model of the user's without a loop keeps its signature
     with runtime.autocast(device, amp):
         logits, weights = model(
             batch.src, batch.src_len, batch.tgt_in, teacher_forcing=teacher_forcing, fast=fast, **looping

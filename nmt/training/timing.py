@@ -36,6 +36,7 @@ from nmt.training.loss import batch_loss
 from nmt.training.optim import apply_gradients, build_optimizer
 from nmt.training.schedules import teacher_forcing_p
 from nmt.training.setup import make_sampler
+from nmt.training.user_code import loop_to_train_with
 from nmt.util import runtime, threads
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,7 @@ def train_update(
             label_smoothing=t.label_smoothing,
             teacher_forcing=teacher_forcing_p(t, 0),
             coverage_loss=t.coverage_loss,
+            loop=loop_to_train_with(t),  # a user's loop runs step by step even at p = 1: time that
             device=device,
             amp=amp,
             fast=fast,
@@ -167,7 +169,10 @@ def time_updates(
             threads.tick()
             losses.append(train_update(model, optimizer, scaler, batches, n, *step))
     fast_path = not isinstance(model, Seq2Seq) or (
-        teacher_forcing_p(t, 0) >= 1.0 and model.decoder.can_run_fast and fast is not False
+        teacher_forcing_p(t, 0) >= 1.0
+        and model.decoder.can_run_fast
+        and fast is not False
+        and loop_to_train_with(t) is None
     )
     return UpdateTiming(
         seconds=clock.seconds,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from types import CodeType, TracebackType
 from typing import Any, Optional
 
-from nmt.config import Config
+from nmt.config import Config, TrainConfig
 from nmt.config.attention_space import ATTENTIONS
 from nmt.config.combines import COMBINES
 from nmt.config.decoder_loops import DECODER_LOOPS
@@ -71,10 +71,11 @@ def user_loop(cfg: Config) -> Optional[str]:
     return None if DECODER_LOOPS.get(name).builtin else name
 
 
-def loop_to_train_with(cfg: Config) -> Optional[Callable[..., Any]]:
-    """The user's decoder loop to call at every update, or None where nmt's own loop decides."""
-    name = user_loop(cfg)
-    return None if name is None else DECODER_LOOPS.get(name).target
+def loop_to_train_with(train: TrainConfig) -> Optional[Callable[..., Any]]:
+    """The user's decoder loop (``train.decoder_loop``) to call at every update, or None where nmt's own
+    loop decides."""
+    entry = DECODER_LOOPS.get(train.decoder_loop)
+    return None if entry.builtin else entry.target
 
 
 def check_user_energies(cfg: Config) -> None:

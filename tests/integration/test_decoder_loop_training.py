@@ -16,7 +16,7 @@ pytestmark = pytest.mark.usefixtures("isolated_registries")
 def coin_per_sentence_and_position(step, tgt_in, state, p):
     """The teacher-forcing loop as notebook 10 asks students to write it."""
     B, T = tgt_in.shape
-    use_reference = torch.rand(B, T) < p
+    use_reference = torch.rand(B, T, device=tgt_in.device) < p
     tokens, logits = tgt_in[:, 0], []
     for t in range(T):
         if t > 0:

@@ -16,7 +16,6 @@ import statistics
 import pytest
 
 from nmt.comparison.groups import tables
-from nmt.score.across import holm
 from nmt.score.meta import blocked_t, meta_pool
 
 
@@ -40,7 +39,8 @@ def test_groups_that_differ_widen_the_random_effects_interval() -> None:
 
 
 def test_the_blocked_t_test_reproduces_the_cosine_examples_pair_blocked_p_values() -> None:
-    """The per-seed differences of docs/measurements/cosine_2026-11-28_cpu.jsonl, de-en and fr-en."""
+    """A regression against an independent computation: a reviewer's pair-blocked test of the
+    per-seed differences of docs/measurements/cosine_2026-11-28_cpu.jsonl gave 0.042 and 0.035."""
     import json
     from pathlib import Path
 
@@ -97,7 +97,6 @@ def test_a_grouped_table_names_the_widest_family_and_the_power_at_holms_threshol
     assert all(w >= n for w, n in zip(wide, narrow))  # a wider family never adjusts less
     assert "Below 0.05 in the widest family: good in de-en, en-de." in text
     assert "at Holm's first threshold within a pair's family of 2 tests (alpha 0.05/2 = 0.0250)" in text
-    assert holm([0.01, 0.04]) == pytest.approx([0.02, 0.04])
 
 
 def test_the_device_block_shows_an_arm_that_moves_with_the_device() -> None:
@@ -118,4 +117,5 @@ def test_the_device_block_shows_an_arm_that_moves_with_the_device() -> None:
     assert "| steady | +0.00 | +0.00 | +0.00 | +0.00 ± 0.00 | - |" in text.splitlines()  # its noise is the device's
     assert "Over every arm and pair (6 cells): -1.00 ± 1.15 BLEU" in text
     one_device = tables([{**r, "device_name": "cpu"} for r in records])
-    assert "The device as a block" not in one_device
+    unnamed = tables([{**r, "device_name": None} if r["seed"] == 1 else r for r in records])  # an older record
+    assert "The device as a block" not in one_device and "The device as a block" not in unnamed
