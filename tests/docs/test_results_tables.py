@@ -47,6 +47,7 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
         ("results.md", "normalize_2026-11-29_cpu.jsonl"),  # sparsemax and 1.5-entmax against the softmax
         ("results.md", "state_2026-11-29_cpu.jsonl"),  # coverage, local-p and local-m against Bahdanau
         ("adding_an_attention.md", "europarl_state_2026-11-29_cpu.jsonl"),  # coverage, 1.5-entmax on Europarl
+        ("results.md", "protocol_2026-11-29_cpu.jsonl"),  # the protocol's built-ins, one code version
     ],
 )
 def test_comparison_tables_are_what_pairs_table_prints_from_their_json_lines(page: str, measurements: str) -> None:
@@ -60,6 +61,7 @@ def test_comparison_tables_are_what_pairs_table_prints_from_their_json_lines(pag
         "align_rwth_pairs_2026-11-28_cpu.jsonl",
         "align_rwth_every_variant_2026-11-28_cpu.jsonl",
         "align_rwth_europarl_2026-11-29_cpu.jsonl",
+        "align_rwth_protocol_2026-11-29_cpu.jsonl",
     ],
 )
 def test_alignment_tables_are_what_aer_table_prints_from_their_json_lines(measurements: str) -> None:
@@ -79,6 +81,7 @@ def test_alignment_tables_are_what_aer_table_prints_from_their_json_lines(measur
     [
         ("results.md", "state_effects_2026-11-29_cpu.jsonl"),
         ("adding_an_attention.md", "europarl_state_effects_2026-11-29_cpu.jsonl"),
+        ("results.md", "protocol_effects_2026-11-29_cpu.jsonl"),
     ],
 )
 def test_the_coverage_effects_tables_are_what_their_script_prints(page: str, measurements: str) -> None:
