@@ -21,7 +21,9 @@ written, and its site copy shows the student version's cells with the outputs of
 
 The class setting reads Multi30k de-en from $NMT_DATA_MIRROR (or downloads it). Every notebook of
 one call runs in the same working folder (``--workdir``, default a temporary one), which gets a
-link to configs/, so the class notebooks prepare the corpus once and find the repository's configs.
+link to configs/, so the class notebooks prepare the corpus once and find the repository's configs,
+and the notebooks' setting file, nmt-class.yaml (the setting, the mirror); ``--pack DIR`` copies a
+lecturer's pack there as class-pack/, which notebook 07 then uses.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import itertools
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -265,11 +268,7 @@ def execute(source: Path, out: Path, setting: str, workdir: Path, command: str) 
     written as the student sees it (:func:`as_students_see_it`)."""
     runs = lecturers_copy(source)
     nb = nbformat.read(runs, as_version=4)
-    env = {
-        "NMT_NOTEBOOK": setting,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
-    os.environ.update(env)  # the kernel inherits this process's environment
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     client = NotebookClient(
         nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
     )
@@ -284,6 +283,22 @@ def execute(source: Path, out: Path, setting: str, workdir: Path, command: str) 
     nbformat.write(nb, out)
 
 
+def write_setting(workdir: Path, setting: str, pack: Optional[Path]) -> None:
+    """The notebooks' setting in ``workdir`` (``nmt-class.yaml``): ``setting``, Multi30k from
+    $NMT_DATA_MIRROR where it is set, and a fresh copy of ``pack`` as ``class-pack/`` (the notebooks write
+    the student's runs into it, never into the lecturer's)."""
+    from nmt.labs.class_pack import PACK_FOLDER
+    from nmt.labs.classroom import FILE_NAME
+    from nmt.labs.classroom import write_setting as write
+
+    if (workdir / PACK_FOLDER).exists():
+        shutil.rmtree(workdir / PACK_FOLDER)
+    if pack is not None:
+        shutil.copytree(pack, workdir / PACK_FOLDER, symlinks=True)
+    mirror = os.environ.get("NMT_DATA_MIRROR") if setting == "class" else None
+    print(write(workdir / FILE_NAME, {"setting": setting, "mirror": mirror}), flush=True)
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog=SCRIPT, description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="notebooks by name or prefix (e.g. 01); default all")
@@ -295,6 +310,11 @@ def main(argv: list[str]) -> None:
     )
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "notebooks", help="folder of the copies")
     parser.add_argument("--workdir", type=Path, help="the notebooks' current folder (default: a temporary one)")
+    parser.add_argument(
+        "--pack",
+        type=Path,
+        help="a lecturer's pack (nmt class pack), copied into the working folder as class-pack/ for the notebooks to find",
+    )
     args = parser.parse_args(argv)
     if (args.setting is None) == (not args.clean_only):
         parser.error("give --setting to run the notebooks, or --clean-only to clean their copies")
@@ -317,6 +337,7 @@ def main(argv: list[str]) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         if not (workdir / "configs").exists():
             (workdir / "configs").symlink_to(REPO / "configs")
+        write_setting(workdir, args.setting, args.pack)
         for source in sources:
             target = args.out / source.name
             print(f"{SCRIPT}: {source.name} in the {args.setting} setting -> {target}", flush=True)

@@ -16,7 +16,9 @@
   and :func:`alignment_error` scores them against gold links (:func:`read_gold_alignments`) as an
   :class:`AlignmentScore`: alignment error rate, precision and recall;
 - :func:`fit_gap` and :func:`attention_health` run ``nmt diagnose fit-gap`` and ``nmt diagnose
-  attention``: lists of :class:`FitGap` and :class:`AttentionHealth` rows.
+  attention``: lists of :class:`FitGap` and :class:`AttentionHealth` rows;
+- :func:`class_setting` reads the notebooks' setting (``nmt-class.yaml``, written by ``nmt class
+  setting``) into a :class:`ClassSetting`, with the lecturer's pack where one is found.
 
 Results are dataclasses of plain types and NumPy arrays (:mod:`nmt.api.results`); a mistake the
 caller can fix raises :class:`~nmt.util.errors.UserError` (one line, naming the parameter where an
@@ -65,6 +67,8 @@ from nmt.api.training import train as train
 from nmt.api.translator import Translator as Translator
 from nmt.api.translator import load as load
 from nmt.decode.word_merge import WordAlignment as WordAlignment
+from nmt.labs.classroom import ClassSetting as ClassSetting
+from nmt.labs.classroom import class_setting as class_setting
 from nmt.score.alignment import AlignmentScore as AlignmentScore
 from nmt.score.alignment import GoldAlignment as GoldAlignment
 from nmt.util.errors import CheckpointError as CheckpointError

@@ -18,6 +18,7 @@ import typer
 
 from nmt import __version__
 from nmt.cli import align as cli_align
+from nmt.cli import classroom as cli_classroom
 from nmt.cli import decoding as cli_decoding
 from nmt.cli import evaluate as cli_evaluate
 from nmt.cli import export as cli_export
@@ -249,7 +250,8 @@ cli_groups.register(app)  # compare-groups: several nmt compare folders, one per
 cli_align.register(app)  # align: word alignments out of attention, and their error against gold links
 cli_tools.register(app)  # select, diagnose: the last steps on a trained run
 cli_export.register(app)  # export: after the commands that make and score models
-cli_labs.register(app)  # lab: last
+cli_labs.register(app)  # lab: after the commands it builds on
+cli_classroom.register(app)  # class: a lecturer's set-up of the notebooks, last
 reflow_commands(app)  # each docstring paragraph wrapped once to the terminal (nmt.cli.help_format)
 hide_flag_types()
 

@@ -21,14 +21,19 @@ from nmt.score.power import BLEU_RANGE, pooled_spread, power_line
 from nmt.score.seed_stats import mean_interval, paired_t_test, with_half
 from nmt.score.significance import segment_statistics, stratified_ar_p_value
 from nmt.util.errors import UserError, short_repr
-from nmt.util.fileio import atomic_write_bytes
+from nmt.util.fileio import atomic_write_bytes, sha256_file
 
 
 def _scoring_key(run_dir: Path, plan: Plan, arm: Arm) -> dict[str, Any]:
-    """What a saved score depends on: the best checkpoint (size, mtime), the split, the beam and
-    the arm's decoding options."""
-    stat = RunPaths(run_dir).best.stat()
-    key: dict[str, Any] = {"checkpoint": [stat.st_size, stat.st_mtime_ns], "split": plan.split, "beam": plan.beam}
+    """What a saved score depends on: the best checkpoint (its size and SHA-256), the split, the beam
+    and the arm's decoding options.  The checkpoint's bytes, not its modification time: a run copied,
+    or unpacked from a lecturer's pack (tar keeps whole seconds), is the same model with the same scores."""
+    best = RunPaths(run_dir).best
+    key: dict[str, Any] = {
+        "checkpoint": [best.stat().st_size, sha256_file(best)],
+        "split": plan.split,
+        "beam": plan.beam,
+    }
     return {**key, "decode": list(arm.decode)} if arm.decode else key
 
 
