@@ -67,7 +67,7 @@ def test_a_student_version_holds_no_answer_and_no_hidden_test(source: Path):
 def run_until_graded(nb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, last: bool = False) -> None:
     """Run the notebook's cells up to and including its first test cell (``last``: its last), in the
     smoke setting."""
-    monkeypatch.setenv("NMT_NOTEBOOK", "smoke")
+    (tmp_path / "nmt-class.yaml").write_text("setting: smoke\n", encoding="utf-8")
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     monkeypatch.setenv("MPLBACKEND", "agg")
     tests = [i for i, c in enumerate(nb.cells) if nbgrader(c).get("grade")]

@@ -1,18 +1,19 @@
-"""What the notebooks read from the environment, refused in one line where it is wrong (issue 70):
-``NMT_CLASS_MINUTES`` in digits other than 0-9 (``²`` passed ``str.isdigit`` and then crashed in
-``float``), and notebook 08's ``NMT_ALIGNMENTS`` archive when it is no tar, lacks a member, holds an
-empty one or a gold file of one line.  Each cell runs alone, as a kernel runs it; nothing trains."""
+"""What the notebooks read from their setting, refused in one line where it is wrong (issue 70, then
+issue 72's nmt-class.yaml): minutes that are no positive number (digits other than 0-9 such as ``²``
+passed ``str.isdigit`` and then crashed in ``float`` when they came from an environment variable), and
+notebook 08's archive in the setting's ``alignments`` folder when it is no tar, lacks a member, holds
+an empty one or a gold file of one line.  Each cell runs alone, as a kernel runs it; nothing trains."""
 
 from __future__ import annotations
 
 import io
-import os
 import tarfile
 import tempfile
 from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 
 import nmt
 from conftest import REPO
@@ -29,12 +30,16 @@ def code_cell(path: Path, marker: str) -> str:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-@pytest.mark.parametrize("minutes", ["²", "١٠", "½", "8²", "⁵.5"])
-def test_class_minutes_in_other_digits_are_refused_naming_the_variable(path, minutes, monkeypatch, capsys):
-    setup = code_cell(path, "NMT_NOTEBOOK")
-    monkeypatch.setenv("NMT_NOTEBOOK", "class")
-    monkeypatch.setenv("NMT_CLASS_MINUTES", minutes)
-    with pytest.raises(ValueError, match=r"^NMT_CLASS_MINUTES=.*: give the minutes a training run may take") as refused:
+@pytest.mark.parametrize("minutes", ["²", "١٠", "½", "8²", "⁵.5", "ten", 0, -3, True, float("nan"), float("inf")])
+def test_class_minutes_that_are_no_positive_number_are_refused_naming_the_file(
+    path, minutes, tmp_path, monkeypatch, capsys
+):
+    setup = code_cell(path, "CLASS = nmt.class_setting()")
+    (tmp_path / "nmt-class.yaml").write_text(yaml.safe_dump({"minutes": minutes}), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        nmt.UserError, match=r"nmt-class\.yaml: minutes .*: give the minutes a training run may take"
+    ) as refused:
         exec(compile(setup, "setup", "exec"), {})
     assert "\n" not in str(refused.value)
 
@@ -61,8 +66,8 @@ def pairs(n: int) -> dict[str, bytes]:
 
 
 def run_gold_cell(folder: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
-    monkeypatch.setenv("NMT_ALIGNMENTS", str(folder))
-    names = {"os": os, "tarfile": tarfile, "tempfile": tempfile, "Path": Path, "nmt": nmt, "SMOKE": False}
+    setting = nmt.ClassSetting(alignments=folder)  # `alignments: FOLDER` in nmt-class.yaml
+    names = {"tarfile": tarfile, "tempfile": tempfile, "Path": Path, "nmt": nmt, "SMOKE": False, "CLASS": setting}
     exec(compile(code_cell(ALIGN, "SMOKE_GOLD = ["), "gold", "exec"), names)
     return names
 

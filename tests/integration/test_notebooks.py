@@ -1,7 +1,7 @@
 """The notebooks of notebooks/: each runs from top to bottom in its smoke setting, and none is
 committed with outputs.
 
-The smoke setting (``NMT_NOTEBOOK=smoke``) trains tiny models on the embedded synthetic corpus for
+The smoke setting (``setting: smoke`` in the folder's ``nmt-class.yaml``) trains tiny models on the embedded synthetic corpus for
 a few updates, so a whole notebook takes seconds; its cells assert on what the library returned.
 Each runs in a kernel of this interpreter, in a temporary folder, so nothing lands in the repository.
 Notebooks 07 and 09 leave lines to the student: they run here as their lecturer's copies in
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import yaml
 from nbclient import NotebookClient
 
 from conftest import REPO, run_cli
@@ -28,13 +29,16 @@ CELL_TIMEOUT = 300
 
 
 def smoke_environment() -> dict[str, str]:
-    """The kernel's environment: the smoke setting, this checkout's nmt first on the path, no display."""
+    """The kernel's environment: this checkout's nmt first on the path, no display."""
     path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
-    return {
-        "NMT_NOTEBOOK": "smoke",
-        "PYTHONPATH": path,
-        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-    }
+    return {"PYTHONPATH": path, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+
+
+def smoke_folder(folder: Path, **fields: object) -> Path:
+    """``folder`` with the notebooks' setting file saying smoke (and ``fields``), as ``nmt class setting --smoke`` writes it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nmt-class.yaml").write_text(yaml.safe_dump({"setting": "smoke", **fields}), encoding="utf-8")
+    return folder
 
 
 def test_the_ten_notebooks_are_there_in_order():
@@ -55,9 +59,27 @@ def test_the_first_cell_only_installs_nmt_where_it_is_missing(path: Path):
     first = nbformat.read(path, as_version=4).cells[0]
     assert first.cell_type == "code", path.name
     assert "import nmt" in first.source and "except ImportError" in first.source, first.source
-    # the URL comes from NMT_REPOSITORY, or the cell stops in one line: no made-up address to replace
-    assert "nmt-attention @ git+{os.environ['NMT_REPOSITORY']}\"" in first.source, first.source
-    assert 'raise ImportError("nmt is not installed: set NMT_REPOSITORY' in first.source, first.source
+    # the URL is written into the cell, or the cell stops in one line: no made-up address, no variable to set
+    assert '\nREPOSITORY = ""\n' in first.source and 'nmt-attention @ git+{REPOSITORY}"' in first.source, first.source
+    assert "raise ImportError(\"nmt is not installed: write the repository's git URL into REPOSITORY" in first.source
+
+
+def with_repository(source: str, url: str) -> str:
+    """The first cell with ``url`` written into it, as a student writes it."""
+    assert source.count('REPOSITORY = ""') == 1, source
+    return source.replace('REPOSITORY = ""', f"REPOSITORY = {url!r}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_first_cell_without_a_url_stops_in_one_line(path: Path, monkeypatch: pytest.MonkeyPatch):
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    source = TransformerManager().transform_cell(nbformat.read(path, as_version=4).cells[0].source)
+    monkeypatch.setitem(sys.modules, "nmt", None)
+    with pytest.raises(
+        ImportError, match=r"^nmt is not installed: write the repository.s git URL into REPOSITORY above"
+    ):
+        exec(compile(source, path.name, "exec"), {})
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -66,7 +88,9 @@ def test_the_first_cell_stops_in_one_line_when_the_install_gave_no_nmt(path: Pat
     ModuleNotFoundError, far from the cause.  Run as IPython runs it, with an install that installs nothing."""
     from IPython.core.inputtransformer2 import TransformerManager
 
-    source = TransformerManager().transform_cell(nbformat.read(path, as_version=4).cells[0].source)
+    source = TransformerManager().transform_cell(
+        with_repository(nbformat.read(path, as_version=4).cells[0].source, "https://example.invalid/nmt")
+    )
     magics: list[tuple[str, str]] = []
 
     class FailedInstall:
@@ -74,7 +98,6 @@ def test_the_first_cell_stops_in_one_line_when_the_install_gave_no_nmt(path: Pat
             magics.append((name, line))  # pip printed its error; nothing was installed
 
     monkeypatch.setitem(sys.modules, "nmt", None)  # `import nmt` raises ImportError, as where it is missing
-    monkeypatch.setenv("NMT_REPOSITORY", "https://example.invalid/nmt")
     with pytest.raises(SystemExit) as stopped:
         exec(compile(source, path.name, "exec"), {"get_ipython": FailedInstall})
     assert [name for name, _ in magics] == ["pip", "pip"], magics
@@ -87,7 +110,9 @@ def test_the_first_cell_upgrades_pip_before_it_installs_nmt(path: Path, monkeypa
     """Python 3.11's bundled pip (23.2) refuses ``nmt-attention @ git+URL``: the cell upgrades pip first."""
     from IPython.core.inputtransformer2 import TransformerManager
 
-    source = TransformerManager().transform_cell(nbformat.read(path, as_version=4).cells[0].source)
+    source = TransformerManager().transform_cell(
+        with_repository(nbformat.read(path, as_version=4).cells[0].source, "https://example.invalid/nmt")
+    )
     magics: list[tuple[str, str]] = []
 
     class Install:
@@ -95,28 +120,33 @@ def test_the_first_cell_upgrades_pip_before_it_installs_nmt(path: Path, monkeypa
             magics.append((name, line))
 
     monkeypatch.setitem(sys.modules, "nmt", None)
-    monkeypatch.setenv("NMT_REPOSITORY", "https://example.invalid/nmt")
     with pytest.raises(SystemExit):
         exec(compile(source, path.name, "exec"), {"get_ipython": Install})
     assert magics[0] == ("pip", "install --quiet --upgrade pip"), magics
     assert magics[1][0] == "pip" and "nmt-attention @ git+" in magics[1][1], magics
 
 
+SETTING_LINE = "CLASS = nmt.class_setting()"
+
+
 def setup_cell(path: Path) -> str:
-    """The notebook's setup cell: the code cell that reads NMT_NOTEBOOK."""
+    """The notebook's setup cell: the code cell that reads the class setting."""
     return next(
-        c.source
-        for c in nbformat.read(path, as_version=4).cells
-        if "NMT_NOTEBOOK" in c.source and c.cell_type == "code"
+        c.source for c in nbformat.read(path, as_version=4).cells if SETTING_LINE in c.source and c.cell_type == "code"
     )
 
 
 def test_every_notebook_sets_the_class_time_limit_with_the_same_lines_and_reports_each_runs_end():
-    """NMT_CLASS_MINUTES is read in one block of the setup cell, the same in every notebook, and
+    """The class setting is read in one block of the setup cell, the same in every notebook, and
     every nmt.train call of a notebook passes its limit and says what ended the run.  Notebook 07
-    trains only through nmt.compare, which runs every run for its updates (no time limit)."""
-    blocks = {path.name: setup_cell(path)[setup_cell(path).index("# NMT_CLASS_MINUTES") :] for path in NOTEBOOKS}
-    assert len(set(blocks.values())) == 1, "the NMT_CLASS_MINUTES lines differ between notebooks"
+    trains only through nmt.compare, which runs every run for its updates (no time limit).  No
+    notebook reads an environment variable of its own."""
+    blocks = {}
+    for path in NOTEBOOKS:
+        setup = setup_cell(path)
+        blocks[path.name] = setup[setup.index(SETTING_LINE) : setup.index("def report_stop")]
+        assert "NMT_" not in nbformat.read(path, as_version=4).cells[0].source + setup, path.name
+    assert len(set(blocks.values())) == 1, "the class setting's lines differ between notebooks"
     for path in NOTEBOOKS:
         code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
         calls = re.findall(r"^( *)run = nmt\.train\((.*)\)\n\1report_stop\(run\)$", code, re.M)
@@ -129,12 +159,13 @@ def test_every_notebook_sets_the_class_time_limit_with_the_same_lines_and_report
         )
 
 
-def run_setup(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], **env: str) -> dict:
-    """Notebook 01's setup cell run with ``env`` set, as a kernel runs it; its names."""
-    for key in ("NMT_NOTEBOOK", "NMT_CLASS_MINUTES"):
-        monkeypatch.delenv(key, raising=False)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
+def run_setup(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], folder: Path, **fields: object
+) -> dict:
+    """Notebook 01's setup cell run in ``folder``, whose nmt-class.yaml holds ``fields``, as a kernel runs it; its names."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nmt-class.yaml").write_text(yaml.safe_dump(fields), encoding="utf-8")
+    monkeypatch.chdir(folder)
     names: dict = {}
     exec(compile(setup_cell(NOTEBOOKS[0]), "setup", "exec"), names)
     names["printed"] = capsys.readouterr().out
@@ -144,19 +175,21 @@ def run_setup(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str
 def test_nmt_class_minutes_caps_each_class_run_and_says_so(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ):
-    limited = run_setup(monkeypatch, capsys, NMT_NOTEBOOK="class", NMT_CLASS_MINUTES="7.5")
+    import nmt
+
+    limited = run_setup(monkeypatch, capsys, tmp_path / "limited", setting="class", minutes=7.5)
     assert limited["LIMIT"] == {"train.time_budget_min": 7.5}
     assert "stops after its updates or after 7.5 minutes" in limited["printed"], limited["printed"]
-    unlimited = run_setup(monkeypatch, capsys, NMT_NOTEBOOK="class")
+    unlimited = run_setup(monkeypatch, capsys, tmp_path / "unlimited")
     assert unlimited["LIMIT"] == {"train.time_budget_min": None}, "the updates alone, not the class config's cap"
-    assert "NMT_CLASS_MINUTES=N would also stop it" in unlimited["printed"]
-    assert run_setup(monkeypatch, capsys, NMT_NOTEBOOK="smoke", NMT_CLASS_MINUTES="7.5")["LIMIT"] == {}
-    for bad in ("ten", "0", "-3"):
-        with pytest.raises(ValueError, match="NMT_CLASS_MINUTES"):
-            run_setup(monkeypatch, capsys, NMT_NOTEBOOK="class", NMT_CLASS_MINUTES=bad)
+    assert "minutes: N in the setting would also stop it" in unlimited["printed"]
+    assert run_setup(monkeypatch, capsys, tmp_path / "smoke", setting="smoke", minutes=7.5)["LIMIT"] == {}
+    for bad in ("ten", 0, -3):
+        with pytest.raises(nmt.UserError, match="minutes"):
+            run_setup(monkeypatch, capsys, tmp_path / "bad", setting="class", minutes=bad)
 
     # a run the time limit ended, and one its updates ended, each said in one line
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(tmp_path / "limited")
     tiny = {
         "runs_dir": "runs",
         "data": {
@@ -174,7 +207,7 @@ def test_nmt_class_minutes_caps_each_class_run_and_says_so(
     limited["report_stop"](timed)
     limited["report_stop"](counted)
     timed_line, counted_line = capsys.readouterr().out.splitlines()
-    assert timed_line.startswith("timed: stopped by the time limit (NMT_CLASS_MINUTES) at update 1 of 4, after ")
+    assert timed_line.startswith("timed: stopped by the time limit (the setting's minutes) at update 1 of 4, after ")
     assert counted_line.startswith("counted: stopped by its updates at update 4 of 4, after "), counted_line
 
 
@@ -193,6 +226,7 @@ def test_notebook_02_titles_each_matrix_with_the_validation_of_the_checkpoint_it
 
     for key, value in smoke_environment().items():
         monkeypatch.setenv(key, value)
+    smoke_folder(tmp_path)
     path = next(p for p in NOTEBOOKS if p.name.startswith("02_"))
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("import json\nprint(json.dumps({n: [steps[n], bleu[n]] for n in bleu}))"))
@@ -214,7 +248,7 @@ def test_notebook_08_reads_the_rwth_gold_in_the_class_setting_or_says_where_it_l
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ):
     """The class setting's gold cell, which CI never runs (its clone has no ../shared/): without the
-    archive it stops in one line naming ``nmt data fetch-alignments`` and NMT_ALIGNMENTS; after that command
+    archive it stops in one line naming ``nmt data fetch-alignments`` and the setting's alignments; after that command
     (from a local copy, where this checkout has one) it reads the 508 RWTH pairs with no variable set and
     finds the pair it draws.  The cell alone, as a kernel runs it: nothing trains."""
     import tarfile
@@ -224,17 +258,17 @@ def test_notebook_08_reads_the_rwth_gold_in_the_class_setting_or_says_where_it_l
 
     path = next(p for p in NOTEBOOKS if p.name.startswith("08_"))
     cell = next(c.source for c in nbformat.read(path, as_version=4).cells if "SMOKE_GOLD = [" in c.source)
-    names = {"os": os, "tarfile": tarfile, "tempfile": tempfile, "Path": Path, "nmt": nmt, "SMOKE": False}
-    monkeypatch.setenv("NMT_ALIGNMENTS", str(tmp_path))
-    with pytest.raises(FileNotFoundError, match="set NMT_ALIGNMENTS to the folder") as missing:
+    named = nmt.ClassSetting(alignments=tmp_path)
+    names = {"tarfile": tarfile, "tempfile": tempfile, "Path": Path, "nmt": nmt, "SMOKE": False, "CLASS": named}
+    with pytest.raises(FileNotFoundError, match="nmt class setting --alignments DIR") as missing:
         exec(compile(cell, "gold", "exec"), dict(names))
     assert str(tmp_path) in str(missing.value) and "\n" not in str(missing.value)
     assert "nmt data fetch-alignments" in str(missing.value)
     shared = REPO.parent / "shared" / "data" / "alignments"
     if not (shared / "DeEnGoldAlignment.tar.gz").is_file():
         pytest.skip("no RWTH archive in ../shared/data/alignments/ beside this checkout")
-    # where `nmt data fetch-alignments --mirror DIR` run in the notebook's folder puts it: no variable needed
-    monkeypatch.delenv("NMT_ALIGNMENTS")
+    # where `nmt data fetch-alignments --mirror DIR` run in the notebook's folder puts it: nothing to set
+    names["CLASS"] = nmt.ClassSetting()
     monkeypatch.chdir(tmp_path)
     assert run_cli(["data", "fetch-alignments", "--mirror", str(shared)], capsys)[0] == 0
     exec(compile(cell, "gold", "exec"), names)
@@ -251,6 +285,7 @@ def test_a_notebook_runs_in_its_smoke_setting(path: Path, tmp_path: Path, monkey
     class setting's (runs_dir runs/smoke), which a re-run in the smoke setting would delete."""
     for key, value in smoke_environment().items():
         monkeypatch.setenv(key, value)  # the kernel inherits this process's environment
+    smoke_folder(tmp_path)
     class_run = tmp_path / "runs" / "notebook_first_model" / "notes.txt"  # a class-setting run's name
     class_run.parent.mkdir(parents=True)
     class_run.write_text("the 9-minute class model")
@@ -268,3 +303,32 @@ def test_a_notebook_runs_in_its_smoke_setting(path: Path, tmp_path: Path, monkey
     assert any(o.get("output_type") == "display_data" and "image/png" in o.get("data", {}) for o in code[-1].outputs)
     assert nb.cells[-1].cell_type == "markdown", "a notebook ends in one sentence on its figure"
     assert (tmp_path / "runs").is_dir() and (tmp_path / "data").is_dir(), "runs and corpora go to the temporary folder"
+
+
+def test_notebook_07_with_a_lecturers_pack_trains_only_the_students_arm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """``nmt class pack --smoke`` in the notebooks' folder: notebook 07 finds class-pack/, reuses the pack's
+    Bahdanau runs (their checkpoints untouched) and trains the student's energy at the pack's three seeds."""
+    for key, value in smoke_environment().items():
+        monkeypatch.setenv(key, value)
+    smoke_folder(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert run_cli(["class", "pack", "--smoke", "--no-progress"], capsys)[0] == 0
+    pack = tmp_path / "class-pack"
+    baseline = {
+        seed: (pack / "runs" / f"bahdanau_s{seed}" / "checkpoints" / "best.pt").read_bytes() for seed in (1, 2, 3)
+    }
+    nb = nbformat.read(REPO / "notebooks" / "source" / "07_your_own_attention.ipynb", as_version=4)
+    NotebookClient(
+        nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    assert "lecturer's pack class-pack: bahdanau at seeds 1, 2, 3, 20 updates each" in printed, printed
+    for seed, weights in baseline.items():
+        assert (pack / "runs" / f"bahdanau_s{seed}" / "checkpoints" / "best.pt").read_bytes() == weights, seed
+        assert (pack / "runs" / f"scaled_cosine_s{seed}" / "checkpoints" / "best.pt").is_file(), seed
+    report = json.loads(
+        (tmp_path / "runs" / "smoke" / "evaluations" / "notebook_own_attention" / "report.json").read_text()
+    )
+    assert [row["seeds"] for row in report["variants"]] == [[1, 2, 3], [1, 2, 3]]
