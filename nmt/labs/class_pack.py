@@ -30,19 +30,18 @@ import yaml
 import nmt
 from nmt.labs.base import PACKAGED_CONFIGS
 from nmt.run.events import last_stop
-from nmt.run.paths import RunPaths
+from nmt.run.paths import ATTENTION, CONFIG, TENSORBOARD, RunPaths, report_json
 from nmt.util.errors import UserError
 from nmt.util.fileio import atomic_write_bytes
 
 PACK_FOLDER = "class-pack"
 """A pack's folder name, which a notebook looks for beside it."""
 MANIFEST = "pack.json"
-CONFIG = "config.yaml"
 BASELINE = "bahdanau"
 SPLITS = {"class": "test2016", "smoke": "test"}
 DEFAULT_SEEDS = (1, 2, 3)
 DEFAULT_STEPS = {"class": 400, "smoke": 20}
-DROPPED = ("attention", "tb")
+DROPPED = (ATTENTION, TENSORBOARD)
 """Folders of a run that a pack leaves out (the validation heat maps and TensorBoard's copy of the
 metrics); of its checkpoints it keeps best.pt alone: last.pt, with the optimizer's state, only resumes
 training, and a finished run is never resumed."""
@@ -179,7 +178,7 @@ def make_pack(
     )
     run_compare(plan, out=arguments["out"], progress=progress, jobs=jobs)
     _prune(out / "runs")
-    report = json.loads((out / "report" / "report.json").read_text(encoding="utf-8"))
+    report = json.loads(report_json(out / "report").read_text(encoding="utf-8"))
     record = next(row for row in report["variants"] if row["variant"] == BASELINE)
     manifest.update(
         bleu={str(seed): record["per_seed_bleu"][str(seed)] for seed in seeds},
