@@ -173,6 +173,14 @@ class TrainConfig(Section):
     )
     batch_size: Optional[int] = Field(None, ge=1, description="Sentences per batch when max_tokens is null.")
     max_len: int = Field(128, ge=2, description="Truncate training sentences to this many subword tokens.")
+    max_words: Optional[int] = Field(
+        None,
+        ge=1,
+        description="Train only on the pairs with at most this many words (whitespace-separated) on each side, "
+        "chosen from the prepared training split when the run starts; null: every pair. Unlike data.max_len, "
+        "which drops pairs when the corpus is prepared, runs of two caps share one prepared folder and its "
+        "SentencePiece models, as Bahdanau et al. (2015)'s RNNsearch-30 and -50 shared a vocabulary.",
+    )
     subword_alpha: float = Field(
         0.0,
         ge=0.0,

@@ -62,6 +62,10 @@ class EncodedSplit:
     def __len__(self) -> int:
         return len(self.src_offsets) - 1
 
+    def subset(self, indices: Sequence[int]) -> EncodedSplit:
+        """The pairs ``indices``, in that order, as a split of their own (in memory)."""
+        return EncodedSplit.from_sequences([self.src(i) for i in indices], [self.tgt(i) for i in indices])
+
     def src(self, i: int) -> np.ndarray:
         """Source ids of sentence ``i``, shape (S_i,), a view into the flat array."""
         return self.src_ids[self.src_offsets[i] : self.src_offsets[i + 1]]

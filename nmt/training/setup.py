@@ -29,6 +29,7 @@ from nmt.training import distributed
 from nmt.training.optim import Schedule, build_optimizer
 from nmt.training.validate import ValidationSet
 from nmt.util import runtime, threads
+from nmt.util.errors import ConfigError
 from nmt.util.fileio import atomic_write_bytes
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,19 @@ class TrainingData:
             )
             self._memo = (epoch, split, make_sampler(split, self.t))
         return self._memo[1], self._memo[2]
+
+
+def within_words(
+    split: EncodedSplit, text: tuple[list[str], list[str]], max_words: int
+) -> tuple[EncodedSplit, tuple[list[str], list[str]]]:
+    """The training pairs with at most ``max_words`` words on each side (``train.max_words``), ids
+    and text alike, in corpus order; a ConfigError when none is left."""
+    src_text, tgt_text = text
+    keep = [i for i, (s, t) in enumerate(zip(src_text, tgt_text)) if len(s.split()) <= max_words >= len(t.split())]
+    if not keep:
+        raise ConfigError(f"train.max_words={max_words} leaves none of the {len(split)} training pairs")
+    log.info("train.max_words=%d: training on %d of the %d pairs", max_words, len(keep), len(split))
+    return split.subset(keep), ([src_text[i] for i in keep], [tgt_text[i] for i in keep])
 
 
 def make_sampler(split: EncodedSplit, t: TrainConfig, curriculum: bool = True) -> BatchSampler:
@@ -130,8 +144,11 @@ def build(cfg: Config, run_dir: Path, dist: distributed.Context, progress: bool)
             atomic_write_bytes(RunPaths(run_dir).tokenizer(side), tok.model_bytes)
     train_split = corpus.splits["train"]
     text = None
-    if t.subword_alpha > 0:
+    if t.subword_alpha > 0 or t.max_words is not None:
         text = (corpus.text("train", cfg.data.src), corpus.text("train", cfg.data.tgt))
+    if t.max_words is not None:
+        assert text is not None
+        train_split, text = within_words(train_split, text, t.max_words)
     data = TrainingData(train_split, t, text, (corpus.src_tok, corpus.tgt_tok))
     check_fits(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size, device)  # before the allocator fails
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device)

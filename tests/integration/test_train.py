@@ -269,3 +269,29 @@ def test_valid_attention_map_off_draws_nothing_and_trains_the_same(tmp_path, toy
 
     assert losses(runs[True]) == losses(runs[False]) and valid_scores(runs[True]) == valid_scores(runs[False])
     assert len(valid_scores(runs[False])) >= 2
+
+
+def test_max_words_trains_on_the_pairs_within_the_cap_from_the_one_prepared_folder(toy_files, tmp_path):
+    """train.max_words keeps exactly the pairs of at most N words on both sides, ids and text in corpus
+    order, reads the folder prepared without the cap (one folder, one SentencePiece model for every cap),
+    and refuses a cap that leaves nothing."""
+    _, files = toy_files
+    from nmt.data.pipeline import load_corpus
+
+    capped = Trainer(C.load(None, toy_overrides(tmp_path, files, train__max_words=5)), tmp_path / "capped", False)
+    cfg = C.load(None, toy_overrides(tmp_path, files))
+    whole = Trainer(cfg, tmp_path / "whole", progress=False)
+    corpus = load_corpus(cfg.data, splits=("train",))
+    src_text, tgt_text = corpus.text("train", cfg.data.src), corpus.text("train", cfg.data.tgt)
+    keep = [i for i, (s, t) in enumerate(zip(src_text, tgt_text)) if len(s.split()) <= 5 and len(t.split()) <= 5]
+    assert 0 < len(keep) < len(src_text) == len(whole.data.split)
+    assert len(capped.data.split) == len(keep)
+    assert [capped.data.split.src(j).tolist() for j in range(len(keep))] == [
+        whole.data.split.src(i).tolist() for i in keep
+    ]
+    assert [capped.data.split.tgt(j).tolist() for j in range(len(keep))] == [
+        whole.data.split.tgt(i).tolist() for i in keep
+    ]
+    assert len(list((tmp_path / "data").rglob("manifest.json"))) == 1
+    with pytest.raises(UserError, match="train.max_words=1 leaves none of the 3000 training pairs"):
+        Trainer(C.load(None, toy_overrides(tmp_path, files, train__max_words=1)), tmp_path / "none", False)
