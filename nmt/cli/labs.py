@@ -29,14 +29,16 @@ def lab_cmd(
     list_: bool = typer.Option(False, "--list", help="List the labs with their measured CPU minutes, and exit."),
     size: LabSize = typer.Option(
         LabSize.full,
-        help="full: the lecture's experiment on Multi30k de-en (minutes to hours on 2 CPU cores; nmt lab --list "
-        "gives each lab's); "
+        help="full: the lecture's experiment on Multi30k de-en, the length lab's on the Europarl sample "
+        "(nmt data prepare europarl first) (minutes to hours on 2 CPU cores; nmt lab --list gives each lab's); "
         "class: the same on the class-size model with fewer updates and arms, at most 10 minutes on 2 cores; "
         "tiny: a few hundred synthetic pairs and a tiny model, the code path in seconds, not the result.",
     ),
     tiny: bool = typer.Option(False, "--tiny", help="Short for --size tiny."),
     mirror: Optional[Path] = typer.Option(
-        None, help="Folder with the raw Multi30k files (class and full size); without it they are downloaded."
+        None,
+        help="Folder with the raw Multi30k files (class and full size; not the length lab's full size, which "
+        "reads the prepared Europarl sample); without it they are downloaded.",
     ),
     out: Optional[Path] = typer.Option(
         None,

@@ -64,7 +64,9 @@ class EncodedSplit:
 
     def subset(self, indices: Sequence[int]) -> EncodedSplit:
         """The pairs ``indices``, in that order, as a split of their own (in memory)."""
-        return EncodedSplit.from_sequences([self.src(i) for i in indices], [self.tgt(i) for i in indices])
+        return EncodedSplit.from_sequences(
+            [self.src(i).tolist() for i in indices], [self.tgt(i).tolist() for i in indices]
+        )
 
     def src(self, i: int) -> np.ndarray:
         """Source ids of sentence ``i``, shape (S_i,), a view into the flat array."""

@@ -85,7 +85,7 @@ class LabContext:
 
     out: Path  # <name>.md, <name>.png and <name>.json go here
     runs_dir: Path  # the lab's training runs (reused when finished with the same config)
-    size: Size = "full"  # tiny: the synthetic corpus (tests); class and full: Multi30k de-en
+    size: Size = "full"  # tiny: the synthetic corpus (tests); class and full: Multi30k de-en (length, full: Europarl)
     mirror: Optional[Path] = None  # raw Multi30k files (class and full size); None downloads them
     progress: bool = True  # progress bars
     force: bool = False  # replace finished runs of another config (as nmt compare --force)

@@ -1,138 +1,200 @@
 """Lab "length": BLEU by source length with and without attention, in the design of Bahdanau et al.
-(2015, figure 2), on long pairs made of joined captions.
+(2015, figure 2), on real long sentences at full size and on joined captions at class size.
 
 The paper trained an encoder-decoder without attention (RNNencdec) and one with it (RNNsearch),
 each on sentences of up to 30 and up to 50 words, and drew test BLEU against source length up to
-60 words: the models without attention lose BLEU as sentences grow, RNNsearch-50 holds.  Multi30k's
-captions stop near 30 words, so this lab joins consecutive captions (``data.join_captions``,
-:mod:`nmt.data.join`: groups of 1 to 6 captions, up to about 70 words) in every split, caps the
-training pairs at 30 and at 50 words (``data.max_len``, a sweep: one prepared folder per cap), and
-trains ``none`` and ``bahdanau`` under each cap for the same number of updates: four runs, four
-curves, ten-word buckets up to 60+.  Joined captions are not natural long sentences (no clause
-structure across the joins), only more content to carry through the encoder.
+60 words: the models without attention lose BLEU as sentences grow, RNNsearch-50 holds.
+
+At full size this lab trains that design on the Europarl sample (configs/europarl_de_en_bahdanau.yaml,
+sentences of up to about 49 words): ``none`` and ``bahdanau`` on the pairs of up to 30 and up to 50
+words (``train.max_words``, chosen from one prepared folder, so the four share a vocabulary as the
+paper's did), three seeds each, scored on the Europarl test split in ten-word buckets up to 40+, each
+bucket's mean BLEU over the seeds with a bootstrap interval over its sentences.
+
+Multi30k's captions stop near 30 words, so the class size joins consecutive captions
+(``data.join_captions``, :mod:`nmt.data.join`: groups of 1 to 6 captions, up to about 70 words) and
+trains the 50-word condition alone (``data.max_len``, a folder per cap): two curves in a class hour.
+Joined captions are not natural long sentences (no clause structure across the joins), only more
+content to carry through the encoder.  The tiny size runs the full size's code on synthetic pairs.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import asdict
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from nmt.comparison.plan import Plan
-from nmt.comparison.scores import p_cell, score_run
+from nmt.comparison.scores import BOOTSTRAP_SEED, p_cell, score_run
 from nmt.config.arms import Sweep
-from nmt.labs.base import Lab, LabContext, LabResult
-from nmt.labs.variant_runs import MIN_BUCKET, bucket_sizes, drawn_buckets, lab_seeds
+from nmt.labs.base import Lab, LabContext, LabResult, lab_config
+from nmt.labs.variant_runs import MIN_BUCKET, drawn_buckets, lab_seeds
 from nmt.run.paths import report_json
-from nmt.score.metrics import bleu_by_length
+from nmt.score.intervals import SeedMeanInterval, seed_mean_interval
+from nmt.score.metrics import DEFAULT_LENGTH_EDGES, OPEN_END, bleu_metric, bucket_label
+from nmt.score.significance import segment_statistics
 from nmt.util.plots import bucket_start
 
+EUROPARL_CONFIG_NAME = "europarl_de_en_bahdanau.yaml"
+"""The full size's base experiment: the Europarl sample, GRU 256, Bahdanau attention."""
+
 JOIN_CAPTIONS = 6
-"""Captions joined into one pair at most: the test split's 1,000 captions become 287 pairs of 1 to 6."""
+"""Captions joined into one pair at most (class size): the test split's 1,000 captions become 287 pairs of 1 to 6."""
 
-CAPS = ("30", "50")
-"""The training conditions' length caps in words (``data.max_len``), the paper's RNN*-30 and RNN*-50."""
+CAPS: tuple[str, ...] = ("30", "50")
+"""The training conditions' length caps in words, the paper's RNN*-30 and RNN*-50."""
 
-CLASS_CAPS = ("50",)
+CLASS_CAPS: tuple[str, ...] = ("50",)
 """At class size one cap: two runs, without and with attention, fit the class hour; four do not."""
 
 VARIANTS = ["none", "bahdanau"]
 """Without attention (the paper's RNNencdec) and with Bahdanau's additive attention (RNNsearch)."""
 
-STEPS = 1200
-"""Updates per run at full size, the same for all four runs."""
+STEPS = 600
+"""Updates per run at full size, the same for all twelve runs (about three epochs of the Europarl sample)."""
 
 CLASS_STEPS = 400
 """Updates per run at class size (the class-size config learns more per update); 250 gave 11.4 BLEU
 with attention on the joined test split, too little to show a length effect (2026-11-28)."""
 
-SEEDS = [1]
-"""One seed per condition: the gap the paper's figure shows is many BLEU wide on long sentences."""
+SEEDS = [1, 2, 3]
+"""Seeds per condition at full size (one at class and tiny size)."""
+
+EDGES = (0, 10, 20, 30, 40, OPEN_END)
+"""Ten-word buckets to 40+ (full and tiny size): the Europarl test split has few sources above 40 words."""
+
+RESAMPLES = 1000
+"""Bootstrap resamples of each bucket's sentences for its interval."""
+
+LABEL = re.compile(r"^(?P<variant>\S+) (?:train\.max_words|data\.max_len)=(?P<cap>\d+)$")
+
+
+def joined(ctx: LabContext) -> bool:
+    """Whether this size trains on joined captions (class size) rather than the full size's design."""
+    return ctx.size == "class"
+
+
+def edges(ctx: LabContext) -> tuple[int, ...]:
+    """The source-length buckets: to 60+ on joined captions, to 40+ otherwise."""
+    return DEFAULT_LENGTH_EDGES if joined(ctx) else EDGES
 
 
 def arm_name(label: str) -> str:
-    """'bahdanau data.max_len=50' -> 'bahdanau, ≤50 words' (the figure's and table's name of a run)."""
-    variant, _, cap = label.partition(" data.max_len=")
-    return f"{variant}, ≤{cap} words" if cap else variant
+    """'bahdanau train.max_words=50' (or data.max_len=50) -> 'bahdanau, ≤50 words' (a run's name)."""
+    found = LABEL.match(label)
+    return f"{found['variant']}, ≤{found['cap']} words" if found else label
 
 
 def paper_plan(ctx: LabContext) -> Plan:
-    """The lab's comparison: :data:`VARIANTS` × the caps (:data:`CLASS_CAPS` at class size) on captions
-    joined in groups of up to :data:`JOIN_CAPTIONS`; the paired tests against ``none`` at the largest cap."""
+    """The lab's comparison: :data:`VARIANTS` × the caps, with the paired tests against ``none`` at the
+    largest cap.  Full size: the Europarl config, caps by ``train.max_words``; class size: captions
+    joined in groups of up to :data:`JOIN_CAPTIONS`, caps by ``data.max_len``; tiny: the synthetic
+    corpus with the full size's caps."""
     config, overrides = ctx.base()
-    caps = CLASS_CAPS if ctx.size == "class" else CAPS
+    if ctx.size == "full":
+        config, overrides = lab_config(EUROPARL_CONFIG_NAME), [f"runs_dir={ctx.runs_dir}"]
+    if joined(ctx):
+        caps, key, overrides = CLASS_CAPS, "data.max_len", [*overrides, f"data.join_captions={JOIN_CAPTIONS}"]
+    else:
+        caps, key = CAPS, "train.max_words"
     return Plan(
         config=config,
         variants=list(VARIANTS),
         seeds=lab_seeds(ctx, SEEDS),
         steps=ctx.steps(STEPS, CLASS_STEPS),
-        baseline=f"none data.max_len={caps[-1]}",
-        sweeps=[Sweep("data.max_len", caps)],
-        split=ctx.score_split,
+        baseline=f"none {key}={caps[-1]}",
+        sweeps=[Sweep(key, caps)],
+        split="test2016" if joined(ctx) else "test",
         beam=None,
         runs_dir=ctx.runs_dir,
-        overrides=[*overrides, f"data.join_captions={JOIN_CAPTIONS}"],
+        overrides=overrides,
         force=ctx.force,
     )
 
 
-def table(rows: list[dict[str, Any]], sizes: dict[str, int], baseline: str) -> str:
-    """The Markdown table: one row per run, test BLEU, the paired test against the baseline, and BLEU
-    per source-length bucket (every bucket, drawn or not)."""
+def bucket_scores(plan: Plan, bounds: tuple[int, ...]) -> tuple[dict[str, int], dict[str, dict[str, SeedMeanInterval]]]:
+    """Sentences per source-length bucket (words), and for each arm and bucket the BLEU of its seeds'
+    saved test translations, averaged, with a bootstrap interval over the bucket's sentences."""
+    from nmt.labs.matrices import split_lines
+
+    metric = bleu_metric()
+    sizes: dict[str, int] = {}
+    scores: dict[str, dict[str, SeedMeanInterval]] = {}
+    for arm in plan.arms:
+        stats, lengths = [], []
+        for seed in plan.seeds:
+            run_dir = plan.runs_dir / f"{arm.run_stem}_s{seed}"
+            scored = score_run(run_dir, plan, arm)  # saved by ctx.compare: read back
+            stats.append(segment_statistics(metric, scored["hyps"], scored["refs"]))  # (N, K)
+            lengths = [len(s.split()) for s in split_lines(run_dir, plan.split)[0]]
+        scores[arm.label] = {}
+        for lo, hi in pairwise(bounds):
+            members = [i for i, n in enumerate(lengths) if lo <= n < hi]
+            if members:
+                label = bucket_label(lo, hi)
+                sizes[label] = len(members)
+                scores[arm.label][label] = seed_mean_interval(
+                    metric, [st[members] for st in stats], RESAMPLES, seed=BOOTSTRAP_SEED
+                )
+    return sizes, scores
+
+
+def table(rows: list[dict[str, Any]], sizes: dict[str, int], scores: dict[str, dict[str, SeedMeanInterval]]) -> str:
+    """The Markdown table: one row per model, its test BLEU (mean over seeds), the paired tests against
+    the baseline, and BLEU per source-length bucket with its interval (every bucket, drawn or not)."""
     buckets = sorted(sizes, key=bucket_start)
+    seeds = len(rows[0]["per_seed_bleu"])
+    baseline = next(row["variant"] for row in rows if row["p_values"] is None)
     header = [
         "model",
-        "BLEU",
-        f"p vs {arm_name(baseline)}",
+        "BLEU" if seeds == 1 else f"BLEU (mean of {seeds} seeds)",
+        f"p vs {arm_name(baseline)}" + ("" if seeds == 1 else " (per seed)"),
         *(f"length {b} ({sizes[b]} pair{'' if sizes[b] == 1 else 's'})" for b in buckets),
     ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        cells = [f"{row['bleu_by_length'][b]:.2f}" if b in row["bleu_by_length"] else "n/a" for b in buckets]
+        by_bucket = scores[row["variant"]]
+        cells = [
+            f"{by_bucket[b].mean:.2f} [{by_bucket[b].low:.1f}, {by_bucket[b].high:.1f}]" if b in by_bucket else "n/a"
+            for b in buckets
+        ]
+        spread = "" if seeds == 1 else f" ± {row['bleu_sd']:.2f}"
         lines.append(
-            f"| {arm_name(row['variant'])} | {row['bleu']:.2f} | {p_cell(row['p_values'])} | "
+            f"| {arm_name(row['variant'])} | {row['bleu']:.2f}{spread} | {p_cell(row['p_values'])} | "
             + " | ".join(cells)
             + " |"
         )
+    seed_words = "one seed per model" if seeds == 1 else f"{seeds} seeds per model, BLEU as mean ± standard deviation"
     return "\n".join(lines) + (
-        f"\n\nTest BLEU at beam {rows[0]['beam']} on the joined test split (captions joined in groups of 1 to "
-        f"{JOIN_CAPTIONS}), one seed per model.  p: sacreBLEU's paired bootstrap against "
-        f"{arm_name(baseline)}.  Source length in words; the figure leaves out buckets of fewer than "
-        f"{MIN_BUCKET} pairs.  Each run's best checkpoint by greedy validation BLEU on the joined validation split."
+        f"\n\nTest BLEU at beam {rows[0]['beam']}, {seed_words}.  p: sacreBLEU's paired bootstrap "
+        f"against {arm_name(baseline)}{'' if seeds == 1 else ', one per seed'}.  Per bucket: BLEU of the "
+        f"bucket's sentences{'' if seeds == 1 else ', averaged over the seeds'}, and in brackets the 95% "
+        f"interval of {RESAMPLES:,} bootstrap resamples of those sentences (every seed scored on the same "
+        "resample): the uncertainty that the bucket's sentences leave, not the seeds' spread.  Source "
+        f"length in words; the figure leaves out buckets of fewer than {MIN_BUCKET} pairs.  Each run's best "
+        "checkpoint by greedy validation BLEU."
     )
 
 
-def length_ratios(plan: Plan) -> dict[str, dict[str, float]]:
-    """Each run's output length over the reference length per source-length bucket (BLEU's tokens,
-    :func:`nmt.score.metrics.bleu_by_length`), from its saved test translations: below 1, BLEU's
-    brevity penalty is what a bucket's score loses to translations that stop early."""
-    from nmt.labs.matrices import split_lines
-
-    ratios = {}
-    for arm in plan.arms:
-        run_dir = plan.runs_dir / f"{arm.run_stem}_s{plan.seeds[0]}"
-        scored = score_run(run_dir, plan, arm)  # saved by ctx.compare: read back
-        sources, _ = split_lines(run_dir, plan.split)
-        rows = bleu_by_length([len(s.split()) for s in sources], scored["hyps"], scored["refs"])
-        ratios[arm.label] = {row["bucket"]: row["ratio"] for row in rows}
-    return ratios
-
-
-def ratio_table(ratios: dict[str, dict[str, float]], sizes: dict[str, int]) -> str:
-    """Output length / reference length per run and bucket, as a Markdown table."""
+def ratio_table(scores: dict[str, dict[str, SeedMeanInterval]], sizes: dict[str, int]) -> str:
+    """Output length / reference length per model and bucket, over all seeds, as a Markdown table."""
     buckets = sorted(sizes, key=bucket_start)
     lines = ["| model | " + " | ".join(f"length {b}" for b in buckets) + " |", "|" + "---|" * (len(buckets) + 1)]
-    for label, by_bucket in ratios.items():
-        cells = [f"{by_bucket[b]:.2f}" if b in by_bucket else "n/a" for b in buckets]
+    for label, by_bucket in scores.items():
+        cells = [f"{by_bucket[b].ratio:.2f}" if b in by_bucket else "n/a" for b in buckets]
         lines.append(f"| {arm_name(label)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + (
-        "\n\nOutput length over reference length per bucket (sacreBLEU's tokens): below 1 the translations "
-        "are too short, and BLEU's brevity penalty takes its share of the bucket's score."
+        "\n\nOutput length over reference length per bucket (sacreBLEU's tokens, all seeds together): below "
+        "1 the translations are too short, and BLEU's brevity penalty takes its share of the bucket's score."
     )
 
 
-def plot(rows: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
-    """BLEU against source length, one line per run: without attention dashed, the larger cap darker."""
+def plot(scores: dict[str, dict[str, SeedMeanInterval]], buckets: list[str], split: str, path: Path) -> Path:
+    """BLEU against source length, one line per model with its interval shaded: without attention
+    dashed, the larger cap darker."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -141,25 +203,30 @@ def plot(rows: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
     fig = Figure(figsize=(7.0, 4.5), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    for row in rows:
-        name = arm_name(row["variant"])
-        shown = [(i, row["bleu_by_length"][b]) for i, b in enumerate(buckets) if b in row["bleu_by_length"]]
-        largest = row["variant"].endswith(f"={CAPS[-1]}")
+    for label, by_bucket in scores.items():
+        name = arm_name(label)
+        shown = [(i, by_bucket[b]) for i, b in enumerate(buckets) if b in by_bucket]
+        largest = label.endswith(f"={CAPS[-1]}")
+        color = "black" if name.startswith("none") else "C0"
+        xs = [i for i, _ in shown]
         ax.plot(
-            [i for i, _ in shown],
-            [v for _, v in shown],
+            xs,
+            [v.mean for _, v in shown],
             marker="o",
             markersize=4,
             label=name,
-            color="black" if name.startswith("none") else "C0",
+            color=color,
             linestyle="--" if name.startswith("none") else "-",
             linewidth=2.2 if largest else 1.2,
             alpha=1.0 if largest else 0.6,
         )
+        ax.fill_between(
+            xs, [v.low for _, v in shown], [v.high for _, v in shown], color=color, alpha=0.12 if largest else 0.06
+        )
     ax.set_xticks(range(len(buckets)), labels=buckets)
     ax.set(
         xlabel=f"source length (words); buckets of {MIN_BUCKET} pairs or more",
-        ylabel="test BLEU (joined test2016)",
+        ylabel=f"test BLEU ({split}), 95% bootstrap interval",
         title="BLEU by source length, trained on pairs of up to 30 or 50 words",
     )
     ax.set_ylim(bottom=0)
@@ -171,33 +238,50 @@ def plot(rows: list[dict[str, Any]], buckets: list[str], path: Path) -> Path:
 
 
 def plans(ctx: LabContext) -> list[Plan]:
-    """The four runs of the paper's design (two at class size)."""
+    """The paper's design: four conditions (two at class size), each over the size's seeds."""
     return [paper_plan(ctx)]
 
 
 def run(ctx: LabContext) -> LabResult:
-    """Train (or reuse) the runs, score the joined test split, then write the figure and return the table."""
+    """Train (or reuse) the runs, score the test split, then write the figure and return the tables."""
     (plan,) = plans(ctx)
     out = ctx.runs_dir / "report-length"
     ctx.compare(plan, out=out)
     rows = json.loads(report_json(out).read_text(encoding="utf-8"))["variants"]
-    sizes = bucket_sizes(plan)
-    figure = plot(rows, drawn_buckets(sizes), ctx.out / "length.png")
-    ratios = length_ratios(plan)
-    keep = ("variant", "bleu", "per_seed_bleu", "bleu_by_length", "p_values", "params", "beam", "train_min")
+    sizes, scores = bucket_scores(plan, edges(ctx))
+    figure = plot(scores, drawn_buckets(sizes), plan.split, ctx.out / "length.png")
+    keep = (
+        "variant",
+        "bleu",
+        "bleu_sd",
+        "per_seed_bleu",
+        "p_values",
+        "delta_ci95",
+        "p_seeds",
+        "params",
+        "beam",
+        "train_min",
+    )
     return LabResult(
-        table=table(rows, sizes, plan.reference) + "\n\n" + ratio_table(ratios, sizes),
+        table=table(rows, sizes, scores) + "\n\n" + ratio_table(scores, sizes),
         figure=figure,
         numbers={
             "steps": plan.steps,
             "seeds": plan.seeds,
             "split": plan.split,
-            "join_captions": JOIN_CAPTIONS,
+            "config": str(plan.config),
+            "join_captions": JOIN_CAPTIONS if joined(ctx) else 1,
             "caps": [int(c) for c in plan.sweeps[0].values],
+            "cap_option": plan.sweeps[0].key,
             "baseline": plan.reference,
             "bucket_sizes": sizes,
+            "resamples": RESAMPLES,
             "runs": [
-                {"name": arm_name(row["variant"]), **{k: row[k] for k in keep}, "length_ratio": ratios[row["variant"]]}
+                {
+                    "name": arm_name(row["variant"]),
+                    **{k: row.get(k) for k in keep},
+                    "buckets": {b: asdict(v) for b, v in scores[row["variant"]].items()},
+                }
                 for row in rows
             ],
         },

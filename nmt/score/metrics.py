@@ -133,7 +133,7 @@ def bleu_with_length(hyps: list[str], refs: list[str]) -> dict[str, Any]:
     }
 
 
-def _bucket_label(lo: int, hi: int) -> str:
+def bucket_label(lo: int, hi: int) -> str:
     """'10-19' for the half-open range [10, 20); '60+' when `hi` is open-ended."""
     return f"{lo}+" if hi >= OPEN_END else f"{lo}-{hi - 1}"
 
@@ -171,7 +171,7 @@ def bleu_by_length(
         bucket_bleu = bleu_metric().corpus_score([hyps[i] for i in members], [[refs[i] for i in members]])
         ratio = bucket_bleu.sys_len / bucket_bleu.ref_len if bucket_bleu.ref_len else 0.0
         rows.append(
-            {"bucket": _bucket_label(lo, hi), "n": len(members), "bleu": float(bucket_bleu.score), "ratio": ratio}
+            {"bucket": bucket_label(lo, hi), "n": len(members), "bleu": float(bucket_bleu.score), "ratio": ratio}
         )
     return rows
 

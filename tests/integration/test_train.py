@@ -293,5 +293,5 @@ def test_max_words_trains_on_the_pairs_within_the_cap_from_the_one_prepared_fold
         whole.data.split.tgt(i).tolist() for i in keep
     ]
     assert len(list((tmp_path / "data").rglob("manifest.json"))) == 1
-    with pytest.raises(UserError, match="train.max_words=1 leaves none of the 3000 training pairs"):
+    with pytest.raises(UserError, match=r"train\.max_words=1 leaves none of the 3000 training pairs"):
         Trainer(C.load(None, toy_overrides(tmp_path, files, train__max_words=1)), tmp_path / "none", False)

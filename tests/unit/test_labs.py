@@ -13,8 +13,9 @@ from conftest import REPO, run_cli
 from nmt.config.arms import parse_sweep
 from nmt.labs import LAB_MODULES
 from nmt.labs.base import SIZES, LabContext, check_outputs_are_ours, load_lab, planned_lab_runs
-from nmt.labs.length import arm_name, table
+from nmt.labs.length import arm_name, ratio_table, table
 from nmt.labs.variant_runs import MIN_BUCKET, drawn_buckets
+from nmt.score.intervals import SeedMeanInterval
 from nmt.util.errors import UserError
 from nmt.util.owned import MANIFEST, claim
 
@@ -61,12 +62,14 @@ def test_the_class_size_trains_the_class_config_on_real_data_and_less_than_full_
 
 @pytest.mark.parametrize("size", SIZES)
 def test_every_lab_scores_on_the_one_test_split_of_its_size(size, tmp_path, monkeypatch):
-    """One rule names the test split (LabContext.score_split), and every lab's every plan follows it."""
+    """One rule names the test split (LabContext.score_split), and every lab's every plan follows it, but
+    the full-size length lab, which trains on the Europarl sample and reads its test split."""
     monkeypatch.chdir(REPO)
     ctx = LabContext(out=tmp_path, runs_dir=tmp_path / "runs", size=size)
     assert ctx.score_split == ("test" if size == "tiny" else "test2016")
     for name in LAB_MODULES:
-        assert {plan.split for plan in load_lab(name).plans(ctx)} == {ctx.score_split}, name
+        expected = "test" if (name, size) == ("length", "full") else ctx.score_split
+        assert {plan.split for plan in load_lab(name).plans(ctx)} == {expected}, name
 
 
 def test_an_unknown_size_is_one_line(tmp_path, capsys):
@@ -204,18 +207,32 @@ def test_length_table_names_each_run_by_variant_and_cap_and_tests_it_against_non
         return {
             "variant": label,
             "bleu": 28.0,
+            "bleu_sd": 1.25,
+            "per_seed_bleu": {1: 27.0, 2: 29.0},
             "p_values": p_values,
-            "bleu_by_length": {"0-9": 30.0, "60+": 5.0},
             "beam": 5,
         }
 
+    def bucket(mean):
+        return SeedMeanInterval(mean=mean, low=mean - 2.0, high=mean + 3.0, per_seed=(mean, mean), ratio=0.9)
+
+    assert arm_name("bahdanau train.max_words=50") == "bahdanau, ≤50 words"
     assert arm_name("bahdanau data.max_len=50") == "bahdanau, ≤50 words" and arm_name("none") == "none"
-    sizes = {"60+": 41, "0-9": 23}
-    rows = [row("none data.max_len=50", None), row("bahdanau data.max_len=30", [0.001])]
-    lines = table(rows, sizes, "none data.max_len=50").splitlines()
-    assert lines[0] == "| model | BLEU | p vs none, ≤50 words | length 0-9 (23 pairs) | length 60+ (41 pairs) |"
+    sizes = {"40+": 41, "0-9": 23}
+    rows = [row("none train.max_words=50", None), row("bahdanau train.max_words=30", [0.001, 0.002])]
+    scores = {
+        "none train.max_words=50": {"0-9": bucket(30.0), "40+": bucket(5.0)},
+        "bahdanau train.max_words=30": {"0-9": bucket(31.0)},
+    }
+    lines = table(rows, sizes, scores).splitlines()
+    assert lines[0] == (
+        "| model | BLEU (mean of 2 seeds) | p vs none, ≤50 words (per seed) | length 0-9 (23 pairs) | "
+        "length 40+ (41 pairs) |"
+    )
     assert lines[2:4] == [
-        "| none, ≤50 words | 28.00 | baseline | 30.00 | 5.00 |",
-        "| bahdanau, ≤30 words | 28.00 | 0.001 | 30.00 | 5.00 |",
+        "| none, ≤50 words | 28.00 ± 1.25 | baseline | 30.00 [28.0, 33.0] | 5.00 [3.0, 8.0] |",
+        "| bahdanau, ≤30 words | 28.00 ± 1.25 | 0.001, 0.002 | 31.00 [29.0, 34.0] | n/a |",
     ]
-    assert "groups of 1 to 6" in lines[-1] and f"fewer than {MIN_BUCKET} pairs" in lines[-1]
+    assert "2 seeds per model" in lines[-1] and f"fewer than {MIN_BUCKET} pairs" in lines[-1]
+    ratios = ratio_table(scores, sizes).splitlines()
+    assert ratios[2:4] == ["| none, ≤50 words | 0.90 | 0.90 |", "| bahdanau, ≤30 words | 0.90 | n/a |"]
