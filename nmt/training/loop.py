@@ -273,18 +273,7 @@ class Trainer:
                 best=state.best,
             )
         )
-        log.info(
-            "valid step %d: loss %.3f ppl %.2f BLEU %.2f (length ratio %.3f) chrF %.2f%s",
-            state.step,
-            result.loss,
-            result.ppl,
-            result.bleu,
-            result.length_ratio,
-            result.chrf,
-            " (best)" if better else "",
-        )
-        for sample in result.samples[:1]:
-            log.info("  src: %s\n  ref: %s\n  hyp: %s", sample["src"], sample["ref"], sample["hyp"])
+        result.log(state.step, better)
         if self.should_stop is not None:
             reason = self.should_stop(result)
             if reason:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -19,6 +20,8 @@ from nmt.run import events
 from nmt.score.metrics import score
 from nmt.training.loss import batch_loss
 from nmt.util import runtime
+
+log = logging.getLogger(__name__)
 
 GPU_VALID_BATCH = 512  # greedy validation batch on CUDA when train.valid_batch_size is null
 
@@ -43,6 +46,21 @@ class Validation:
     def event(self, *, step: int, epoch: int, elapsed_s: float, lr: float, best: Optional[float]) -> events.Valid:
         """The ``valid`` event of this validation at the run's position."""
         return events.Valid(step=step, epoch=epoch, elapsed_s=elapsed_s, lr=lr, best=best, **asdict(self))
+
+    def log(self, step: int, better: bool) -> None:
+        """The validation's line in the training log, and its first sample."""
+        log.info(
+            "valid step %d: loss %.3f ppl %.2f BLEU %.2f (length ratio %.3f) chrF %.2f%s",
+            step,
+            self.loss,
+            self.ppl,
+            self.bleu,
+            self.length_ratio,
+            self.chrf,
+            " (best)" if better else "",
+        )
+        for sample in self.samples[:1]:
+            log.info("  src: %s\n  ref: %s\n  hyp: %s", sample["src"], sample["ref"], sample["hyp"])
 
 
 @dataclass
