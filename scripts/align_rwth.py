@@ -77,23 +77,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
-import hashlib
 import itertools
 import json
 import logging
 import re
 import sys
-import tarfile
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 import torch
 import yaml
+from _rwth_gold import GoldSet, read_archive
 
 import _bench_common as common
 import nmt
@@ -105,10 +103,7 @@ from nmt.evaluation.record import git_commit
 from nmt.evaluation.statistical_aligner import DEFAULT_TRAIN, run_eflomal, share, training_pairs
 from nmt.score.alignment import (
     AlignmentScore,
-    GoldAlignment,
     on_seen_words,
-    parse_gold,
-    read_lines,
     read_words,
     score_alignments,
 )
@@ -119,50 +114,10 @@ from nmt.util.runtime import machine
 SCRIPT = "align_rwth"
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_ARCHIVE = REPO.parent / "shared" / "data" / "alignments" / "DeEnGoldAlignment.tar.gz"
-MEMBERS = {"de": "DeEn/de", "en": "DeEn/en", "gold": "DeEn/alignmentDeEn.talp"}
-"""Where the archive keeps the German and English sentences and the 1-based gold links."""
-ENCODING = "latin-1"
-
 log = logging.getLogger(SCRIPT)
 
 Seen = tuple[frozenset[str], frozenset[str]]
 """The German and English words a training text holds (``--seen-src``, ``--seen-tgt``)."""
-
-
-@dataclass(frozen=True)
-class GoldSet:
-    """The RWTH pairs: tokenized sentences (whitespace tokens are the gold's words) and their gold links."""
-
-    sources: list[str]
-    targets: list[str]
-    gold: list[GoldAlignment]
-    archive_sha256: str
-
-
-def read_archive(archive: Path, folder: Path) -> GoldSet:
-    """Extract ``archive`` into ``folder`` and read its three files (Latin-1); the blank lines that end
-    all three together are dropped, and every gold link must fall inside its pair."""
-    try:
-        with tarfile.open(archive) as tar:
-            names = set(tar.getnames())
-            missing = [m for m in MEMBERS.values() if m not in names]
-            if missing:
-                raise UserError(f"{archive}: holds no {', '.join(missing)}; give the RWTH DeEnGoldAlignment archive")
-            tar.extractall(folder, members=[tar.getmember(m) for m in MEMBERS.values()], filter="data")
-    except FileNotFoundError:
-        raise UserError(f"{archive}: no such file") from None
-    except (tarfile.TarError, OSError) as exc:
-        raise UserError(f"{archive}: cannot read it as a tar archive ({exc})") from None
-    lines = {key: read_lines(folder / member, f"{archive}:{member}", ENCODING) for key, member in MEMBERS.items()}
-    if len({len(v) for v in lines.values()}) != 1:
-        counts = ", ".join(f"{MEMBERS[k]} {len(v)}" for k, v in lines.items())
-        raise UserError(f"{archive}: its files differ in line count ({counts})")
-    while lines["de"] and not any(lines[k][-1].strip() for k in lines):
-        for key in lines:
-            lines[key].pop()
-    sizes = [(len(s.split()), len(t.split())) for s, t in zip(lines["de"], lines["en"])]
-    gold = parse_gold(lines["gold"], "rwth", name=f"{archive}:{MEMBERS['gold']}", sizes=sizes)
-    return GoldSet(lines["de"], lines["en"], gold, hashlib.sha256(archive.read_bytes()).hexdigest())
 
 
 def split_words(tok: Tokenizer, sentences: Sequence[str]) -> tuple[int, int]:
