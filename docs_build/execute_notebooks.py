@@ -262,13 +262,19 @@ def as_students_see_it(nb: Any) -> Any:
     return without_answers(nb)
 
 
+def with_repository(pythonpath: Optional[str]) -> str:
+    """``pythonpath`` with the repository first, once: a second notebook in one process does not add it again."""
+    rest = [p for p in (pythonpath or "").split(os.pathsep) if p and p != str(REPO)]
+    return os.pathsep.join([str(REPO), *rest])
+
+
 def execute(source: Path, out: Path, setting: str, workdir: Path, command: str) -> None:
     """Run ``source`` in ``setting`` with ``workdir`` as its current folder and write the executed copy
     to ``out``; an exercise notebook runs as its lecturer's copy (:func:`lecturers_copy`) and is
     written as the student sees it (:func:`as_students_see_it`)."""
     runs = lecturers_copy(source)
     nb = nbformat.read(runs, as_version=4)
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    os.environ["PYTHONPATH"] = with_repository(os.environ.get("PYTHONPATH"))
     client = NotebookClient(
         nb, timeout=CELL_TIMEOUT, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
     )

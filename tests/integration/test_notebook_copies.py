@@ -166,3 +166,13 @@ def test_clean_only_cleans_the_copies_in_place_and_runs_nothing(tmp_path: Path):
     assert cleaned.metadata["nmt_execution"]["command"].endswith("--workdir …/w")
     with pytest.raises(SystemExit):
         execute_notebooks.main(["--out", str(tmp_path)])  # neither --setting nor --clean-only
+
+
+def test_the_repository_goes_first_on_the_kernels_path_once_however_many_notebooks_run():
+    import os
+
+    repo = str(execute_notebooks.REPO)
+    once = execute_notebooks.with_repository(os.pathsep.join(["/elsewhere", ""]))
+    assert once == os.pathsep.join([repo, "/elsewhere"])
+    assert execute_notebooks.with_repository(once) == once  # a second notebook adds nothing
+    assert execute_notebooks.with_repository(None) == repo
