@@ -30,7 +30,7 @@ def lab_cmd(
     size: LabSize = typer.Option(
         LabSize.full,
         help="full: the lecture's experiment on Multi30k de-en, the length lab's on the Europarl sample "
-        "(nmt data prepare europarl first) (minutes to hours on 2 CPU cores; nmt lab --list gives each lab's); "
+        "(nmt data prepare europarl --config configs/europarl_de_en_bahdanau.yaml first) (minutes to hours on 2 CPU cores; nmt lab --list gives each lab's); "
         "class: the same on the class-size model with fewer updates and arms, at most 10 minutes on 2 cores; "
         "tiny: a few hundred synthetic pairs and a tiny model, the code path in seconds, not the result.",
     ),

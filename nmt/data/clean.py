@@ -118,3 +118,9 @@ def clean_pairs(
         )
     logger.info("kept %d of %d training pairs (removed: %s)", len(kept_src), len(src), counts)
     return kept_src, kept_tgt, removed
+
+
+def within_words(src_text: Sequence[str], tgt_text: Sequence[str], max_words: int) -> list[int]:
+    """The indices, in corpus order, of the pairs with at most ``max_words`` words (whitespace-separated)
+    on each side: the training pairs of ``train.max_words``, chosen when a run starts."""
+    return [i for i, (s, t) in enumerate(zip(src_text, tgt_text)) if max(len(s.split()), len(t.split())) <= max_words]

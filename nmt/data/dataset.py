@@ -41,6 +41,16 @@ def _flatten(seqs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     return ids, offsets
 
 
+def _gather(ids: np.ndarray, offsets: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The flat ids and offsets of the sentences ``kept`` (indices, in their order) of one side."""
+    starts, lengths = offsets[kept], offsets[kept + 1] - offsets[kept]
+    new_offsets = np.zeros(len(kept) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_offsets[1:])
+    # position j of kept sentence k is ids[starts[k] + j - new_offsets[k]]
+    positions = np.repeat(starts - new_offsets[:-1], lengths) + np.arange(new_offsets[-1])
+    return np.asarray(ids[positions], dtype=np.int32), new_offsets
+
+
 class EncodedSplit:
     """Source and target ids of one split; sentence ``i`` of both sides form pair ``i``."""
 
@@ -64,8 +74,9 @@ class EncodedSplit:
 
     def subset(self, indices: Sequence[int]) -> EncodedSplit:
         """The pairs ``indices``, in that order, as a split of their own (in memory)."""
-        return EncodedSplit.from_sequences(
-            [self.src(i).tolist() for i in indices], [self.tgt(i).tolist() for i in indices]
+        kept = np.asarray(indices, dtype=np.int64)
+        return EncodedSplit(
+            *_gather(self.src_ids, self.src_offsets, kept), *_gather(self.tgt_ids, self.tgt_offsets, kept)
         )
 
     def src(self, i: int) -> np.ndarray:

@@ -38,7 +38,7 @@ from nmt.diagnosis.results import AttentionHealth
 from nmt.model.build import build_model
 from nmt.training.loss import batch_loss
 from nmt.training.optim import apply_gradients, build_optimizer
-from nmt.training.setup import make_sampler
+from nmt.training.setup import make_sampler, training_split
 from nmt.training.user_code import check_user_energies, naming_user_code
 from nmt.util import runtime, threads
 from nmt.util.errors import UserError
@@ -86,7 +86,7 @@ def health(
     threads.configure(thread_count or t.threads)
     runtime.seed_everything(t.seed)
     corpus = load_corpus(cfg.data, splits=("train",), progress=False)
-    split = corpus.splits["train"]
+    split = training_split(corpus, cfg)
     sampler = make_sampler(split, t)  # the batches nmt train would draw
     last = max(steps)
     order = [b for epoch in range(EPOCHS) for b in sampler.batches(epoch)][: last + batches]

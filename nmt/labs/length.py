@@ -37,6 +37,7 @@ from nmt.run.paths import report_json
 from nmt.score.intervals import SeedMeanInterval, seed_mean_interval
 from nmt.score.metrics import DEFAULT_LENGTH_EDGES, OPEN_END, bleu_metric, bucket_label
 from nmt.score.significance import segment_statistics
+from nmt.util.errors import UserError
 from nmt.util.plots import bucket_start
 
 EUROPARL_CONFIG_NAME = "europarl_de_en_bahdanau.yaml"
@@ -50,6 +51,9 @@ CAPS: tuple[str, ...] = ("30", "50")
 
 CLASS_CAPS: tuple[str, ...] = ("50",)
 """At class size one cap: two runs, without and with attention, fit the class hour; four do not."""
+
+TINY_CAPS: tuple[str, ...] = ("5", "8")
+"""At the tiny size, caps that bite on the synthetic corpus's sentences of 3 to 8 words."""
 
 VARIANTS = ["none", "bahdanau"]
 """Without attention (the paper's RNNencdec) and with Bahdanau's additive attention (RNNsearch)."""
@@ -65,7 +69,11 @@ SEEDS = [1, 2, 3]
 """Seeds per condition at full size (one at class and tiny size)."""
 
 EDGES = (0, 10, 20, 30, 40, OPEN_END)
-"""Ten-word buckets to 40+ (full and tiny size): the Europarl test split has few sources above 40 words."""
+"""Ten-word buckets to 40+ at full size: the Europarl sample's sentences stop at 40 words (the test
+split's 40+ bucket holds 12, too few to draw, :data:`~nmt.labs.variant_runs.MIN_BUCKET`)."""
+
+TINY_EDGES = (0, 4, 8, OPEN_END)
+"""Four-word buckets at the tiny size, so that its synthetic sentences fill more than one."""
 
 RESAMPLES = 1000
 """Bootstrap resamples of each bucket's sentences for its interval."""
@@ -79,8 +87,8 @@ def joined(ctx: LabContext) -> bool:
 
 
 def edges(ctx: LabContext) -> tuple[int, ...]:
-    """The source-length buckets: to 60+ on joined captions, to 40+ otherwise."""
-    return DEFAULT_LENGTH_EDGES if joined(ctx) else EDGES
+    """The source-length buckets: to 40+ on Europarl, to 60+ on joined captions."""
+    return ctx.pick(EDGES, DEFAULT_LENGTH_EDGES, TINY_EDGES)
 
 
 def arm_name(label: str) -> str:
@@ -93,14 +101,14 @@ def paper_plan(ctx: LabContext) -> Plan:
     """The lab's comparison: :data:`VARIANTS` × the caps, with the paired tests against ``none`` at the
     largest cap.  Full size: the Europarl config, caps by ``train.max_words``; class size: captions
     joined in groups of up to :data:`JOIN_CAPTIONS`, caps by ``data.max_len``; tiny: the synthetic
-    corpus with the full size's caps."""
+    corpus, caps by ``train.max_words`` (:data:`TINY_CAPS`)."""
     config, overrides = ctx.base()
     if ctx.size == "full":
         config, overrides = lab_config(EUROPARL_CONFIG_NAME), [f"runs_dir={ctx.runs_dir}"]
+    caps = ctx.pick(CAPS, CLASS_CAPS, TINY_CAPS)
+    key = "data.max_len" if joined(ctx) else "train.max_words"
     if joined(ctx):
-        caps, key, overrides = CLASS_CAPS, "data.max_len", [*overrides, f"data.join_captions={JOIN_CAPTIONS}"]
-    else:
-        caps, key = CAPS, "train.max_words"
+        overrides = [*overrides, f"data.join_captions={JOIN_CAPTIONS}"]
     return Plan(
         config=config,
         variants=list(VARIANTS),
@@ -131,6 +139,11 @@ def bucket_scores(plan: Plan, bounds: tuple[int, ...]) -> tuple[dict[str, int], 
             scored = score_run(run_dir, plan, arm)  # saved by ctx.compare: read back
             stats.append(segment_statistics(metric, scored["hyps"], scored["refs"]))  # (N, K)
             lengths = [len(s.split()) for s in split_lines(run_dir, plan.split)[0]]
+            if len(lengths) != len(stats[-1]):
+                raise UserError(
+                    f"{run_dir}: {len(stats[-1])} saved translations of {plan.split} but {len(lengths)} source "
+                    "lines in its prepared corpus, which was prepared again since; run the lab with --force"
+                )
         scores[arm.label] = {}
         for lo, hi in pairwise(bounds):
             members = [i for i, n in enumerate(lengths) if lo <= n < hi]
@@ -193,9 +206,11 @@ def ratio_table(scores: dict[str, dict[str, SeedMeanInterval]], sizes: dict[str,
     )
 
 
-def plot(scores: dict[str, dict[str, SeedMeanInterval]], buckets: list[str], split: str, path: Path) -> Path:
+def plot(
+    scores: dict[str, dict[str, SeedMeanInterval]], buckets: list[str], split: str, caps: tuple[str, ...], path: Path
+) -> Path:
     """BLEU against source length, one line per model with its interval shaded: without attention
-    dashed, the larger cap darker."""
+    dashed, the largest of the ``caps`` darker."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -207,7 +222,7 @@ def plot(scores: dict[str, dict[str, SeedMeanInterval]], buckets: list[str], spl
     for label, by_bucket in scores.items():
         name = arm_name(label)
         shown = [(i, by_bucket[b]) for i, b in enumerate(buckets) if b in by_bucket]
-        largest = label.endswith(f"={CAPS[-1]}")
+        darker = label.endswith(f"={caps[-1]}")
         color = "black" if name.startswith("none") else "C0"
         xs = [i for i, _ in shown]
         ax.plot(
@@ -218,17 +233,17 @@ def plot(scores: dict[str, dict[str, SeedMeanInterval]], buckets: list[str], spl
             label=name,
             color=color,
             linestyle="--" if name.startswith("none") else "-",
-            linewidth=2.2 if largest else 1.2,
-            alpha=1.0 if largest else 0.6,
+            linewidth=2.2 if darker else 1.2,
+            alpha=1.0 if darker else 0.6,
         )
         ax.fill_between(
-            xs, [v.low for _, v in shown], [v.high for _, v in shown], color=color, alpha=0.12 if largest else 0.06
+            xs, [v.low for _, v in shown], [v.high for _, v in shown], color=color, alpha=0.12 if darker else 0.06
         )
     ax.set_xticks(range(len(buckets)), labels=buckets)
     ax.set(
         xlabel=f"source length (words); buckets of {MIN_BUCKET} pairs or more",
         ylabel=f"test BLEU ({split}), 95% bootstrap interval",
-        title="BLEU by source length, trained on pairs of up to 30 or 50 words",
+        title=f"BLEU by source length, trained on pairs of up to {' or '.join(caps)} words",
     )
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
@@ -250,7 +265,7 @@ def run(ctx: LabContext) -> LabResult:
     ctx.compare(plan, out=out)
     rows = json.loads(report_json(out).read_text(encoding="utf-8"))["variants"]
     sizes, scores = bucket_scores(plan, edges(ctx))
-    figure = plot(scores, drawn_buckets(sizes), plan.split, ctx.out / "length.png")
+    figure = plot(scores, drawn_buckets(sizes), plan.split, plan.sweeps[0].values, ctx.out / "length.png")
     keep = (
         "variant",
         "bleu",
@@ -270,7 +285,7 @@ def run(ctx: LabContext) -> LabResult:
             "steps": plan.steps,
             "seeds": plan.seeds,
             "split": plan.split,
-            "config": str(plan.config),
+            "config": Path(plan.config).name if plan.config else None,
             "join_captions": JOIN_CAPTIONS if joined(ctx) else 1,
             "caps": [int(c) for c in plan.sweeps[0].values],
             "cap_option": plan.sweeps[0].key,

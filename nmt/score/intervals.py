@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sacrebleu.metrics.base import Metric
+from sacrebleu.metrics.bleu import BLEU
 
 from nmt.score.significance import score_from_statistics
 
@@ -32,9 +32,9 @@ class SeedMeanInterval:
 
 
 def seed_mean_interval(
-    metric: Metric, stats: Sequence[np.ndarray], resamples: int, seed: int, level: float = 0.95
+    metric: BLEU, stats: Sequence[np.ndarray], resamples: int, seed: int, level: float = 0.95
 ) -> SeedMeanInterval:
-    """The mean over seeds of the corpus score of the same N sentences, with a ``level`` percentile
+    """The mean over seeds of the corpus BLEU of the same N sentences, with a ``level`` percentile
     bootstrap interval over those sentences.
 
     ``stats`` holds one (N, K) array of segment statistics per seed, row i of every array the same
@@ -44,7 +44,9 @@ def seed_mean_interval(
     if not stats:
         raise ValueError("give the statistics of at least one seed")
     n = stats[0].shape[0]
-    if n == 0 or any(s.shape != stats[0].shape for s in stats):
+    if n == 0:
+        raise ValueError("give the statistics of at least one sentence")
+    if any(s.shape != stats[0].shape for s in stats):
         raise ValueError(f"every seed needs statistics of the same sentences, got {[s.shape for s in stats]}")
     if resamples < 1 or not 0.0 < level < 1.0:
         raise ValueError(f"resamples must be positive and level in (0, 1), got {resamples} and {level}")
@@ -58,7 +60,7 @@ def seed_mean_interval(
     draws /= len(stats)
     tail = (1.0 - level) / 2 * 100
     low, high = np.percentile(draws, [tail, 100 - tail])
-    lengths = sum(s[:, :2].sum(axis=0) for s in stats)  # (hypothesis, reference) lengths
+    lengths = sum(s[:, :2].sum(axis=0) for s in stats)  # BLEU's first two statistics: output, reference length
     return SeedMeanInterval(
         mean=float(np.mean(per_seed)),
         low=float(low),

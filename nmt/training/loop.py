@@ -273,7 +273,7 @@ class Trainer:
                 best=state.best,
             )
         )
-        result.log(state.step, better)
+        result.log_line(state.step, better)
         if self.should_stop is not None:
             reason = self.should_stop(result)
             if reason:

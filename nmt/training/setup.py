@@ -18,8 +18,9 @@ from torch import nn
 
 from nmt.config import Config, TrainConfig
 from nmt.data.batching import BatchSampler
+from nmt.data.clean import within_words
 from nmt.data.dataset import EncodedSplit
-from nmt.data.pipeline import load_corpus
+from nmt.data.pipeline import Corpus, load_corpus
 from nmt.data.tokenizer import Tokenizer
 from nmt.model.build import TranslationModel, build_model, count_parameters
 from nmt.model.seq2seq import Seq2Seq
@@ -72,17 +73,26 @@ class TrainingData:
         return self._memo[1], self._memo[2]
 
 
-def within_words(
-    split: EncodedSplit, text: tuple[list[str], list[str]], max_words: int
-) -> tuple[EncodedSplit, tuple[list[str], list[str]]]:
-    """The training pairs with at most ``max_words`` words on each side (``train.max_words``), ids
-    and text alike, in corpus order; a ConfigError when none is left."""
-    src_text, tgt_text = text
-    keep = [i for i, (s, t) in enumerate(zip(src_text, tgt_text)) if len(s.split()) <= max_words >= len(t.split())]
-    if not keep:
-        raise ConfigError(f"train.max_words={max_words} leaves none of the {len(split)} training pairs")
-    log.info("train.max_words=%d: training on %d of the %d pairs", max_words, len(keep), len(split))
-    return split.subset(keep), ([src_text[i] for i in keep], [tgt_text[i] for i in keep])
+def capped_pairs(corpus: Corpus, cfg: Config) -> Optional[list[int]]:
+    """The training pairs within ``train.max_words`` words on each side, in corpus order (None: no cap,
+    every pair); a ConfigError when the cap leaves none."""
+    cap = cfg.train.max_words
+    if cap is None:
+        return None
+    kept = within_words(corpus.text("train", cfg.data.src), corpus.text("train", cfg.data.tgt), cap)
+    total = len(corpus.splits["train"])
+    if not kept:
+        raise ConfigError(f"train.max_words={cap} leaves none of the {total} training pairs")
+    log.info("train.max_words=%d: training on %d of the %d pairs", cap, len(kept), total)
+    return kept
+
+
+def training_split(corpus: Corpus, cfg: Config, kept: Optional[list[int]] = None) -> EncodedSplit:
+    """The pairs a run trains on: the prepared training split, or its pairs ``kept`` (default: those
+    :func:`capped_pairs` keeps), as the trainer, the update timing and the attention health check read them."""
+    if kept is None:
+        kept = capped_pairs(corpus, cfg)
+    return corpus.splits["train"] if kept is None else corpus.splits["train"].subset(kept)
 
 
 def make_sampler(split: EncodedSplit, t: TrainConfig, curriculum: bool = True) -> BatchSampler:
@@ -142,13 +152,12 @@ def build(cfg: Config, run_dir: Path, dist: distributed.Context, progress: bool)
     if dist.is_main:
         for side, tok in (("src", corpus.src_tok), ("tgt", corpus.tgt_tok)):
             atomic_write_bytes(RunPaths(run_dir).tokenizer(side), tok.model_bytes)
-    train_split = corpus.splits["train"]
+    kept = capped_pairs(corpus, cfg)
+    train_split = training_split(corpus, cfg, kept)
     text = None
-    if t.subword_alpha > 0 or t.max_words is not None:
-        text = (corpus.text("train", cfg.data.src), corpus.text("train", cfg.data.tgt))
-    if t.max_words is not None:
-        assert text is not None
-        train_split, text = within_words(train_split, text, t.max_words)
+    if t.subword_alpha > 0:
+        src, tgt = corpus.text("train", cfg.data.src), corpus.text("train", cfg.data.tgt)
+        text = (src, tgt) if kept is None else ([src[i] for i in kept], [tgt[i] for i in kept])
     data = TrainingData(train_split, t, text, (corpus.src_tok, corpus.tgt_tok))
     check_fits(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size, device)  # before the allocator fails
     model = build_model(cfg.model, corpus.src_tok.vocab_size, corpus.tgt_tok.vocab_size).to(device)

@@ -29,13 +29,14 @@ from torch import nn
 
 from nmt.config import Config, TrainConfig
 from nmt.data.batching import Batch, collate
+from nmt.data.dataset import EncodedSplit
 from nmt.data.pipeline import Corpus
 from nmt.model.build import build_model, count_parameters
 from nmt.model.seq2seq import Seq2Seq
 from nmt.training.loss import batch_loss
 from nmt.training.optim import apply_gradients, build_optimizer
 from nmt.training.schedules import teacher_forcing_p
-from nmt.training.setup import make_sampler
+from nmt.training.setup import make_sampler, training_split
 from nmt.training.user_code import loop_to_train_with
 from nmt.util import runtime, threads
 
@@ -106,11 +107,11 @@ def train_update(
 
 
 def _update_batches(
-    corpus: Corpus, t: TrainConfig, n_updates: int, per_update: int, device: torch.device
+    split: EncodedSplit, t: TrainConfig, n_updates: int, per_update: int, device: torch.device
 ) -> list[tuple[list[Batch], int]]:
     """The batches of ``n_updates`` updates of ``per_update`` batches each, on ``device``, with
-    their target tokens: the first of epoch 0's order, cycled where the corpus has fewer."""
-    split = corpus.splits["train"]
+    their target tokens: the first of epoch 0's order of the training pairs ``split``, cycled where
+    it has fewer."""
     order, wanted = make_sampler(split, t, curriculum=False).batches(0), n_updates * per_update
     if len(order) < wanted:
         log.warning("the corpus has %d batches per epoch; reusing them to make %d", len(order), wanted)
@@ -144,11 +145,12 @@ def time_updates(
     if updates < 1 or warmup < 0 or batches_per_update < 1:
         raise ValueError(f"updates {updates}, warmup {warmup}, batches_per_update {batches_per_update}")
     t = cfg.train
+    split = training_split(corpus, cfg)  # within train.max_words, as the run trains
     if same_batches:
-        timed = _update_batches(corpus, t, updates, batches_per_update, device)
+        timed = _update_batches(split, t, updates, batches_per_update, device)
         work = [timed[i % updates] for i in range(warmup)] + timed
     else:
-        work = _update_batches(corpus, t, warmup + updates, batches_per_update, device)
+        work = _update_batches(split, t, warmup + updates, batches_per_update, device)
     cuda = device.type == "cuda"
     if cuda:
         torch.cuda.reset_peak_memory_stats(device)

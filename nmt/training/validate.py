@@ -47,7 +47,7 @@ class Validation:
         """The ``valid`` event of this validation at the run's position."""
         return events.Valid(step=step, epoch=epoch, elapsed_s=elapsed_s, lr=lr, best=best, **asdict(self))
 
-    def log(self, step: int, better: bool) -> None:
+    def log_line(self, step: int, better: bool) -> None:
         """The validation's line in the training log, and its first sample."""
         log.info(
             "valid step %d: loss %.3f ppl %.2f BLEU %.2f (length ratio %.3f) chrF %.2f%s",

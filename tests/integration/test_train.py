@@ -286,6 +286,10 @@ def test_max_words_trains_on_the_pairs_within_the_cap_from_the_one_prepared_fold
     keep = [i for i, (s, t) in enumerate(zip(src_text, tgt_text)) if len(s.split()) <= 5 and len(t.split()) <= 5]
     assert 0 < len(keep) < len(src_text) == len(whole.data.split)
     assert len(capped.data.split) == len(keep)
+    from nmt.training.setup import training_split  # what the update timing and the health check read too
+
+    capped_cfg = C.load(None, toy_overrides(tmp_path, files, train__max_words=5))
+    assert training_split(corpus, capped_cfg).src_lengths.tolist() == capped.data.split.src_lengths.tolist()
     assert [capped.data.split.src(j).tolist() for j in range(len(keep))] == [
         whole.data.split.src(i).tolist() for i in keep
     ]

@@ -34,12 +34,14 @@ def test_identical_sentences_leave_no_uncertainty_and_the_seed_fixes_the_draws()
     once, again = (seed_mean_interval(bleu_metric(), [mixed], resamples=100, seed=7) for _ in range(2))
     assert once == again
     wider = seed_mean_interval(bleu_metric(), [mixed], resamples=100, seed=7, level=0.99)
-    assert wider.low <= once.low and wider.high >= once.high
+    assert wider.low <= once.low and wider.high >= once.high and (wider.low, wider.high) != (once.low, once.high)
 
 
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="at least one seed"):
         seed_mean_interval(bleu_metric(), [], resamples=10, seed=1)
+    with pytest.raises(ValueError, match="at least one sentence"):
+        seed_mean_interval(bleu_metric(), [stats(REFS)[:0]], resamples=10, seed=1)
     with pytest.raises(ValueError, match="same sentences"):
         seed_mean_interval(bleu_metric(), [stats(REFS), stats(REFS)[:5]], resamples=10, seed=1)
     with pytest.raises(ValueError, match="resamples must be positive"):
