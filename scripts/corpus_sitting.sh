@@ -8,8 +8,8 @@
 #  variants  (europarl) the other lecture attentions (luong_dot, luong_concat, gaussian, luong_location),
 #            the same way into the same folder, so each alignment variant is trained once;
 #  align     (europarl) scripts/align_rwth.py over the finished attention runs of SEEDS: both readings,
-#            the three merge rules, the scores on seen words, the diagonal and eflomal trained on the
-#            Europarl training split; lines appended to OUT/align_rwth.jsonl;
+#            the three merge rules, the scores on seen words, and (unless BASELINES=0) the diagonal and
+#            eflomal trained on the Europarl training split; lines appended to OUT/align_rwth.jsonl;
 #  collect   docs_build/pairs_table.py --collect over runs/corpora-CORPUS: one JSON line per run the
 #            five-arm comparison scored, into OUT/pairs.jsonl, and its report and reproducibility record
 #            into OUT/records/.
@@ -27,6 +27,7 @@ cd "$(dirname "$0")/.."
 CORPUS=${CORPUS:-europarl}
 SEEDS=${SEEDS:-1}
 JOBS=${JOBS:-2}
+BASELINES=${BASELINES:-1}
 ARCHIVE=${ARCHIVE:-../shared/data/alignments/DeEnGoldAlignment.tar.gz}
 OUT=${OUT:-runs/corpus_sitting/$CORPUS}
 case $CORPUS in
@@ -61,10 +62,12 @@ for step in $STAGES; do
       done; done
       if [ ${#runs[@]} -eq 0 ]; then echo "no finished attention run of seeds $SEEDS in $RUNS"; continue; fi
       # written aside and appended once whole: a failure keeps the earlier sittings' lines
+      baselines=()  # the diagonal and eflomal depend on the data alone: BASELINES=0 skips them after the first sitting
+      [ "$BASELINES" = 1 ] && baselines=(--diagonal --eflomal --eflomal-repeats 3 --train-src "$DATA/train.de"
+        --train-tgt "$DATA/train.en")
       python3 scripts/align_rwth.py "${runs[@]}" --archive "$ARCHIVE" --bleu-split test --threads 2 \
         --readings predict,input --merges sum,mean,max --seen-src "$DATA/train.de" --seen-tgt "$DATA/train.en" \
-        --diagonal --eflomal --eflomal-repeats 3 --train-src "$DATA/train.de" --train-tgt "$DATA/train.en" \
-        > "$OUT/align_rwth.jsonl.part"
+        "${baselines[@]}" > "$OUT/align_rwth.jsonl.part"
       cat "$OUT/align_rwth.jsonl.part" >> "$OUT/align_rwth.jsonl" && rm "$OUT/align_rwth.jsonl.part" ;;
     collect)
       python3 docs_build/pairs_table.py --collect "runs/corpora-$CORPUS" --out "$OUT/pairs.jsonl.part" \
