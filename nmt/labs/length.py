@@ -307,9 +307,9 @@ def run(ctx: LabContext) -> LabResult:
 LAB = Lab(
     name="length",
     title="Attention against none by sentence length (Bahdanau et al. 2015, figure 2)",
-    # Measured on 2026-11-28 with --jobs 2 (docs/labs/length.md): the four runs, their scoring and the figure
-    # took 44 minutes of wall time, the first 10 beside a third training run.
-    cpu_minutes=44,
+    # Measured on 2026-11-29 with --jobs 2 (docs/labs/length.md, Intel Xeon): the twelve Europarl runs took 78
+    # minutes of training two at a time, their scoring and the report 22 more (partly beside other training).
+    cpu_minutes=100,
     # class_minutes: wall time of `python scripts/time_labs.py --size class length` on 2026-11-28 (2 idle
     # cores, the lab from scratch; docs/measurements/labs_class_2026-11-28_cpu.jsonl): two runs of 400 updates
     class_minutes=8.8,
