@@ -61,6 +61,7 @@ def test_comparison_tables_are_what_pairs_table_prints_from_their_json_lines(pag
         "align_rwth_pairs_2026-11-28_cpu.jsonl",
         "align_rwth_every_variant_2026-11-28_cpu.jsonl",
         "align_rwth_europarl_2026-11-29_cpu.jsonl",
+        "align_rwth_europarl_variants_2026-11-30_cpu.jsonl",
         "align_rwth_protocol_2026-11-29_cpu.jsonl",
     ],
 )
