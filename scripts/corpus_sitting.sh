@@ -7,7 +7,11 @@
 #            into runs/corpora-CORPUS/CORPUS-de-en;
 #  variants  (europarl) the other lecture attentions (luong_dot, luong_concat, gaussian, luong_location),
 #            the same way into the same folder, so each alignment variant is trained once;
-#  align     (europarl) scripts/align_rwth.py over the finished attention runs of SEEDS: both readings,
+#  transformer configs/CORPUS_de_en_transformer.yaml (the Multi30k recipe, 1,500 updates) by
+#            nmt compare, seeds SEEDS, into runs/corpora-transformer/CORPUS-de-en (its own folder: collect reads
+#            the five arms alone), with its report in OUT/transformer;
+#  align     (europarl) scripts/align_rwth.py over the finished attention runs of SEEDS (the Transformer's
+#            too, every head of every decoder layer): both readings,
 #            the three merge rules, the scores on seen words, and (unless BASELINES=0) the diagonal and
 #            eflomal trained on the Europarl training split; lines appended to OUT/align_rwth.jsonl;
 #  collect   docs_build/pairs_table.py --collect over runs/corpora-CORPUS: one JSON line per run the
@@ -31,11 +35,12 @@ BASELINES=${BASELINES:-1}
 ARCHIVE=${ARCHIVE:-../shared/data/alignments/DeEnGoldAlignment.tar.gz}
 OUT=${OUT:-runs/corpus_sitting/$CORPUS}
 case $CORPUS in
-  europarl) STAGES=${STAGES:-"pairs variants align collect"} ;;
+  europarl) STAGES=${STAGES:-"pairs variants transformer align collect"} ;;
   tatoeba) STAGES=${STAGES:-"pairs collect"} ;;
   *) echo "corpus_sitting.sh: CORPUS is europarl or tatoeba, not $CORPUS" >&2; exit 2 ;;
 esac
 RUNS=runs/corpora-$CORPUS/$CORPUS-de-en  # a folder of its own per corpus: collect reads one corpus
+TRANSFORMERS=runs/corpora-transformer/$CORPUS-de-en  # outside runs/corpora-$CORPUS, which collect reads
 DATA=data/$CORPUS/de-en
 COMMON=(--config "configs/${CORPUS}_de_en_bahdanau.yaml" --split test --beam 5 --steps 600 --set train.valid_every=200
   --set train.threads=1 --jobs "$JOBS" --seeds "$SEEDS" --runs-dir "$RUNS")
@@ -55,18 +60,24 @@ for step in $STAGES; do
       python3 -m nmt compare "${COMMON[@]}" --variants bahdanau,none,luong_general,scaled_dot,qkv ;;
     variants)
       python3 -m nmt compare "${COMMON[@]}" --variants luong_dot,luong_concat,gaussian,luong_location --out "$OUT/variants" ;;
+    transformer)
+      python3 -m nmt compare --config "configs/${CORPUS}_de_en_transformer.yaml" --split test --beam 5 \
+        --set train.threads=1 --jobs "$JOBS" --seeds "$SEEDS" --runs-dir "$TRANSFORMERS" --out "$OUT/transformer" ;;
     align)
       runs=()
       for v in ${ALIGNED//,/ }; do for s in ${SEEDS//,/ }; do
         [ -f "$RUNS/${v}_s$s/compare-test/scored.json" ] && runs+=("$RUNS/${v}_s$s")
       done; done
+      for s in ${SEEDS//,/ }; do  # per-head lines are written for a Transformer alone
+        [ -f "$TRANSFORMERS/transformer_s$s/compare-test/scored.json" ] && runs+=("$TRANSFORMERS/transformer_s$s")
+      done
       if [ ${#runs[@]} -eq 0 ]; then echo "no finished attention run of seeds $SEEDS in $RUNS"; continue; fi
       # written aside and appended once whole: a failure keeps the earlier sittings' lines
       baselines=()  # the diagonal and eflomal depend on the data alone: BASELINES=0 skips them after the first sitting
       [ "$BASELINES" = 1 ] && baselines=(--diagonal --eflomal --eflomal-repeats 3 --train-src "$DATA/train.de"
         --train-tgt "$DATA/train.en")
       python3 scripts/align_rwth.py "${runs[@]}" --archive "$ARCHIVE" --bleu-split test --threads 2 \
-        --readings predict,input --merges sum,mean,max --seen-src "$DATA/train.de" --seen-tgt "$DATA/train.en" \
+        --readings predict,input --merges sum,mean,max --per-head --seen-src "$DATA/train.de" --seen-tgt "$DATA/train.en" \
         "${baselines[@]}" > "$OUT/align_rwth.jsonl.part"
       cat "$OUT/align_rwth.jsonl.part" >> "$OUT/align_rwth.jsonl" && rm "$OUT/align_rwth.jsonl.part" ;;
     collect)
@@ -76,7 +87,7 @@ for step in $STAGES; do
       mv "$OUT/pairs.jsonl.part" "$OUT/pairs.jsonl"
       mkdir -p "$OUT/records"
       for f in report.md record.md record.json; do cp "$RUNS/report/$f" "$OUT/records/$CORPUS-de-en.$f"; done ;;
-    *) echo "corpus_sitting.sh: unknown stage $step (pairs, variants, align or collect)" >&2; exit 2 ;;
+    *) echo "corpus_sitting.sh: unknown stage $step (pairs, variants, transformer, align or collect)" >&2; exit 2 ;;
   esac
 done
 echo "=== done $(date -u +%T): $OUT"
