@@ -91,6 +91,7 @@ from typing import Any, Optional
 
 import torch
 import yaml
+from _align_baselines import Seen, align_eflomal, diagonal, scores, seen_scores
 from _rwth_gold import GoldSet, read_archive
 
 import _bench_common as common
@@ -98,15 +99,10 @@ import nmt
 from _align_readings import align_reading, model_shape, readings
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.alignment import READINGS
-from nmt.decode.word_merge import MERGES, WordAlignment, merge_rule, word_pieces
+from nmt.decode.word_merge import MERGES, merge_rule, word_pieces
 from nmt.evaluation.record import git_commit
-from nmt.evaluation.statistical_aligner import DEFAULT_TRAIN, run_eflomal, share, training_pairs
-from nmt.score.alignment import (
-    AlignmentScore,
-    on_seen_words,
-    read_words,
-    score_alignments,
-)
+from nmt.evaluation.statistical_aligner import DEFAULT_TRAIN, share
+from nmt.score.alignment import read_words
 from nmt.util.errors import UserError
 from nmt.util.extras import require
 from nmt.util.runtime import machine
@@ -115,9 +111,6 @@ SCRIPT = "align_rwth"
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_ARCHIVE = REPO.parent / "shared" / "data" / "alignments" / "DeEnGoldAlignment.tar.gz"
 log = logging.getLogger(SCRIPT)
-
-Seen = tuple[frozenset[str], frozenset[str]]
-"""The German and English words a training text holds (``--seen-src``, ``--seen-tgt``)."""
 
 
 def split_words(tok: Tokenizer, sentences: Sequence[str]) -> tuple[int, int]:
@@ -174,22 +167,6 @@ def run_facts(path: Path, split: str) -> dict[str, Any]:
     }
 
 
-def scores(score: AlignmentScore) -> dict[str, Any]:
-    """The rates (fractions) and link counts of one aligner on the set."""
-    return {k: score.to_dict()[k] for k in ("aer", "precision", "recall", "pairs", "predicted", "sure", "possible")}
-
-
-def seen_scores(predicted: Sequence[Any], rwth: GoldSet, seen: Optional[Seen]) -> dict[str, Any]:
-    """The rates and counts on the links whose German and English words both occur in the training
-    text ``seen`` (:func:`nmt.score.alignment.on_seen_words`, as ``nmt align --seen-src/--seen-tgt``
-    scores them), as ``seen_*`` fields; nothing without ``seen``."""
-    if seen is None:
-        return {}
-    links = [item.links if isinstance(item, WordAlignment) else item for item in predicted]
-    kept = on_seen_words(links, rwth.gold, rwth.sources, rwth.targets, seen)
-    return {f"seen_{k}": v for k, v in scores(score_alignments(*kept)).items()}
-
-
 def align_model(
     path: Path, rwth: GoldSet, args: argparse.Namespace, seen: Optional[Seen] = None
 ) -> list[dict[str, Any]]:
@@ -234,51 +211,6 @@ def align_model(
             }
         )
     return records
-
-
-# --- baselines ----------------------------------------------------------------------------------------------
-
-
-def diagonal(rwth: GoldSet, seen: Optional[Seen] = None) -> dict[str, Any]:
-    """The record of a baseline that reads no words: target word j (of T) linked to source word
-    floor((j + 0.5) * S / T) (of S), one link per target word as the models give."""
-    links = []
-    for source, target in zip(rwth.sources, rwth.targets):
-        S, T = len(source.split()), len(target.split())
-        links.append([(min(S - 1, int((j + 0.5) * S / T)), j) for j in range(T)] if S else [])
-    return {
-        "aligner": "diagonal",
-        "run": None,
-        "variant": "diagonal",
-        "seed": None,
-        "rule": "target word j of T linked to source word floor((j + 0.5) * S / T) of S",
-        **scores(nmt.alignment_error(links, rwth.gold)),
-        **seen_scores(links, rwth, seen),
-    }
-
-
-def align_eflomal(
-    rwth: GoldSet, args: argparse.Namespace, folder: Path, repeat: int, seen: Optional[Seen] = None
-) -> list[dict[str, Any]]:
-    """eflomal's records of one run: forward, reverse, grow-diag-final-and and intersection."""
-    train = training_pairs(Path(args.train_src), Path(args.train_tgt), args.eflomal_tokens)
-    run = run_eflomal(rwth.sources, rwth.targets, train, samplers=args.eflomal_samplers, folder=folder, repeat=repeat)
-    return [
-        {
-            "aligner": "eflomal",
-            "run": None,
-            "variant": f"eflomal {name}",
-            "seed": None,
-            "repeat": repeat,
-            "direction": name,
-            "train": f"{args.train_src} + {args.train_tgt} ({len(train):,} pairs) + the {len(rwth.gold)} RWTH pairs",
-            "train_tokens": f"{args.eflomal_tokens}, lowercased (eflomal lowercases every word)",
-            **scores(nmt.alignment_error(links, rwth.gold)),
-            **seen_scores(links, rwth, seen),
-            **run.facts,
-        }
-        for name, links in run.links.items()
-    ]
 
 
 def choices_list(valid: Sequence[str]) -> Any:
