@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
-from _rwth_gold import GoldSet
-
 import nmt
+from _rwth_gold import GoldSet
 from nmt.decode.word_merge import WordAlignment
 from nmt.evaluation.statistical_aligner import run_eflomal, training_pairs
 from nmt.score.alignment import AlignmentScore, on_seen_words, score_alignments

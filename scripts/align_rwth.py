@@ -91,12 +91,12 @@ from typing import Any, Optional
 
 import torch
 import yaml
-from _align_baselines import Seen, align_eflomal, diagonal, scores, seen_scores
-from _rwth_gold import GoldSet, read_archive
 
 import _bench_common as common
 import nmt
+from _align_baselines import Seen, align_eflomal, diagonal, scores, seen_scores
 from _align_readings import align_reading, model_shape, readings
+from _rwth_gold import GoldSet, read_archive
 from nmt.data.tokenizer import Tokenizer
 from nmt.decode.alignment import READINGS
 from nmt.decode.word_merge import MERGES, merge_rule, word_pieces

@@ -71,7 +71,7 @@ for step in $STAGES; do
       for s in ${SEEDS//,/ }; do  # per-head lines are written for a Transformer alone
         [ -f "$TRANSFORMERS/transformer_s$s/compare-test/scored.json" ] && runs+=("$TRANSFORMERS/transformer_s$s")
       done
-      if [ ${#runs[@]} -eq 0 ]; then echo "no finished attention run of seeds $SEEDS in $RUNS"; continue; fi
+      if [ ${#runs[@]} -eq 0 ]; then echo "no finished attention run of seeds $SEEDS in $RUNS or $TRANSFORMERS"; continue; fi
       # written aside and appended once whole: a failure keeps the earlier sittings' lines
       baselines=()  # the diagonal and eflomal depend on the data alone: BASELINES=0 skips them after the first sitting
       [ "$BASELINES" = 1 ] && baselines=(--diagonal --eflomal --eflomal-repeats 3 --train-src "$DATA/train.de"

@@ -301,13 +301,14 @@ def run(ctx: LabContext) -> LabResult:
     return LabResult(table=table, figure=figure, numbers=numbers)
 
 
-# cpu_minutes: measured on 2026-11-27 with --jobs 2, the ten attention runs (600 updates each, data
-# preparation and validations included), their scoring and the figure took 57 minutes of wall time;
-# half a minute when their runs were already trained.
+# cpu_minutes: an estimate. Measured on 2026-11-27 with --jobs 2, the ten attention runs of then (600
+# updates each, data preparation and validations included), their scoring and the figure took 57
+# minutes of wall time (half a minute when their runs were already trained); the sixteen attention
+# variants of today at that rate take about 92.
 LAB = Lab(
     name="matrices",
     title="Attention matrices of every variant, side by side",
-    cpu_minutes=60,
+    cpu_minutes=92,
     # class_minutes: wall time of `python scripts/time_labs.py --size class` on 2026-11-27 (2 cores, the
     # lab from scratch in a runs folder of its own; docs/measurements/labs_class_2026-11-27_cpu.jsonl)
     class_minutes=6.0,
