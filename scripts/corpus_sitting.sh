@@ -11,7 +11,7 @@
 #            nmt compare, seeds SEEDS, into runs/corpora-transformer/CORPUS-de-en (its own folder: collect reads
 #            the five arms alone), with its report in OUT/transformer;
 #  align     (europarl) scripts/align_rwth.py over the finished attention runs of SEEDS (the Transformer's
-#            too, every head of every decoder layer): both readings,
+#            too, each decoder layer with its heads averaged): both readings,
 #            the three merge rules, the scores on seen words, and (unless BASELINES=0) the diagonal and
 #            eflomal trained on the Europarl training split; lines appended to OUT/align_rwth.jsonl;
 #  collect   docs_build/pairs_table.py --collect over runs/corpora-CORPUS: one JSON line per run the
@@ -68,7 +68,7 @@ for step in $STAGES; do
       for v in ${ALIGNED//,/ }; do for s in ${SEEDS//,/ }; do
         [ -f "$RUNS/${v}_s$s/compare-test/scored.json" ] && runs+=("$RUNS/${v}_s$s")
       done; done
-      for s in ${SEEDS//,/ }; do  # per-head lines are written for a Transformer alone
+      for s in ${SEEDS//,/ }; do  # each line is a forced pass over the gold set: no per-head lines
         [ -f "$TRANSFORMERS/transformer_s$s/compare-test/scored.json" ] && runs+=("$TRANSFORMERS/transformer_s$s")
       done
       if [ ${#runs[@]} -eq 0 ]; then echo "no finished attention run of seeds $SEEDS in $RUNS or $TRANSFORMERS"; continue; fi
@@ -77,7 +77,7 @@ for step in $STAGES; do
       [ "$BASELINES" = 1 ] && baselines=(--diagonal --eflomal --eflomal-repeats 3 --train-src "$DATA/train.de"
         --train-tgt "$DATA/train.en")
       python3 scripts/align_rwth.py "${runs[@]}" --archive "$ARCHIVE" --bleu-split test --threads 2 \
-        --readings predict,input --merges sum,mean,max --per-head --seen-src "$DATA/train.de" --seen-tgt "$DATA/train.en" \
+        --readings predict,input --merges sum,mean,max --seen-src "$DATA/train.de" --seen-tgt "$DATA/train.en" \
         "${baselines[@]}" > "$OUT/align_rwth.jsonl.part"
       cat "$OUT/align_rwth.jsonl.part" >> "$OUT/align_rwth.jsonl" && rm "$OUT/align_rwth.jsonl.part" ;;
     collect)
