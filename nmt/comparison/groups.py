@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 from nmt.comparison.groups_devices import device_table
 from nmt.comparison.groups_noise import Grouped, Record, combined_table, seed_power_lines
-from nmt.comparison.groups_pooling import pools_table, widest_family
+from nmt.comparison.groups_pooling import one_family, pools_table, widest_family
 from nmt.comparison.read_back import read_report, read_scored
 from nmt.config.variants import run_name
 from nmt.evaluation.record import RECORD
@@ -338,6 +338,8 @@ def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> str:
         lines += ["", *summary(rows), "", *across_groups(grouped, rows)]
         for part in (pools_table(grouped, rows), widest_family(rows), device_table(grouped, rows)):
             lines += ["", *part] if part else []
+    elif family := one_family(rows):  # one group: its own family, named
+        lines += ["", *family]
     for part in (combined_table(grouped), seed_power_lines(grouped)):
         lines += ["", *part] if part else []
     return "\n".join(lines) + "\n"

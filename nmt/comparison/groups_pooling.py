@@ -8,7 +8,8 @@ beside :mod:`nmt.comparison.groups`' tables.
 - **Families**: Holm's adjustment depends on which tests it counts together.  The summary adjusts
   within each group (the arms' tests against the baseline in one group); :func:`widest_family`
   adjusts over every test of every group at once, the strictest reading, so a headline can be stated
-  for the widest family too.
+  for the widest family too.  A table of one group names its one family (:func:`one_family`): its
+  arms' tests against the baseline, adjusted together.
 """
 
 from __future__ import annotations
@@ -110,4 +111,22 @@ def widest_family(tables: dict[str, list[dict[str, Any]]]) -> list[str]:
         *lines,
         "",
         f"Below 0.05 in the widest family: {'; '.join(named) if named else 'no test'}.",
+    ]
+
+
+def one_family(tables: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """One group's Holm family, named: its arms' paired t-tests against the baseline, adjusted together,
+    and which stay below 0.05; nothing over two or more groups (:func:`widest_family` names theirs) or
+    where no arm was tested."""
+    tested = _tested(tables)
+    if len(tables) != 1 or not tested:
+        return []
+    base = next(r["variant"] for r in next(iter(tables.values())) if r["baseline"])
+    adjusted = holm([t for _, _, t in tested])
+    kept = [v for (_, v, _), q in zip(tested, adjusted) if q < 0.05]
+    return [
+        f"Holm's family: the {len(tested)} paired t-tests over seeds of this table's arms against {base}; "
+        "adjusted p "
+        + ", ".join(f"{v} {q:.3f}" for (_, v, _), q in zip(tested, adjusted))
+        + f". Below 0.05 in this family: {', '.join(kept) if kept else 'no test'}.",
     ]

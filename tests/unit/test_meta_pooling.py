@@ -11,6 +11,7 @@ the power line states the detectable difference at Holm's first threshold too.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 
 import pytest
@@ -119,3 +120,30 @@ def test_the_device_block_shows_an_arm_that_moves_with_the_device() -> None:
     one_device = tables([{**r, "device_name": "cpu"} for r in records])
     unnamed = tables([{**r, "device_name": None} if r["seed"] == 1 else r for r in records])  # an older record
     assert "The device as a block" not in one_device and "The device as a block" not in unnamed
+
+
+def test_a_table_of_one_group_names_its_holm_family_and_what_stays_below_005() -> None:
+    records = []
+    for seed, noise in ((1, 0.3), (2, -0.2), (3, 0.1)):
+        records += [
+            record("de-en", "base", seed, 30.0 + noise),
+            record("de-en", "good", seed, 33.0 + noise + 0.1 * seed),
+            record("de-en", "same", seed, 30.0 - noise),
+        ]
+    text = tables(records)
+    raw = {
+        line.split("|")[1].strip(): float(line.split("|")[6])
+        for line in text.splitlines()
+        if line.startswith(("| good", "| same"))
+    }
+    low, high = sorted(raw.values())  # Holm by hand over two tests: the smaller times 2, the larger kept
+    adjusted = {name: min(1.0, 2 * low) if p == low else max(min(1.0, 2 * low), high) for name, p in raw.items()}
+    family = [line for line in text.splitlines() if line.startswith("Holm's family")]
+    assert len(family) == 1 and family[0].startswith(
+        "Holm's family: the 2 paired t-tests over seeds of this table's arms against base; adjusted p good "
+    )
+    assert family[0].endswith(". Below 0.05 in this family: good.")
+    shown = dict(re.findall(r"(good|same) (\d\.\d{3})", family[0]))
+    assert all(abs(float(shown[name]) - q) <= 0.0015 for name, q in adjusted.items())  # raw p printed to 3 places
+    two_groups = records + [record("en-de", v, s, 30.0 + s) for v in ("base", "good") for s in (1, 2)]
+    assert "Holm's family:" not in tables(two_groups)  # there the widest family and the per-group column say it
