@@ -28,6 +28,9 @@
 #   CORPUS=tatoeba SEEDS=1,2 STAGES="pairs collect" MIRROR=../shared/data/tatoeba bash scripts/corpus_sitting.sh
 set -eu
 cd "$(dirname "$0")/.."
+# this checkout's nmt for every step: python3 scripts/X.py would otherwise import the installed one, which
+# an editable install points at another checkout when this one is a worktree (one code version per sitting)
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 CORPUS=${CORPUS:-europarl}
 SEEDS=${SEEDS:-1}
 JOBS=${JOBS:-2}
