@@ -45,8 +45,9 @@ esac
 RUNS=runs/corpora-$CORPUS/$CORPUS-de-en  # a folder of its own per corpus: collect reads one corpus
 TRANSFORMERS=runs/corpora-transformer/$CORPUS-de-en  # outside runs/corpora-$CORPUS, which collect reads
 DATA=data/$CORPUS/de-en
-COMMON=(--config "configs/${CORPUS}_de_en_bahdanau.yaml" --split test --beam 5 --steps 600 --set train.valid_every=200
-  --set train.threads=1 --jobs "$JOBS" --seeds "$SEEDS" --runs-dir "$RUNS")
+SHARED=(--split test --beam 5 --set train.threads=1 --jobs "$JOBS" --seeds "$SEEDS")  # every comparison's
+COMMON=(--config "configs/${CORPUS}_de_en_bahdanau.yaml" "${SHARED[@]}" --steps 600 --set train.valid_every=200
+  --runs-dir "$RUNS")
 ALIGNED=bahdanau,luong_general,scaled_dot,qkv,luong_dot,luong_concat,gaussian,luong_location
 mkdir -p "$OUT"
 if [ ! -f "$DATA/train.de" ]; then
@@ -64,8 +65,8 @@ for step in $STAGES; do
     variants)
       python3 -m nmt compare "${COMMON[@]}" --variants luong_dot,luong_concat,gaussian,luong_location --out "$OUT/variants" ;;
     transformer)
-      python3 -m nmt compare --config "configs/${CORPUS}_de_en_transformer.yaml" --split test --beam 5 \
-        --set train.threads=1 --jobs "$JOBS" --seeds "$SEEDS" --runs-dir "$TRANSFORMERS" --out "$OUT/transformer" ;;
+      python3 -m nmt compare --config "configs/${CORPUS}_de_en_transformer.yaml" "${SHARED[@]}" \
+        --runs-dir "$TRANSFORMERS" --out "$OUT/transformer" ;;
     align)
       runs=()
       for v in ${ALIGNED//,/ }; do for s in ${SEEDS//,/ }; do
