@@ -156,11 +156,9 @@ def _pick(index: Optional[int], size: int, default: int, what: str) -> int:
     return index % size
 
 
-def _layer_attention(engine: Engine, src: list[int], tgt: list[int], choice: AttentionChoice) -> np.ndarray:
-    """One layer's cross-attention (T + 1, S), heads averaged or one head, from the engine's every-layer maps."""
-    maps = engine.layer_attention(src, tgt)  # (layers, heads, T + 1, S)
-    assert maps is not None, "check_alignable lets only engines with layer maps reach here"
-    maps = np.asarray(maps, dtype=np.float64)
+def _layer_attention(maps: np.ndarray, choice: AttentionChoice) -> np.ndarray:
+    """One layer's cross-attention (T + 1, S), heads averaged or one head, of one pair's every-layer maps."""
+    maps = np.asarray(maps, dtype=np.float64)  # (layers, heads, T + 1, S)
     layer = _pick(choice.layer, maps.shape[0], max(maps.shape[0] - 2, 0), "layer")
     per_head = maps[layer]  # (heads, T + 1, S)
     return per_head.mean(0) if choice.head is None else per_head[_pick(choice.head, per_head.shape[0], 0, "head")]
@@ -218,13 +216,15 @@ def _attention(
     """Each pair's piece attention (T, S) of the T + 1 forced steps: the rows that predict the T pieces
     (the EOS row dropped), or with ``choice.reading`` "input" the rows of the steps that read them (the
     first row dropped).  From the layer maps where the engine has them (a Transformer on torch, or one
-    head of an RNN's on torch: one pair at a time, every head computed for each reading), else from
-    forced decoding in batches."""
+    head of an RNN's on torch: every head computed for each reading), else from forced decoding; in
+    batches of ``decode.batch_size`` pairs either way."""
     if not sources:
         return []
     rows = slice(None, -1) if choice.reading == "predict" else slice(1, None)
     info = engine.describe()
     if info.layer_attention and (info.arch == "transformer" or choice.head is not None):  # an RNN's head: its maps
-        return [_layer_attention(engine, s, t, choice)[rows] for s, t in zip(sources, targets)]
+        maps = engine.layer_attention(sources, targets, batch_size=decode.batch_size)
+        assert maps is not None, "check_alignable lets only engines with layer maps reach here"
+        return [_layer_attention(m, choice)[rows] for m in maps]
     forced = engine.force(sources, targets, decode, attention=True)
     return [np.asarray(f.attention)[rows] for f in forced]

@@ -87,9 +87,12 @@ class Engine(Protocol):
         """What the model is and which attention this engine shows (``nmt serve``'s GET /models)."""
         ...
 
-    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> Optional[Any]:
-        """Cross-attention of every layer and head, (layers, heads, len(out_ids) + 1, len(src_ids)) on
-        the host, for the output ``out_ids`` of ``src_ids``; None where the engine has no such maps."""
+    def layer_attention(
+        self, sources: Sequence[list[int]], outputs: Sequence[list[int]], batch_size: int = 64
+    ) -> Optional[list[Any]]:
+        """Cross-attention of every layer and head for each output given its source (ids, the source
+        not empty), (layers, heads, len(output) + 1, len(source)) per pair on the host, ``batch_size``
+        pairs at a time; None where the engine has no such maps."""
         ...
 
 
@@ -166,7 +169,9 @@ class OnnxEngine:
             else None,
         )
 
-    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> Optional[Any]:
+    def layer_attention(
+        self, sources: Sequence[list[int]], outputs: Sequence[list[int]], batch_size: int = 64
+    ) -> Optional[list[Any]]:
         """None: the exported step returns the last layer's cross-attention only."""
         return None
 
@@ -224,7 +229,9 @@ class CT2Engine:
             "--engine torch or onnxruntime to see them",
         )
 
-    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> Optional[Any]:
+    def layer_attention(
+        self, sources: Sequence[list[int]], outputs: Sequence[list[int]], batch_size: int = 64
+    ) -> Optional[list[Any]]:
         """None: CTranslate2 returns no attention here."""
         return None
 

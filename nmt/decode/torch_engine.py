@@ -17,7 +17,7 @@ import torch
 
 from nmt.config import DecodeConfig, with_decode_overrides
 from nmt.data.tokenizer import BOS, EOS, Tokenizer
-from nmt.decode.batched import IdBatch, Translation
+from nmt.decode.batched import IdBatch, Translation, pad_ids
 from nmt.decode.common import StepModel
 from nmt.decode.forced import Forced, force_batches, force_decode
 from nmt.decode.inference import Loaded, check_search, load_models, translate_ids
@@ -100,23 +100,32 @@ class TorchEngine:
             layer_attention=isinstance(model, Transformer) or multi_head_attention(model) is not None,
         )
 
-    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> Optional[np.ndarray]:
-        """Cross-attention (layers, heads, len(out_ids) + 1, len(src_ids)): a Transformer's every
-        layer, or an RNN's one attention (layers 1) where it has several heads; else None."""
+    def layer_attention(
+        self, sources: Sequence[list[int]], outputs: Sequence[list[int]], batch_size: int = 64
+    ) -> Optional[list[np.ndarray]]:
+        """Cross-attention of each (source, output) pair, (layers, heads, len(output) + 1, len(source))
+        per pair: a Transformer's every layer, or an RNN's one attention (layers 1) where it has
+        several heads; else None.  ``batch_size`` pairs per forced pass, padded; every source has pieces."""
         model = self.loaded.model
-        if not src_ids:
+        attention = None if isinstance(model, Transformer) else multi_head_attention(model)
+        if not isinstance(model, Transformer) and attention is None:
             return None
-        if isinstance(model, Transformer):
-            return attention_maps(model, src_ids, out_ids, self.device)["cross"][0].float().cpu().numpy()
-        attention = multi_head_attention(model)
-        if attention is None:
-            return None
+        maps: list[np.ndarray] = []
         was_training = model.training
         model.eval()
         try:
-            return rnn_head_maps(model, attention, src_ids, out_ids, self.device)[None].float().cpu().numpy()
+            for start in range(0, len(sources), max(1, batch_size)):
+                srcs, outs = sources[start : start + batch_size], outputs[start : start + batch_size]
+                if isinstance(model, Transformer):
+                    batch = transformer_cross_maps(model, srcs, outs, self.device)  # (B, layers, heads, T + 1, S)
+                else:
+                    assert attention is not None
+                    batch = rnn_head_maps(model, attention, srcs, outs, self.device)[:, None]
+                batch_np = batch.float().cpu().numpy()
+                maps += [batch_np[k, :, :, : len(o) + 1, : len(s)] for k, (s, o) in enumerate(zip(srcs, outs))]
         finally:
             model.train(was_training)
+        return maps
 
 
 def multi_head_attention(model: object) -> Optional[Attention]:
@@ -126,26 +135,42 @@ def multi_head_attention(model: object) -> Optional[Attention]:
 
 
 def rnn_head_maps(
-    model: StepModel, attention: Attention, src_ids: list[int], out_ids: list[int], device: torch.device
+    model: StepModel,
+    attention: Attention,
+    sources: Sequence[list[int]],
+    outputs: Sequence[list[int]],
+    device: torch.device,
 ) -> torch.Tensor:
-    """Each head's weights (heads, len(out_ids) + 1, len(src_ids)) of an RNN's attention while
-    ``out_ids`` and EOS are forced.  The attention returns the mean of its heads; a hook asks it
-    again for every head's own (``per_head``), so the context, and every prediction, is unchanged."""
+    """Each head's weights (B, heads, T + 1, S) of an RNN's attention while each output and its EOS
+    are forced (sources and outputs padded to the longest, S and T).  The attention returns the mean
+    of its heads; a hook asks it again for every head's own (``per_head``), so the context, and every
+    prediction, is unchanged."""
     kept: list[torch.Tensor] = []
 
     def keep(module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
-        kept.append(module.forward(*args, **{**kwargs, "per_head": True})[1])  # (1, h, [T,] S); forward runs no hook
+        kept.append(module.forward(*args, **{**kwargs, "per_head": True})[1])  # (B, h, [T,] S); forward runs no hook
 
+    src, src_len = pad_ids(sources)
+    tgt, _ = pad_ids([[*out, EOS] for out in outputs])
     handle = attention.register_forward_hook(keep, with_kwargs=True)
     try:
-        src = torch.tensor([src_ids], device=device)
-        force_decode(
-            model, src, torch.tensor([len(src_ids)], device=device), torch.tensor([[*out_ids, EOS]], device=device)
-        )
+        src_t, len_t, tgt_t = (torch.from_numpy(a).to(device) for a in (src, src_len, tgt))
+        force_decode(model, src_t, len_t, tgt_t)
     finally:
         handle.remove()
-    steps = torch.stack(kept, 2) if kept[0].dim() == 3 else torch.cat(kept, 2)  # (1, h, T + 1, S)
-    return steps[0]
+    return torch.stack(kept, 2) if kept[0].dim() == 3 else torch.cat(kept, 2)  # (B, h, T + 1, S)
+
+
+def transformer_cross_maps(
+    model: Transformer, sources: Sequence[list[int]], outputs: Sequence[list[int]], device: torch.device
+) -> torch.Tensor:
+    """Every decoder layer's cross-attention (B, layers, heads, T + 1, S) while [BOS] + each output is
+    the decoder's input (padded to the longest; the causal mask keeps a row from the padding after it)."""
+    src, src_len = pad_ids(sources)
+    tgt_in, _ = pad_ids([[BOS, *out] for out in outputs])
+    with torch.inference_mode():
+        src_t, len_t, tgt_t = (torch.from_numpy(a).to(device) for a in (src, src_len, tgt_in))
+        return model.attention_maps(src_t, len_t, tgt_t)["cross"]
 
 
 ATTENTION_KINDS = {

@@ -141,9 +141,9 @@ class ServedModel:
             "target_tokens": self.engine.tgt_tok.decode_pieces(out) + [EOS_PIECE],
             "weights": rounded(result.attention),
         }
-        layers = self.engine.layer_attention(src, out)
+        layers = self.engine.layer_attention([src], [out])
         if layers is not None:
-            view["layers"] = rounded(layers)
+            view["layers"] = rounded(layers[0])
         elif self.about.attention_note:
             view["note"] = self.about.attention_note
         return view

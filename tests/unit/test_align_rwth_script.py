@@ -318,17 +318,32 @@ def test_the_torch_engine_gives_a_multi_head_rnns_heads_as_one_layer_that_averag
     for name, heads in (("qkv", 2), ("rnn", None)):
         model = nmt.load(models[name], device="cpu", threads=1)
         src, tgt = [5, 9, 7], [6, 8]
-        maps = model.engine.layer_attention(src, tgt)
+        found = model.engine.layer_attention([src], [tgt])
         assert model.engine.describe().layer_attention is (heads is not None)
-        if heads is None:  # one head: nothing beyond the forced attention to show
-            assert maps is None
+        if found is None:  # one head: nothing beyond the forced attention to show
+            assert heads is None
             continue
+        (maps,) = found
         assert maps.shape == (1, heads, len(tgt) + 1, len(src))
         np.testing.assert_allclose(maps.sum(-1), 1.0, atol=1e-5)  # each head a distribution over the source
         decode = model.engine.decode_config([])
         (forced,) = model.engine.force([src], [tgt], decode, attention=True)
         np.testing.assert_allclose(maps[0].mean(0), np.asarray(forced.attention), atol=1e-6)
         assert not np.allclose(maps[0, 0], maps[0, 1])  # two heads of their own
+
+
+@pytest.mark.parametrize("name", ["qkv", "transformer"])
+def test_layer_maps_read_in_padded_batches_equal_the_maps_read_one_pair_at_a_time(models, name) -> None:
+    """Batching pads sources and outputs to the longest: a pair's maps must not see that padding."""
+    model = nmt.load(models[name], device="cpu", threads=1)
+    sources = [[5, 9, 7, 11, 6, 8], [5], [9, 7, 6], [8, 8, 5, 9]]
+    outputs = [[6, 8], [7, 5, 9, 10, 6], [], [11]]
+    alone = [model.engine.layer_attention([s], [o], batch_size=1)[0] for s, o in zip(sources, outputs)]
+    batched = model.engine.layer_attention(sources, outputs, batch_size=3)  # a batch of 3, then one of 1
+    assert [m.shape[2:] for m in batched] == [(len(o) + 1, len(s)) for s, o in zip(sources, outputs)]
+    for one, many in zip(alone, batched):
+        np.testing.assert_allclose(many, one, atol=1e-5)
+        np.testing.assert_allclose(many.sum(-1), 1.0, atol=1e-5)  # no weight on the padding
 
 
 def test_a_failure_while_reading_heads_leaves_no_hook_and_the_mode_as_it_was(models, monkeypatch) -> None:
@@ -343,7 +358,7 @@ def test_a_failure_while_reading_heads_leaves_no_hook_and_the_mode_as_it_was(mod
 
     monkeypatch.setattr(torch_engine, "force_decode", broken)
     with pytest.raises(RuntimeError, match="out of memory"):
-        model.engine.layer_attention([5, 9], [6])
+        model.engine.layer_attention([[5, 9]], [[6]])
     assert not loaded.decoder.attention._forward_hooks and loaded.training
 
 

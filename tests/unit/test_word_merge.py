@@ -144,7 +144,10 @@ class LayerEngine(FakeEngine):
 
         return DecodeConfig()
 
-    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> np.ndarray:
+    def layer_attention(self, sources: list[list[int]], outputs: list[list[int]], batch_size: int = 64) -> list:
+        return [self.maps(src, out) for src, out in zip(sources, outputs)]
+
+    def maps(self, src_ids: list[int], out_ids: list[int]) -> np.ndarray:
         L, H, T, S = 3, 2, len(out_ids) + 1, len(src_ids)
         maps = np.zeros((L, H, T, S))
         for layer in range(L):
@@ -194,7 +197,7 @@ def test_the_mean_and_the_max_do_not_favour_the_word_of_most_pieces_where_the_su
 class ShiftEngine(LayerEngine):
     """Row t of every map weighs source piece t % S: the step t attends where piece t of the target sits."""
 
-    def layer_attention(self, src_ids: list[int], out_ids: list[int]) -> np.ndarray:
+    def maps(self, src_ids: list[int], out_ids: list[int]) -> np.ndarray:
         T, S = len(out_ids) + 1, len(src_ids)
         maps = np.zeros((3, 2, T, S))
         for t in range(T):
