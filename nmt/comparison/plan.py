@@ -111,6 +111,11 @@ def check_plan(plan: Plan) -> int:
     if folder.is_dir() and not (folder / f"{plan.split}.{src}").is_file():  # unprepared: training prepares it
         found = sorted(p.stem for p in folder.glob(f"*.{src}"))
         raise UserError(f"--split {plan.split}: the corpus in {folder} has no such split (have: {', '.join(found)})")
+    if base.train.schedule_clock == "time":  # its cosine runs to a time budget, which a comparison removes
+        raise UserError(
+            "train.schedule_clock=time decays over a time budget, and a comparison trains a fixed number of "
+            "updates: add --set train.schedule_clock=steps, or compare at equal time with scripts/bench_equal_time.py"
+        )
     steps = plan.steps if plan.steps is not None else base.train.max_steps
     if steps is None or steps < 1:
         raise UserError(

@@ -166,6 +166,12 @@ class TrainConfig(Section):
     )
     plateau_patience: int = Field(1, ge=0, description="plateau: validations without improvement before decaying.")
     min_lr: float = Field(1e-6, ge=0.0, description="Floor for decaying schedules.")
+    schedule_clock: Literal["steps", "time"] = Field(
+        "steps",
+        description="What cosine decays over after the warm-up: updates, to max_steps, or wall-clock time, to "
+        "time_budget_min (validation included; a budget-aware schedule, Li et al. 2020), so that runs given equal "
+        "time decay fully on any machine.",
+    )
     clip_grad_norm: float = Field(1.0, ge=0.0, description="Clip the gradient norm to this (0 = off).")
     accumulate: int = Field(1, ge=1, description="Batches whose gradients are summed per update.")
     max_tokens: Optional[int] = Field(
@@ -284,7 +290,12 @@ class TrainConfig(Section):
         return value
 
     @model_validator(mode="after")
-    def _check_select(self) -> TrainConfig:
+    def _check_schedule_and_select(self) -> TrainConfig:
+        if self.schedule_clock == "time" and (self.schedule != "cosine" or self.time_budget_min is None):
+            raise ValueError(
+                f"train.schedule_clock=time decays cosine over train.time_budget_min: set both (schedule is "
+                f"{self.schedule}, time_budget_min {self.time_budget_min})"
+            )
         rule, last = select_rule(self.select)
         if rule != "best" and last < 2:
             raise ValueError(

@@ -238,7 +238,7 @@ class Trainer:
             return Update(None, n_tokens, p, n_tokens / max(time.perf_counter() - start, 1e-9))
         state.nonfinite = 0
         grad_norm = apply_gradients(self.model, self.optimizer, self.scaler, t.clip_grad_norm)
-        self.schedule.step()
+        self.schedule.step(state.elapsed)  # agreed by every rank at the last stop check
         state.step += 1
         return Update(total / n_tokens, n_tokens, p, n_tokens / max(time.perf_counter() - start, 1e-9), grad_norm)
 

@@ -23,11 +23,13 @@ def build_optimizer(cfg: TrainConfig, model: nn.Module) -> torch.optim.Optimizer
     raise ValueError(f"unknown optimizer {cfg.optimizer!r}; expected adam, adamw or sgd")
 
 
-def lr_factor(cfg: TrainConfig, step: int, total_steps: int) -> float:
+def lr_factor(cfg: TrainConfig, step: int, total_steps: int, elapsed: float = 0.0, warm_end: float = 0.0) -> float:
     """Multiplier of ``cfg.lr`` after ``step`` updates, for the step-driven schedules.
 
     inverse_sqrt: linear warm-up, then ``sqrt(warmup / step)`` (Vaswani et al. 2017);
-    cosine: linear warm-up, then half a cosine down to ``min_lr`` at ``total_steps``.
+    cosine: linear warm-up, then half a cosine down to ``min_lr`` at ``total_steps``, or with
+    ``schedule_clock: time`` at the time budget: ``elapsed`` seconds of training, of which the
+    warm-up ended at ``warm_end`` (Li et al. 2020's budget-aware schedule).
     """
     warm = cfg.warmup_steps
     if warm and step < warm:
@@ -36,8 +38,11 @@ def lr_factor(cfg: TrainConfig, step: int, total_steps: int) -> float:
     if cfg.schedule == "inverse_sqrt":
         return max(floor, math.sqrt(max(warm, 1) / max(step, 1)))
     if cfg.schedule == "cosine":
-        span = max(total_steps - warm, 1)
-        progress = min(max(step - warm, 0) / span, 1.0)
+        if cfg.schedule_clock == "time" and cfg.time_budget_min is not None:
+            span_s = max(60 * cfg.time_budget_min - warm_end, 1e-9)
+            progress = min(max(elapsed - warm_end, 0.0) / span_s, 1.0)
+        else:
+            progress = min(max(step - warm, 0) / max(total_steps - warm, 1), 1.0)
         return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
     return 1.0
 
@@ -57,15 +62,22 @@ class Schedule:
                 min_lr=cfg.min_lr,
             )
         self.steps = 0
+        self.elapsed = 0.0  # seconds of training when the last update began (schedule_clock: time)
+        self.warm_end = 0.0  # seconds of training when the warm-up ended
         self._apply()
 
     def _apply(self) -> None:
         if self.plateau is None:
+            factor = lr_factor(self.cfg, self.steps, self.total_steps, self.elapsed, self.warm_end)
             for group in self.optimizer.param_groups:
-                group["lr"] = self.cfg.lr * lr_factor(self.cfg, self.steps, self.total_steps)
+                group["lr"] = self.cfg.lr * factor
 
-    def step(self) -> None:
+    def step(self, elapsed: float = 0.0) -> None:
+        """One update made; ``elapsed``: the run's seconds of training so far, the same on every rank."""
         self.steps += 1
+        self.elapsed = elapsed
+        if self.steps == self.cfg.warmup_steps:
+            self.warm_end = elapsed
         self._apply()
 
     def validated(self, metric: float) -> None:
@@ -77,10 +89,16 @@ class Schedule:
         return self.optimizer.param_groups[0]["lr"]
 
     def state_dict(self) -> dict:
-        return {"steps": self.steps, "plateau": self.plateau.state_dict() if self.plateau else None}
+        return {
+            "steps": self.steps,
+            "elapsed": self.elapsed,
+            "warm_end": self.warm_end,
+            "plateau": self.plateau.state_dict() if self.plateau else None,
+        }
 
     def load_state_dict(self, state: dict) -> None:
         self.steps = state["steps"]
+        self.elapsed, self.warm_end = state.get("elapsed", 0.0), state.get("warm_end", 0.0)  # older runs: 0
         if self.plateau is not None and state["plateau"] is not None:
             self.plateau.load_state_dict(state["plateau"])
         self._apply()

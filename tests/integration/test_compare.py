@@ -36,6 +36,18 @@ def compare_args(root: Path, files: dict[str, list[str]], *extra: str) -> list[s
         (["--variants", "bahdanau,bahdanau", "--steps", "5"], "each may appear once"),
         (["--variants", "bahdanau"], "fixed number of updates"),
         (["--variants", "bahdanau", "--steps", "0"], "fixed number of updates"),
+        (
+            ["--variants", "bahdanau", "--steps", "5"]
+            + [
+                "--set",
+                "train.schedule=cosine",
+                "--set",
+                "train.schedule_clock=time",
+                "--set",
+                "train.time_budget_min=1",
+            ],
+            "add --set train.schedule_clock=steps",
+        ),
         (["--variants", "bahdanau", "--seeds", f"1,{2**32}", "--steps", "5"], "train.seed"),  # the second seed too
         (["--sweep", "train.teacher_forcing=1,1.0", "--steps", "5"], "are one config"),  # would train twice
         (["--variants", "bahdanau", "--sweep", "decode.length_penalty=1,1.0", "--steps", "5"], "are one config"),

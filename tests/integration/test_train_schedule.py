@@ -86,3 +86,34 @@ def test_the_final_model_is_validated_once_off_or_on_the_grid(tmp_path, toy_file
     steps = _valid_steps(run_dir)
     assert steps[-1] == max_steps and steps.count(max_steps) == 1 and 5 in steps
     assert ckpt.load(RunPaths(run_dir).last).state.last_valid == max_steps
+
+
+def test_a_cosine_on_the_time_clock_is_at_its_floor_when_the_budget_ends_the_run(tmp_path, toy_files):
+    """schedule_clock: time: the learning rate follows the run's own clock (its train events' elapsed_s)
+    down to min_lr as the time budget runs out, whatever the number of updates that took."""
+    _, files = toy_files
+    lr, min_lr, budget_s = 0.002, 1e-5, 6.0
+    overrides = toy_overrides(
+        tmp_path,
+        files,
+        train__schedule="cosine",
+        train__schedule_clock="time",
+        train__time_budget_min=budget_s / 60,
+        train__warmup_steps=2,
+        train__lr=lr,
+        train__min_lr=min_lr,
+        train__max_epochs=1000,
+        train__valid_every=0,
+        train__tensorboard=False,
+    )
+    run_training(None, overrides, progress=False)
+    run_dir = tmp_path / "runs" / "toy"
+    stop = events.of_kind(events.read(run_dir), events.Stop)[-1]
+    trains = events.of_kind(events.read(run_dir), events.Train)
+    assert stop.reason == "time_budget" and stop.step > 4
+    # the last update began just before the budget ran out (each update reads the clock as the ranks last
+    # agreed on it): its rate is at the floor but for the last sliver of the cosine
+    assert min_lr <= trains[-1].lr < min_lr + 0.01 * (lr - min_lr)
+    assert all(a.lr >= b.lr for a, b in zip(trains[2:], trains[3:]))  # down all the way after the warm-up
+    middle = [e for e in trains[2:] if e.elapsed_s < budget_s / 2]
+    assert middle and all(e.lr > (lr + min_lr) / 2 * 0.99 for e in middle[:-1])  # first half of the time: upper half

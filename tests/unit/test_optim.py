@@ -86,6 +86,44 @@ def test_cosine_reaches_min_lr_at_the_last_step_and_stays() -> None:
     assert all(a >= b for a, b in zip(got[warm:], got[warm + 1 :]))
 
 
+def test_cosine_on_the_time_clock_decays_over_the_budget_from_the_end_of_the_warm_up() -> None:
+    """schedule_clock: time: the same half cosine, its progress the seconds since the warm-up ended
+    over the seconds the budget has left then; the update count plays no part after the warm-up."""
+    warm, budget_s = 4, 120.0
+    sched = make_schedule(10**6, schedule="cosine", warmup_steps=warm, schedule_clock="time", time_budget_min=2)
+    clock = [3.0 * k for k in range(1, 60)]  # seconds when each update began: 3 s an update
+    seen = [sched.lr]
+    for elapsed in clock:
+        sched.step(elapsed)
+        seen.append(sched.lr)
+    warm_end = clock[warm - 1]  # the warm-up's last update began at 12 s
+
+    def cosine(elapsed: float) -> float:
+        progress = min(max(elapsed - warm_end, 0.0) / (budget_s - warm_end), 1.0)
+        return MIN_LR + (LR - MIN_LR) * (1 + math.cos(math.pi * progress)) / 2
+
+    assert seen[:warm] == pytest.approx([warmup(s, warm) for s in range(warm)], rel=1e-12)
+    assert seen[warm:] == pytest.approx([cosine(e) for e in clock[warm - 1 :]], rel=1e-12)
+    assert seen[warm] == pytest.approx(LR)  # no jump at the end of the warm-up
+    assert seen[clock.index(66.0) + 1] == pytest.approx((LR + MIN_LR) / 2)  # half the time left: half way down
+    assert seen[clock.index(120.0) + 1 :] == pytest.approx([MIN_LR] * (len(clock) - clock.index(120.0)))
+    resumed = make_schedule(10**6, schedule="cosine", warmup_steps=warm, schedule_clock="time", time_budget_min=2)
+    resumed.load_state_dict(through_checkpoint(sched.state_dict()))
+    assert resumed.lr == sched.lr and resumed.warm_end == warm_end
+
+
+@pytest.mark.parametrize(
+    "options, needs",
+    [
+        (dict(schedule="cosine"), "time_budget_min None"),
+        (dict(schedule="inverse_sqrt", time_budget_min=5), "schedule is inverse_sqrt"),
+    ],
+)
+def test_the_time_clock_needs_cosine_and_a_time_budget(options: dict, needs: str) -> None:
+    with pytest.raises(ValueError, match=f"schedule_clock=time decays cosine over train.time_budget_min.*{needs}"):
+        TrainConfig(schedule_clock="time", **options)
+
+
 # ------------------------------------------------------------ plateau
 
 
