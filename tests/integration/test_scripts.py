@@ -12,7 +12,7 @@ SCRIPTS = REPO / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 import bench_train  # noqa: E402  (after the path insert)
-from conftest import transformer_overrides  # noqa: E402
+from conftest import toy_overrides, transformer_overrides  # noqa: E402
 from nmt.util.errors import UserError  # noqa: E402
 
 COMMON_KEYS = {"bench", "threads", "keep_memory", "torch", "device"}
@@ -202,8 +202,6 @@ TTQ_HARDWARE = {"device", "device_name", "cpus", "threads", "torch"}
 
 def ttq_args(tmp_path: Path, toy_files, *extra: str, **settings: object) -> list[str]:
     """A minimal config file plus the toy task's --set options and the run folder tmp_path/runs."""
-    from conftest import toy_overrides
-
     root, files = toy_files
     config = tmp_path / "toy.yaml"
     config.write_text("name: toy\n", encoding="utf-8")
@@ -341,3 +339,93 @@ def test_bench_scale_bad_options_fail_in_one_line(tmp_path, bad, message):
     assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.strip().count("\n") == 0
     assert proc.stderr.startswith("bench_scale: error: ") and message in proc.stderr
     assert not (tmp_path / "w").exists()
+
+
+# --- bench_equal_time.py and its table ---------------------------------------------------------
+
+EQUAL = "bench_equal_time.py"
+
+
+def config_file(path: Path, overrides: list[str]) -> Path:
+    """``overrides`` (KEY=VALUE, dotted keys) written as one YAML config."""
+    import yaml
+
+    nested: dict = {}
+    for item in overrides:
+        key, value = item.split("=", 1)
+        *parents, leaf = key.split(".")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = yaml.safe_load(value)
+    path.write_text(yaml.safe_dump(nested), encoding="utf-8")
+    return path
+
+
+def equal_time_args(tmp_path: Path, toy_files) -> list[str]:
+    """An RNN and a Transformer config of the toy task, 40 updates at most, checkpoints for an average of 2."""
+    root, files = toy_files
+    short = dict(train__max_steps=40, train__valid_every=10, train__keep_last=2)
+    rnn = config_file(tmp_path / "toy_rnn.yaml", toy_overrides(root, files, **short))
+    transformer = config_file(tmp_path / "toy_tf.yaml", transformer_overrides(root, files, **short))
+    runs = tmp_path / "runs"
+    return ["--configs", str(rnn), str(transformer), "--seeds", "1", "--minutes", "5", "--runs-dir", str(runs)] + [
+        "--last",
+        "2",
+        "--beam",
+        "2",
+    ]
+
+
+def test_bench_equal_time_trains_side_by_side_and_reads_test_once(tmp_path, toy_files):
+    args = equal_time_args(tmp_path, toy_files)
+    proc = run_script(EQUAL, *args, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = json_lines(proc.stdout)
+    assert [(Path(r["config"]).name, r["arch"], r["seed"]) for r in rows] == [
+        ("toy_rnn.yaml", "rnn", 1),
+        ("toy_tf.yaml", "transformer", 1),
+    ]
+    for row in rows:
+        assert row["updates"] == 40 and row["stop_reason"] == "max_steps" and row["minutes_budget"] == 5.0
+        assert row["chosen"] in ("best", "avg_last2") and row["test_split"] == "test" and row["test_read"] == 1
+        assert 0.0 <= row["test_bleu"] <= 100.0 and row["valid_bleu"] is not None and row["threads"] == 1
+        assert row["side_by_side"] == 2 and row["params"] > 0
+    metrics = {r["config"]: (tmp_path / "runs" / f"{Path(r['config']).stem}_s1" / "metrics.jsonl") for r in rows}
+    before = {c: m.read_bytes() for c, m in metrics.items()}
+    again = run_script(EQUAL, *args, timeout=300)  # finished and read: nothing trained, test not read again
+    assert again.returncode == 0, again.stderr
+    assert json_lines(again.stdout) == rows and {c: m.read_bytes() for c, m in metrics.items()} == before
+    out = tmp_path / "equal.jsonl"
+    out.write_text(proc.stdout, encoding="utf-8")
+    table = subprocess.run(
+        [sys.executable, str(REPO / "docs_build" / "equal_time_table.py"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert table.returncode == 0, table.stderr
+    assert "| baseline |" in table.stdout and "(1 seed)" in table.stdout and "toy_tf.yaml" in table.stdout
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (["--seeds", "1,x"], "comma-separated whole numbers"),
+        (["--seeds", "1,1"], "given twice"),
+        (["--minutes", "0"], "--minutes must be positive"),
+        (["--threads", "0"], "--threads must be 1 or more"),
+        (["--last", "3"], "train.keep_last is 2"),
+    ],
+)
+def test_bench_equal_time_bad_options_fail_in_one_line(tmp_path, toy_files, bad, message):
+    proc = run_script(EQUAL, *equal_time_args(tmp_path, toy_files), *bad)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("bench_equal_time: error: ")
+    assert message in proc.stderr and not (tmp_path / "runs").exists()
+
+
+def test_bench_equal_time_needs_two_configs(tmp_path, toy_files):
+    args = equal_time_args(tmp_path, toy_files)
+    proc = run_script(EQUAL, *args[:2], *args[3:])
+    assert proc.returncode == 2 and "two or more configs" in proc.stderr

@@ -1,0 +1,150 @@
+"""Equal training time, as a table: the JSON lines of scripts/bench_equal_time.py, per seed and per arm.
+
+Per seed, each arm's updates, minutes, stop reason, chosen model, validation BLEU and test BLEU;
+then per arm the mean test BLEU and chrF over seeds with 95% t intervals, and each arm's paired
+difference to the first arm (the baseline: the first config of the first line) over the seeds
+both hold, with the paired t-test.  The devices and commits the runs report are named under the
+table; lines of more than one of either are tabulated but said to be so, since a comparison is
+meant to hold one device and one code version.  A seed that appears twice for an arm is refused.
+
+    python docs_build/equal_time_table.py docs/measurements/equal_time_tatoeba_DATE_cpu.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from nmt.score.seed_stats import mean_interval, paired_t_test
+
+SCRIPT = "equal_time_table.py"
+NEEDED = ("config", "arch", "seed", "updates", "minutes", "stop_reason", "chosen", "valid_bleu", "test_bleu")
+
+
+class Refused(ValueError):
+    """Lines that cannot make the table; the message names the file and line."""
+
+
+def read_lines(paths: list[Path]) -> list[dict[str, Any]]:
+    """Every line of ``paths`` that is a measurement of bench_equal_time (others, such as notes, are skipped)."""
+    rows = []
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise Refused(f"{path}: cannot read it ({exc.strerror or exc})") from None
+        for number, raw in enumerate(text.splitlines(), 1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw)
+            except json.JSONDecodeError:
+                raise Refused(f"{path}:{number}: not JSON") from None
+            if not isinstance(row, dict) or row.get("bench") != "equal_time":
+                continue
+            missing = [key for key in NEEDED if key not in row]
+            if missing:
+                raise Refused(f"{path}:{number}: no {', '.join(missing)}")
+            rows.append(row)
+    if not rows:
+        raise Refused("no bench_equal_time lines in " + ", ".join(map(str, paths)))
+    return rows
+
+
+def by_arm(rows: list[dict[str, Any]]) -> dict[str, dict[int, dict[str, Any]]]:
+    """Config -> seed -> line, configs in the order they first appear; a seed twice for a config is refused."""
+    arms: dict[str, dict[int, dict[str, Any]]] = {}
+    for row in rows:
+        seeds = arms.setdefault(row["config"], {})
+        if row["seed"] in seeds:
+            raise Refused(f"{row['config']} seed {row['seed']} appears twice")
+        seeds[row["seed"]] = row
+    return arms
+
+
+def fmt(value: Any, digits: int = 2) -> str:
+    return "" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def per_seed(arms: dict[str, dict[int, dict[str, Any]]]) -> list[str]:
+    out = [
+        "| config | arch | seed | updates | minutes | stopped by | chosen | valid BLEU (beam) | test BLEU | chrF |",
+        "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |",
+    ]
+    for config, seeds in arms.items():
+        for seed in sorted(seeds):
+            r = seeds[seed]
+            out.append(
+                f"| `{config}` | {r['arch']} | {seed} | {r['updates']:,} | {fmt(r['minutes'], 1)} | {r['stop_reason']} "
+                f"| {r['chosen']} | {fmt(r['valid_bleu'])} | {fmt(r['test_bleu'])} | {fmt(r.get('test_chrf'))} |"
+            )
+    return out
+
+
+def summary(arms: dict[str, dict[int, dict[str, Any]]]) -> list[str]:
+    baseline_name = next(iter(arms))
+    baseline = arms[baseline_name]
+    out = [
+        "| config | arch | seeds | updates (mean) | test BLEU (mean ± 95% CI) | chrF | ΔBLEU to the first (paired) | p (paired t) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for config, seeds in arms.items():
+        rows = [seeds[s] for s in sorted(seeds)]
+        bleu = mean_interval([r["test_bleu"] for r in rows])
+        chrf = [r["test_chrf"] for r in rows if r.get("test_chrf") is not None]
+        updates = sum(r["updates"] for r in rows) / len(rows)
+        if config == baseline_name:
+            delta, p = "baseline", ""
+        else:
+            shared = sorted(set(seeds) & set(baseline))
+            if shared:
+                test = paired_t_test(
+                    [seeds[s]["test_bleu"] for s in shared], [baseline[s]["test_bleu"] for s in shared]
+                )
+                delta = f"{test.difference.cell(sign=True)} ({len(shared)} seed{'s' if len(shared) > 1 else ''})"
+                p = "" if test.p is None else f"{test.p:.3f}"
+            else:
+                delta, p = "no shared seed", ""
+        out.append(
+            f"| `{config}` | {rows[0]['arch']} | {len(rows)} | {updates:,.0f} | {bleu.cell()} "
+            f"| {mean_interval(chrf).cell() if chrf else ''} | {delta} | {p} |"
+        )
+    return out
+
+
+def provenance(rows: list[dict[str, Any]]) -> list[str]:
+    devices = sorted({f"{r.get('device_name')} ({r.get('device')}, {r.get('threads')} thread(s) a run)" for r in rows})
+    commits = sorted({str(r.get("commit")) for r in rows})
+    budgets = sorted({f"{r.get('minutes_budget'):g}" for r in rows if r.get("minutes_budget") is not None})
+    lines = [
+        f"Budget: {', '.join(budgets) or '?'} minutes a run, validation included; "
+        f"devices: {'; '.join(devices)}; commits: {', '.join(commits)}"
+    ]
+    if len(devices) > 1 or len(commits) > 1:
+        lines.append("These lines mix devices or commits: the comparison is not on one device and one code version.")
+    return lines
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    arms = by_arm(rows)
+    if len(arms) < 2:
+        raise Refused(f"one config only ({next(iter(arms))}): nothing to compare")
+    parts = [*per_seed(arms), "", *summary(arms), "", *provenance(rows)]
+    return "\n".join(parts) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=SCRIPT, description=__doc__.split("\n\n")[0])
+    parser.add_argument("jsonl", nargs="+", type=Path, help="JSON lines written by scripts/bench_equal_time.py.")
+    args = parser.parse_args(argv)
+    try:
+        sys.stdout.write(table(read_lines(args.jsonl)))
+    except Refused as exc:
+        sys.exit(f"{SCRIPT}: error: {exc}")
+
+
+if __name__ == "__main__":
+    main()
