@@ -4,8 +4,9 @@ Per seed, each arm's updates, minutes, stop reason, chosen model, validation BLE
 then per arm the mean test BLEU and chrF over seeds with 95% t intervals, and each arm's paired
 difference to the first arm (the baseline: the first config of the first line) over the seeds
 both hold, with the paired t-test.  The devices and commits the runs report are named under the
-table; lines of more than one of either are tabulated but said to be so, since a comparison is
-meant to hold one device and one code version.  A seed that appears twice for an arm is refused.
+table; lines of more than one of either, or of more than one time budget, are tabulated but said
+to be so, since a comparison is meant to hold one device and one code version, as is a run that
+stopped for another reason than its time budget.  A seed that appears twice for an arm is refused.
 
     python docs_build/equal_time_table.py docs/measurements/equal_time_tatoeba_DATE_cpu.jsonl
 """
@@ -19,13 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from nmt.score.seed_stats import mean_interval, paired_t_test
+from nmt.util.errors import UserError
 
 SCRIPT = "equal_time_table.py"
 NEEDED = ("config", "arch", "seed", "updates", "minutes", "stop_reason", "chosen", "valid_bleu", "test_bleu")
-
-
-class Refused(ValueError):
-    """Lines that cannot make the table; the message names the file and line."""
 
 
 def read_lines(paths: list[Path]) -> list[dict[str, Any]]:
@@ -35,22 +33,24 @@ def read_lines(paths: list[Path]) -> list[dict[str, Any]]:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise Refused(f"{path}: cannot read it ({exc.strerror or exc})") from None
+            raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
         for number, raw in enumerate(text.splitlines(), 1):
             if not raw.strip():
                 continue
             try:
                 row = json.loads(raw)
             except json.JSONDecodeError:
-                raise Refused(f"{path}:{number}: not JSON") from None
+                raise UserError(f"{path}:{number}: not JSON") from None
             if not isinstance(row, dict) or row.get("bench") != "equal_time":
                 continue
-            missing = [key for key in NEEDED if key not in row]
+            missing = [key for key in NEEDED if row.get(key) is None]
             if missing:
-                raise Refused(f"{path}:{number}: no {', '.join(missing)}")
+                raise UserError(f"{path}:{number}: no {', '.join(missing)}")
+            if not isinstance(row["test_bleu"], (int, float)) or isinstance(row["test_bleu"], bool):
+                raise UserError(f"{path}:{number}: test_bleu is {row['test_bleu']!r}, not a number")
             rows.append(row)
     if not rows:
-        raise Refused("no bench_equal_time lines in " + ", ".join(map(str, paths)))
+        raise UserError("no bench_equal_time lines in " + ", ".join(map(str, paths)))
     return rows
 
 
@@ -60,16 +60,18 @@ def by_arm(rows: list[dict[str, Any]]) -> dict[str, dict[int, dict[str, Any]]]:
     for row in rows:
         seeds = arms.setdefault(row["config"], {})
         if row["seed"] in seeds:
-            raise Refused(f"{row['config']} seed {row['seed']} appears twice")
+            raise UserError(f"{row['config']} seed {row['seed']} appears twice")
         seeds[row["seed"]] = row
     return arms
 
 
 def fmt(value: Any, digits: int = 2) -> str:
+    """A cell: a float to ``digits`` places, anything else as it is, nothing for None."""
     return "" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
 def per_seed(arms: dict[str, dict[int, dict[str, Any]]]) -> list[str]:
+    """The table of every run: what it made of its time, the model chosen, its scores."""
     out = [
         "| config | arch | seed | updates | minutes | stopped by | chosen | valid BLEU (beam) | test BLEU | chrF |",
         "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |",
@@ -85,6 +87,7 @@ def per_seed(arms: dict[str, dict[int, dict[str, Any]]]) -> list[str]:
 
 
 def summary(arms: dict[str, dict[int, dict[str, Any]]]) -> list[str]:
+    """Per arm, the mean over seeds with its interval, and the paired difference to the first arm."""
     baseline_name = next(iter(arms))
     baseline = arms[baseline_name]
     out = [
@@ -116,6 +119,7 @@ def summary(arms: dict[str, dict[int, dict[str, Any]]]) -> list[str]:
 
 
 def provenance(rows: list[dict[str, Any]]) -> list[str]:
+    """The budgets, devices and commits of the lines, and a warning where they are not one each."""
     devices = sorted({f"{r.get('device_name')} ({r.get('device')}, {r.get('threads')} thread(s) a run)" for r in rows})
     commits = sorted({str(r.get("commit")) for r in rows})
     budgets = sorted({f"{r.get('minutes_budget'):g}" for r in rows if r.get("minutes_budget") is not None})
@@ -123,15 +127,22 @@ def provenance(rows: list[dict[str, Any]]) -> list[str]:
         f"Budget: {', '.join(budgets) or '?'} minutes a run, validation included; "
         f"devices: {'; '.join(devices)}; commits: {', '.join(commits)}"
     ]
-    if len(devices) > 1 or len(commits) > 1:
-        lines.append("These lines mix devices or commits: the comparison is not on one device and one code version.")
+    if len(devices) > 1 or len(commits) > 1 or len(budgets) > 1:
+        lines.append(
+            "These lines mix devices, commits or budgets: the comparison is not at one time on one device and one "
+            "code version."
+        )
+    early = [f"{r['config']} seed {r['seed']} ({r['stop_reason']})" for r in rows if r["stop_reason"] != "time_budget"]
+    if early:
+        lines.append("Stopped before the time budget ended: " + ", ".join(early) + ".")
     return lines
 
 
 def table(rows: list[dict[str, Any]]) -> str:
+    """The page's Markdown: the runs, the arms, where they come from."""
     arms = by_arm(rows)
     if len(arms) < 2:
-        raise Refused(f"one config only ({next(iter(arms))}): nothing to compare")
+        raise UserError(f"one config only ({next(iter(arms))}): nothing to compare")
     parts = [*per_seed(arms), "", *summary(arms), "", *provenance(rows)]
     return "\n".join(parts) + "\n"
 
@@ -142,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         sys.stdout.write(table(read_lines(args.jsonl)))
-    except Refused as exc:
+    except UserError as exc:
         sys.exit(f"{SCRIPT}: error: {exc}")
 
 

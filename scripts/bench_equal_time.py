@@ -10,11 +10,18 @@ run made, why it stopped, its parameters, the chosen model and its validation BL
 chrF and length ratio, which reading of the test split that was, the hardware it trained on and
 the commit of the code.  Logs go to stderr.
 
-A finished run (its metrics.jsonl ends with a stop) is not trained again, and a test split its
-selection.json already holds a reading of is not read again (the first reading is reported), so
-the same command finishes what an interrupted sitting began; an unfinished run is trained again
-from the start (``nmt train --overwrite``), since a resumed run's time budget would not be its
-arms'.  Issue 73's question 5, the RNN against the Transformer at equal time on Tatoeba::
+A seed whose runs have all finished (each metrics.jsonl ends with a stop) with the settings asked
+for is not trained again, and a run whose current choice has read the test split is not read
+again, so the same command finishes what an interrupted sitting began.  Where one run of a seed is
+unfinished, every run of that seed is trained again from the start (``nmt train --overwrite``): a
+run alone on the cores would not have its rival's load.  A run trained again keeps its earlier
+test reads in its selection.json, and its line says which reading of the split it reports
+(``test_read``).  A finished run trained with other settings (another config, ``--minutes``,
+``--threads`` or ``--set``) is refused rather than reported under these.  Each run's training log
+goes to RUNS_DIR/NAME.log and its commit and settings to RUNS_DIR/NAME.json, beside the run folder
+(which nmt train keeps for its own files).
+
+Issue 73's question 5, the RNN against the Transformer at equal time on Tatoeba::
 
     python scripts/bench_equal_time.py --configs configs/tatoeba_de_en_cpu_reg.yaml \\
         configs/tatoeba_de_en_transformer_30min.yaml --seeds 1,2,3 --minutes 30 > equal_time.jsonl
@@ -28,12 +35,12 @@ import json
 import logging
 import subprocess
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
 import _bench_common as common
 from nmt import config as config_mod
+from nmt.config.saved import flat_options
 from nmt.evaluation.record import git_commit
 from nmt.run import events
 from nmt.run import selection as record_file
@@ -49,6 +56,28 @@ def run_name(config: Path, seed: int) -> str:
     return f"{config.stem}_s{seed}"
 
 
+def sidecar_path(run_dir: Path) -> Path:
+    """Where this script notes what a run's JSON line needs that the run does not hold: the commit, the
+    settings, the arms trained beside it (RUNS_DIR/NAME.json)."""
+    return run_dir.with_name(f"{run_dir.name}.json")
+
+
+def run_overrides(args: argparse.Namespace, seed: int, config: Path) -> list[str]:
+    """The --set list of one arm and seed: the user's, then this script's (the time budget alone ends a
+    run: no update or epoch cap; the choice on validation is nmt select's, made once with the test read)."""
+    return [
+        *args.set,
+        f"train.seed={seed}",
+        f"train.threads={args.threads}",
+        f"train.time_budget_min={args.minutes:g}",
+        "train.max_steps=null",
+        "train.max_epochs=100000",
+        "train.select=best",
+        f"name={run_name(config, seed)}",
+        f"runs_dir={args.runs_dir}",
+    ]
+
+
 def finished(run_dir: Path) -> bool:
     """Whether ``run_dir`` holds a run whose training has stopped (and was not interrupted)."""
     if not (run_dir / "metrics.jsonl").is_file():
@@ -57,76 +86,76 @@ def finished(run_dir: Path) -> bool:
     return stop is not None and stop.reason != "interrupted"
 
 
-def first_test_read(run_dir: Path, split: str) -> Optional[dict[str, Any]]:
-    """The run's first reading of ``split`` in its selection.json; None when it was never read."""
+def check_settings(run_dir: Path, config: Path, overrides: list[str]) -> None:
+    """Refuse a finished run trained with settings other than ``config`` and ``overrides``."""
+    wanted = flat_options(config_mod.load(config, overrides).model_dump(mode="json"))
+    saved = flat_options(config_mod.load(run_dir / "config.yaml").model_dump(mode="json"))
+    differ = sorted(k for k in wanted.keys() | saved.keys() if wanted.get(k) != saved.get(k))
+    if differ:
+        raise UserError(
+            f"{run_dir} was trained with other settings ({', '.join(differ)} differ from {config} and these "
+            "options): give another --runs-dir, or delete the run to train it again"
+        )
+
+
+def test_read(run_dir: Path, split: str) -> Optional[dict[str, Any]]:
+    """The reading of ``split`` made with the run's current choice (the last in its selection.json); None
+    before a choice or a reading.  A run trained again keeps its earlier reads, numbered on (``read``)."""
     record = record_file.read(run_dir / "selection.json")
-    reads = [entry for entry in (record or {"tests": []})["tests"] if entry.get("split") == split]
-    return min(reads, key=lambda entry: entry.get("read", 0)) if reads else None
+    if record is None or record["chosen"] is None:
+        return None
+    reads = [entry for entry in record["tests"] if entry.get("split") == split]
+    return reads[-1] if reads else None
 
 
-def side_by_side(commands: Sequence[list[str]], what: str) -> list[str]:
-    """Run ``commands`` at once; their stdout, in order.  A failure ends the script with its last stderr line."""
-    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands]
-    outputs = [proc.communicate() for proc in procs]
-    for command, proc, (_, err) in zip(commands, procs, outputs):
-        if proc.returncode != 0:
-            last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}"
-            common.fail(SCRIPT, f"{what} failed ({' '.join(command[3:6])} ...): {last}")
-    return [out for out, _ in outputs]
+def side_by_side(commands: dict[str, list[str]], logs: Path, what: str) -> None:
+    """Run ``commands`` (by run name) at once, each one's output in ``logs/NAME.log`` (appended); a failure
+    ends the script naming the run and quoting the last line of its log."""
+    logs.mkdir(parents=True, exist_ok=True)
+    procs = {}
+    for name, command in commands.items():
+        with open(logs / f"{name}.log", "a", encoding="utf-8") as out:
+            procs[name] = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True)
+    failed = [name for name, proc in procs.items() if proc.wait() != 0]
+    if failed:
+        tail = (logs / f"{failed[0]}.log").read_text(encoding="utf-8").strip().splitlines()
+        common.fail(
+            SCRIPT, f"{what} of {failed[0]} failed: {tail[-1] if tail else 'no output'} (log: {logs}/{failed[0]}.log)"
+        )
 
 
 def train_command(args: argparse.Namespace, config: Path, seed: int) -> list[str]:
-    """``nmt train`` of one arm and seed, with this script's settings after the user's --set."""
-    sets = [
-        *args.set,
-        f"train.seed={seed}",
-        f"train.threads={args.threads}",
-        f"train.time_budget_min={args.minutes:g}",
-        "train.select=best",  # the choice on validation is nmt select's, made once with the test read
-        f"name={run_name(config, seed)}",
-        f"runs_dir={args.runs_dir}",
-    ]
-    return [
-        sys.executable,
-        "-m",
-        "nmt",
-        "train",
-        "--config",
-        str(config),
-        *[x for s in sets for x in ("--set", s)],
-        "--no-progress",
-        "--overwrite",
-    ]
+    """``nmt train`` of one arm and seed, from the start."""
+    sets = [x for item in run_overrides(args, seed, config) for x in ("--set", item)]
+    return [sys.executable, "-m", "nmt", "train", "--config", str(config), *sets, "--no-progress", "--overwrite"]
 
 
 def select_command(args: argparse.Namespace, run_dir: Path) -> list[str]:
     """``nmt select`` of one run: the choice on validation, then one reading of the test split."""
-    return [sys.executable, "-m", "nmt", "select", str(run_dir), "--last", str(args.last), "--beam", str(args.beam)] + [
-        "--test",
-        args.test,
-        "--json",
-    ]
+    options = ["--last", str(args.last), "--beam", str(args.beam), "--test", args.test]
+    return [sys.executable, "-m", "nmt", "select", str(run_dir), *options]
 
 
-def line(args: argparse.Namespace, config: Path, seed: int, run_dir: Path, commit: Optional[str]) -> dict[str, Any]:
+def line(args: argparse.Namespace, config: Path, seed: int, run_dir: Path) -> dict[str, Any]:
     """The JSON line of one finished and tested run."""
+    sidecar = json.loads(note.read_text(encoding="utf-8")) if (note := sidecar_path(run_dir)).is_file() else {}
     log_events = events.read(run_dir)
     start = events.of_kind(log_events, events.Start)[0]
     stop = events.of_kind(log_events, events.Stop)[-1]
     record = record_file.read(run_dir / "selection.json")
-    test = first_test_read(run_dir, args.test)
+    test = test_read(run_dir, args.test)
     if record is None or record["chosen"] is None or test is None:
         raise UserError(f"{run_dir}: no choice or no reading of {args.test} in its selection.json")
     chosen = record["chosen"]
     valid: dict[str, Any] = next((c for c in chosen.get("candidates", []) if c.get("name") == chosen["name"]), {})
-    cfg = config_mod.load(config, args.set)
+    cfg = config_mod.load(run_dir / "config.yaml")
     return {
         "bench": "equal_time",
         "config": str(config),
         "arch": cfg.model.arch,
         "seed": seed,
-        "minutes_budget": args.minutes,
-        "side_by_side": len(args.configs),
+        "minutes_budget": cfg.train.time_budget_min,
+        "side_by_side": sidecar.get("side_by_side"),
         "updates": stop.step,
         "epochs": stop.epoch,
         "minutes": round(stop.elapsed_s / 60, 2),
@@ -141,18 +170,18 @@ def line(args: argparse.Namespace, config: Path, seed: int, run_dir: Path, commi
         "test_length_ratio": test.get("length_ratio"),
         "test_read": test.get("read"),
         **{k: start.hardware.get(k) for k in HARDWARE_KEYS},
-        "commit": commit,
+        "commit": sidecar.get("commit"),
     }
 
 
 def parse_seeds(text: str) -> list[int]:
     """``1,2,3`` as a list of distinct whole numbers; a mistake ends the script."""
     try:
-        seeds = [int(part) for part in text.split(",")]
+        seeds = common.parse_list(text, int)
     except ValueError:
         common.fail(SCRIPT, f"--seeds: give comma-separated whole numbers, e.g. 1,2,3 (got {text!r})")
-    if len(set(seeds)) != len(seeds):
-        common.fail(SCRIPT, f"--seeds: a seed is given twice ({text})")
+    if not seeds or len(set(seeds)) != len(seeds):
+        common.fail(SCRIPT, f"--seeds: give each seed once, at least one ({text!r})")
     return seeds
 
 
@@ -171,7 +200,7 @@ def check(args: argparse.Namespace) -> list[int]:
         common.fail(SCRIPT, f"--last must be 2 or more and --beam 1 or more (got {args.last} and {args.beam})")
     for config in args.configs:
         try:
-            cfg = config_mod.load(config, [*args.set, f"train.time_budget_min={args.minutes:g}"])
+            cfg = config_mod.load(config, run_overrides(args, seeds[0], config))
         except UserError as exc:
             common.fail(SCRIPT, str(exc))
         if cfg.train.keep_last < args.last:
@@ -180,7 +209,7 @@ def check(args: argparse.Namespace) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=SCRIPT, description=__doc__.split("\n\n")[0])
+    parser = common.one_line_parser(SCRIPT, __doc__.split("\n\n")[0])
     parser.add_argument("--configs", type=Path, nargs="+", required=True, help="Experiment YAMLs, one per arm.")
     parser.add_argument("--seeds", default="1,2,3", help="Comma-separated training seeds (default: 1,2,3).")
     parser.add_argument(
@@ -197,26 +226,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def train_seed(args: argparse.Namespace, seed: int, runs: dict[Path, Path]) -> None:
+    """Every arm of ``seed`` trained at once from the start, then each run's sidecar written."""
+    for run in runs.values():
+        sidecar_path(run).unlink(missing_ok=True)  # a failure below leaves no note of the runs it replaced
+    log.info("seed %d: training %s side by side for %g minutes", seed, ", ".join(map(str, runs)), args.minutes)
+    side_by_side(
+        {run.name: train_command(args, config, seed) for config, run in runs.items()}, args.runs_dir, "training"
+    )
+    sidecar = {"commit": git_commit(), "side_by_side": len(runs), "minutes": args.minutes, "threads": args.threads}
+    for run in runs.values():
+        sidecar_path(run).write_text(json.dumps(sidecar) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
     seeds = check(args)
-    commit = git_commit()
     for seed in seeds:
         runs = {config: args.runs_dir / run_name(config, seed) for config in args.configs}
-        todo = [config for config, run_dir in runs.items() if not finished(run_dir)]
-        if todo:
-            log.info("seed %d: training %s side by side for %g minutes", seed, ", ".join(map(str, todo)), args.minutes)
-            side_by_side([train_command(args, config, seed) for config in todo], "nmt train")
-        untested = [run_dir for run_dir in runs.values() if first_test_read(run_dir, args.test) is None]
-        if untested:
-            log.info("seed %d: choosing on validation and reading %s once: %s", seed, args.test, untested)
-            side_by_side([select_command(args, run_dir) for run_dir in untested], "nmt select")
-        for config, run_dir in runs.items():
-            try:
-                print(json.dumps(line(args, config, seed, run_dir, commit)), flush=True)
-            except UserError as exc:
-                common.fail(SCRIPT, str(exc))
+        try:
+            if all(finished(run) for run in runs.values()):
+                for config, run in runs.items():
+                    check_settings(run, config, run_overrides(args, seed, config))
+            else:
+                train_seed(args, seed, runs)
+            untested = {run.name: run for run in runs.values() if test_read(run, args.test) is None}
+            if untested:
+                log.info(
+                    "seed %d: choosing on validation and reading %s once: %s", seed, args.test, ", ".join(untested)
+                )
+                side_by_side(
+                    {name: select_command(args, run) for name, run in untested.items()}, args.runs_dir, "selection"
+                )
+            for config, run in runs.items():
+                print(json.dumps(line(args, config, seed, run)), flush=True)
+        except UserError as exc:
+            common.fail(SCRIPT, str(exc))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ FIXED_BY_COMPARE = {
     "train.seed": "use --seeds",
     "train.max_steps": "use --steps",
     "train.time_budget_min": "a comparison runs a fixed number of updates",
+    "train.schedule_clock": "a comparison runs a fixed number of updates",
     "train.max_epochs": "a comparison runs a fixed number of updates",
 }
 """Options a sweep may not vary, with what to do instead: ``nmt compare`` sets them itself."""

@@ -105,24 +105,29 @@ class TorchEngine:
     ) -> Optional[list[np.ndarray]]:
         """Cross-attention of each (source, output) pair, (layers, heads, len(output) + 1, len(source))
         per pair: a Transformer's every layer, or an RNN's one attention (layers 1) where it has
-        several heads; else None.  ``batch_size`` pairs per forced pass, padded; every source has pieces."""
+        several heads; else None.  ``batch_size`` pairs per forced pass, padded to the longest."""
         model = self.loaded.model
         attention = None if isinstance(model, Transformer) else multi_head_attention(model)
         if not isinstance(model, Transformer) and attention is None:
             return None
+        if len(sources) != len(outputs) or batch_size < 1 or not all(sources):
+            raise ValueError(
+                f"layer_attention needs one output per source ({len(sources)} and {len(outputs)}), sources with "
+                f"pieces and a batch size of 1 or more ({batch_size})"
+            )
         maps: list[np.ndarray] = []
         was_training = model.training
         model.eval()
         try:
-            for start in range(0, len(sources), max(1, batch_size)):
+            for start in range(0, len(sources), batch_size):
                 srcs, outs = sources[start : start + batch_size], outputs[start : start + batch_size]
-                if isinstance(model, Transformer):
-                    batch = transformer_cross_maps(model, srcs, outs, self.device)  # (B, layers, heads, T + 1, S)
+                if isinstance(model, Transformer):  # (B, layers, heads, T + 1, S)
+                    batch = attention_maps(model, srcs, outs, self.device)["cross"]
                 else:
                     assert attention is not None
                     batch = rnn_head_maps(model, attention, srcs, outs, self.device)[:, None]
-                batch_np = batch.float().cpu().numpy()
-                maps += [batch_np[k, :, :, : len(o) + 1, : len(s)] for k, (s, o) in enumerate(zip(srcs, outs))]
+                found = batch.float().cpu().numpy()
+                maps += [found[k, :, :, : len(o) + 1, : len(s)] for k, (s, o) in enumerate(zip(srcs, outs))]
         finally:
             model.train(was_training)
         return maps
@@ -161,18 +166,6 @@ def rnn_head_maps(
     return torch.stack(kept, 2) if kept[0].dim() == 3 else torch.cat(kept, 2)  # (B, h, T + 1, S)
 
 
-def transformer_cross_maps(
-    model: Transformer, sources: Sequence[list[int]], outputs: Sequence[list[int]], device: torch.device
-) -> torch.Tensor:
-    """Every decoder layer's cross-attention (B, layers, heads, T + 1, S) while [BOS] + each output is
-    the decoder's input (padded to the longest; the causal mask keeps a row from the padding after it)."""
-    src, src_len = pad_ids(sources)
-    tgt_in, _ = pad_ids([[BOS, *out] for out in outputs])
-    with torch.inference_mode():
-        src_t, len_t, tgt_t = (torch.from_numpy(a).to(device) for a in (src, src_len, tgt_in))
-        return model.attention_maps(src_t, len_t, tgt_t)["cross"]
-
-
 ATTENTION_KINDS = {
     "encoder_self": "encoder self-attention",
     "decoder_self": "decoder self-attention",
@@ -182,16 +175,19 @@ ATTENTION_KINDS = {
 
 
 def attention_maps(
-    model: Transformer, src_ids: list[int], out_ids: list[int], device: torch.device
+    model: Transformer, sources: Sequence[list[int]], outputs: Sequence[list[int]], device: torch.device
 ) -> dict[str, torch.Tensor]:
-    """Every map of :data:`ATTENTION_KINDS` for one source and its output, each (1, layers, heads, rows, columns).
+    """Every map of :data:`ATTENTION_KINDS` for each source and its output, each (B, layers, heads, rows,
+    columns), the pairs padded to the longest.
 
-    The decoder reads [BOS] + the output, so the decoder's rows are the output tokens and EOS.
+    The decoder reads [BOS] + the output, so the decoder's rows are the output tokens and EOS; the
+    causal mask keeps a row from the padding after it, the source mask every row from the source's.
     """
-    src = torch.tensor([src_ids], device=device)
-    tgt_in = torch.tensor([[BOS] + out_ids], device=device)
+    src, src_len = pad_ids(sources)
+    tgt_in, _ = pad_ids([[BOS, *out] for out in outputs])
+    src_t, len_t, tgt_t = (torch.from_numpy(a).to(device) for a in (src, src_len, tgt_in))
     with torch.inference_mode():
-        return model.attention_maps(src, torch.tensor([len(src_ids)], device=device), tgt_in)
+        return model.attention_maps(src_t, len_t, tgt_t)
 
 
 def write_layer_attention(
@@ -212,7 +208,9 @@ def write_layer_attention(
 
     if not src_pieces:
         return
-    maps = {kind: weights[0].float().cpu() for kind, weights in attention_maps(model, src_ids, out_ids, device).items()}
+    maps = {
+        kind: weights[0].float().cpu() for kind, weights in attention_maps(model, [src_ids], [out_ids], device).items()
+    }
     axes = {
         "encoder_self": (src_pieces, src_pieces),
         "decoder_self": (["<s>"] + tgt_pieces[:-1], tgt_pieces),

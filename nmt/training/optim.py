@@ -24,7 +24,7 @@ def build_optimizer(cfg: TrainConfig, model: nn.Module) -> torch.optim.Optimizer
 
 
 def lr_factor(cfg: TrainConfig, step: int, total_steps: int, elapsed: float = 0.0, warm_end: float = 0.0) -> float:
-    """Multiplier of ``cfg.lr`` after ``step`` updates, for the step-driven schedules.
+    """Multiplier of ``cfg.lr`` after ``step`` updates, for every schedule but plateau.
 
     inverse_sqrt: linear warm-up, then ``sqrt(warmup / step)`` (Vaswani et al. 2017);
     cosine: linear warm-up, then half a cosine down to ``min_lr`` at ``total_steps``, or with
@@ -72,7 +72,7 @@ class Schedule:
             for group in self.optimizer.param_groups:
                 group["lr"] = self.cfg.lr * factor
 
-    def step(self, elapsed: float = 0.0) -> None:
+    def step(self, elapsed: float) -> None:
         """One update made; ``elapsed``: the run's seconds of training so far, the same on every rank."""
         self.steps += 1
         self.elapsed = elapsed

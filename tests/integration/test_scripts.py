@@ -362,14 +362,14 @@ def config_file(path: Path, overrides: list[str]) -> Path:
     return path
 
 
-def equal_time_args(tmp_path: Path, toy_files) -> list[str]:
-    """An RNN and a Transformer config of the toy task, 40 updates at most, checkpoints for an average of 2."""
+def equal_time_args(tmp_path: Path, toy_files, minutes: str = "0.1") -> list[str]:
+    """An RNN and a Transformer config of the toy task, checkpoints for an average of 2, six seconds a run."""
     root, files = toy_files
-    short = dict(train__max_steps=40, train__valid_every=10, train__keep_last=2)
+    short = dict(train__valid_every=10, train__keep_last=2)
     rnn = config_file(tmp_path / "toy_rnn.yaml", toy_overrides(root, files, **short))
     transformer = config_file(tmp_path / "toy_tf.yaml", transformer_overrides(root, files, **short))
     runs = tmp_path / "runs"
-    return ["--configs", str(rnn), str(transformer), "--seeds", "1", "--minutes", "5", "--runs-dir", str(runs)] + [
+    return ["--configs", str(rnn), str(transformer), "--seeds", "1", "--minutes", minutes, "--runs-dir", str(runs)] + [
         "--last",
         "2",
         "--beam",
@@ -386,16 +386,18 @@ def test_bench_equal_time_trains_side_by_side_and_reads_test_once(tmp_path, toy_
         ("toy_rnn.yaml", "rnn", 1),
         ("toy_tf.yaml", "transformer", 1),
     ]
-    for row in rows:
-        assert row["updates"] == 40 and row["stop_reason"] == "max_steps" and row["minutes_budget"] == 5.0
+    for row in rows:  # the time budget alone ends a run: the script lifts the update and epoch caps
+        assert row["stop_reason"] == "time_budget" and row["minutes"] >= 0.1 and row["updates"] > 10
+        assert row["minutes_budget"] == 0.1 and row["side_by_side"] == 2 and row["commit"]
         assert row["chosen"] in ("best", "avg_last2") and row["test_split"] == "test" and row["test_read"] == 1
         assert 0.0 <= row["test_bleu"] <= 100.0 and row["valid_bleu"] is not None and row["threads"] == 1
-        assert row["side_by_side"] == 2 and row["params"] > 0
-    metrics = {r["config"]: (tmp_path / "runs" / f"{Path(r['config']).stem}_s1" / "metrics.jsonl") for r in rows}
-    before = {c: m.read_bytes() for c, m in metrics.items()}
+    runs = tmp_path / "runs"
+    assert {p.name for p in runs.glob("*.log")} == {"toy_rnn_s1.log", "toy_tf_s1.log"}
+    metrics = {name: runs / name / "metrics.jsonl" for name in ("toy_rnn_s1", "toy_tf_s1")}
+    before = {name: m.read_bytes() for name, m in metrics.items()}
     again = run_script(EQUAL, *args, timeout=300)  # finished and read: nothing trained, test not read again
     assert again.returncode == 0, again.stderr
-    assert json_lines(again.stdout) == rows and {c: m.read_bytes() for c, m in metrics.items()} == before
+    assert json_lines(again.stdout) == rows and {n: m.read_bytes() for n, m in metrics.items()} == before
     out = tmp_path / "equal.jsonl"
     out.write_text(proc.stdout, encoding="utf-8")
     table = subprocess.run(
@@ -406,13 +408,22 @@ def test_bench_equal_time_trains_side_by_side_and_reads_test_once(tmp_path, toy_
     )
     assert table.returncode == 0, table.stderr
     assert "| baseline |" in table.stdout and "(1 seed)" in table.stdout and "toy_tf.yaml" in table.stdout
+    assert "mix" not in table.stdout and "Stopped before" not in table.stdout
+    other = run_script(EQUAL, *equal_time_args(tmp_path, toy_files, minutes="0.2"))  # other settings: refused
+    assert other.returncode == 2 and other.stderr.count("\n") == 1 and "train.time_budget_min" in other.stderr
+    stop = metrics["toy_tf_s1"].read_text().splitlines()
+    metrics["toy_tf_s1"].write_text("\n".join(stop[:-1]) + "\n")  # the Transformer's run cut short
+    third = run_script(EQUAL, *args, timeout=300)  # both arms again, side by side: neither trains alone
+    assert third.returncode == 0, third.stderr
+    assert all(m.read_bytes() != before[n] for n, m in metrics.items())
+    assert [r["test_read"] for r in json_lines(third.stdout)] == [2, 2]  # the run names' second reading, said so
 
 
 @pytest.mark.parametrize(
     "bad, message",
     [
         (["--seeds", "1,x"], "comma-separated whole numbers"),
-        (["--seeds", "1,1"], "given twice"),
+        (["--seeds", "1,1"], "give each seed once"),
         (["--minutes", "0"], "--minutes must be positive"),
         (["--threads", "0"], "--threads must be 1 or more"),
         (["--last", "3"], "train.keep_last is 2"),

@@ -113,8 +113,8 @@ def test_a_cosine_on_the_time_clock_is_at_its_floor_when_the_budget_ends_the_run
     trains = events.of_kind(events.read(run_dir), events.Train)
     assert stop.reason == "time_budget" and stop.step > 4
     # the last update began just before the budget ran out (each update reads the clock as the ranks last
-    # agreed on it): its rate is at the floor but for the last sliver of the cosine
-    assert min_lr <= trains[-1].lr < min_lr + 0.01 * (lr - min_lr)
+    # agreed on it, before any validation since): its rate is near the floor, the last sliver of the cosine
+    assert min_lr <= trains[-1].lr < min_lr + 0.1 * (lr - min_lr)
     assert all(a.lr >= b.lr for a, b in pairwise(trains[2:]))  # down all the way after the warm-up
     middle = [e for e in trains[2:] if e.elapsed_s < budget_s / 2]
     assert middle and all(e.lr > (lr + min_lr) / 2 * 0.99 for e in middle[:-1])  # first half of the time: upper half

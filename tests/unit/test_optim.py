@@ -31,7 +31,7 @@ def lrs(sched: Schedule, updates: int) -> list[float]:
     """The learning rate before update 0, then after each of ``updates`` updates."""
     seen = [sched.lr]
     for _ in range(updates):
-        sched.step()
+        sched.step(0.0)
         seen.append(sched.lr)
     return seen
 
