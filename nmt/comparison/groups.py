@@ -338,8 +338,9 @@ def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> str:
         lines += ["", *summary(rows), "", *across_groups(grouped, rows)]
         for part in (pools_table(grouped, rows), widest_family(rows), device_table(grouped, rows)):
             lines += ["", *part] if part else []
-    elif family := one_family(rows):  # one group: its own family, named
-        lines += ["", *family]
+    else:  # one group: its own family, named, and whether its seeds' devices move its arms apart
+        for part in (one_family(rows), device_table(grouped, rows)):
+            lines += ["", *part] if part else []
     for part in (combined_table(grouped), seed_power_lines(grouped)):
         lines += ["", *part] if part else []
     return "\n".join(lines) + "\n"

@@ -4,8 +4,9 @@ A comparison whose seeds ran on two devices (or two code versions, which move wi
 paired difference within one device, which removes a device offset only if it is the same for
 every arm.  :func:`device_table` tests that: for each arm and group, the mean difference to the
 baseline on the second device's seeds minus that on the first's; per arm, the mean of those over
-the groups with a t-test (groups - 1 df); over every arm and group at once, the same (an
-exploratory test: the cells share their baselines).  Printed only where the records name two
+the groups with a t-test (groups - 1 df), or with one group Welch's t-test of the two devices'
+per-seed differences; over every arm and group at once, the same (an exploratory test: the cells
+share their baselines).  Printed only where the records name two
 devices (``device_name``); a device's seeds are the seeds its runs carry.
 """
 
@@ -15,7 +16,7 @@ import statistics
 from typing import Any
 
 from nmt.comparison.groups_noise import Grouped
-from nmt.score.seed_stats import mean_interval, t_two_sided_p
+from nmt.score.seed_stats import mean_interval, t_two_sided_p, welch_p
 
 
 def _device(grouped: Grouped) -> dict[str, list[int]]:
@@ -50,8 +51,13 @@ def device_table(grouped: Grouped, tables: dict[str, list[dict[str, Any]]]) -> l
     if set(first_seeds) & set(second_seeds):  # a seed on both devices: no block to compare
         return []
     pairs = list(tables)
+    pooled, test = (
+        ("over the one pair", "Welch t over the seeds")
+        if len(pairs) == 1
+        else ("mean over pairs (95% CI)", f"t, {len(pairs) - 1} df")
+    )
     lines = [
-        f"| variant | {' | '.join(pairs)} | mean over pairs (95% CI) | p (t, {len(pairs) - 1} df) |",
+        f"| variant | {' | '.join(pairs)} | {pooled} | p ({test}) |",
         "| --- |" + " ---: |" * (len(pairs) + 2),
     ]
     every: list[float] = []
@@ -72,6 +78,9 @@ def device_table(grouped: Grouped, tables: dict[str, list[dict[str, Any]]]) -> l
         else:
             every += cells
             mean, p_value = _t(cells)
+            if len(pairs) == 1:  # one group: the two devices' seeds as two samples
+                welch = welch_p(*on)
+                p_value = "-" if welch is None else f"{welch:.3f}"
             lines.append(f"| {v} | " + " | ".join(f"{c:+.2f}" for c in cells) + f" | {mean} | {p_value} |")
     if len(lines) == 2:
         return []

@@ -59,7 +59,7 @@ def incomplete_beta(a: float, b: float, x: float) -> float:
     return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
 
 
-def t_two_sided_p(t: float, df: int) -> float:
+def t_two_sided_p(t: float, df: float) -> float:
     """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom."""
     if math.isinf(t):
         return 0.0
@@ -140,6 +140,21 @@ def paired_t_test(arm: Sequence[float], baseline: Sequence[float], level: float 
         return PairedTest(interval, 1.0 if interval.mean == 0.0 else 0.0)
     t = interval.mean / (sd / math.sqrt(len(diffs)))
     return PairedTest(interval, t_two_sided_p(t, len(diffs) - 1))
+
+
+def welch_p(first: Sequence[float], second: Sequence[float]) -> Optional[float]:
+    """Welch's (1947) two-sided t-test of equal means for two independent samples of unequal
+    variances, with the Welch-Satterthwaite degrees of freedom; None below two values in either or
+    without spread in both."""
+    a, b = check_finite(first, "welch_p (first)"), check_finite(second, "welch_p (second)")
+    if len(a) < 2 or len(b) < 2:
+        return None
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    if va + vb == 0.0:
+        return None
+    t = (statistics.fmean(b) - statistics.fmean(a)) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    return t_two_sided_p(t, df)
 
 
 def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:

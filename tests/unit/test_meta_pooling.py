@@ -18,6 +18,7 @@ import pytest
 
 from nmt.comparison.groups import tables
 from nmt.score.meta import blocked_t, meta_pool
+from nmt.score.seed_stats import welch_p
 
 
 def test_the_fixed_effect_is_the_inverse_variance_mean() -> None:
@@ -120,6 +121,34 @@ def test_the_device_block_shows_an_arm_that_moves_with_the_device() -> None:
     one_device = tables([{**r, "device_name": "cpu"} for r in records])
     unnamed = tables([{**r, "device_name": None} if r["seed"] == 1 else r for r in records])  # an older record
     assert "The device as a block" not in one_device and "The device as a block" not in unnamed
+
+
+def test_welch_reproduces_the_published_two_sample_case() -> None:
+    """Wikipedia's "Welch's t-test" example 1 (two samples of 15, unequal variances): t = -2.46,
+    nu = 25.0, p = 0.021."""
+    a1 = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4]
+    a2 = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4]
+    assert welch_p(a1, a2) == pytest.approx(0.021, abs=0.0005) == welch_p(a2, a1)
+    assert welch_p([1.0], [2.0, 3.0]) is None and welch_p([1.0, 1.0], [2.0, 2.0]) is None
+
+
+def test_a_device_block_of_one_group_tests_each_arm_by_welch_over_the_seeds() -> None:
+    """One pair, seeds 1-3 on one device and 4-5 on another: "moved" is 2 BLEU worse on the second."""
+    noise = {1: 0.3, 2: -0.2, 3: 0.1, 4: -0.25, 5: 0.2}
+    records = [
+        {**record("europarl", v, seed, bleu), "device_name": "xeon" if seed <= 3 else "epyc"}
+        for seed in noise
+        for v, bleu in (
+            ("base", 10.0),
+            ("steady", 10.5 + noise[seed]),
+            ("moved", 10.5 + noise[seed] - (2.0 if seed > 3 else 0.0)),
+        )
+    ]
+    lines = tables(records).splitlines()
+    assert "| variant | europarl | over the one pair | p (Welch t over the seeds) |" in lines
+    moved = next(line for line in lines if line.startswith("| moved | -2.")).split("|")
+    steady = next(line for line in lines if line.startswith("| steady |")).split("|")
+    assert float(moved[-2]) < 0.05 and float(steady[-2]) > 0.5  # 3 and 2 seeds: about 2 degrees of freedom
 
 
 def test_a_table_of_one_group_names_its_holm_family_and_what_stays_below_005() -> None:
