@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import torch
 from torch import nn
@@ -72,12 +73,15 @@ class Schedule:
             for group in self.optimizer.param_groups:
                 group["lr"] = self.cfg.lr * factor
 
-    def step(self, elapsed: float) -> None:
-        """One update made; ``elapsed``: the run's seconds of training so far, the same on every rank."""
+    def step(self, elapsed: Optional[float] = None) -> None:
+        """One update made; ``elapsed``: the run's seconds of training so far, the same on every rank,
+        which ``schedule_clock: time`` needs (the step clock takes it or not)."""
+        if elapsed is None and self.cfg.schedule_clock == "time":
+            raise ValueError("train.schedule_clock=time: Schedule.step needs the run's elapsed seconds")
         self.steps += 1
-        self.elapsed = elapsed
+        self.elapsed = self.elapsed if elapsed is None else elapsed
         if self.steps == self.cfg.warmup_steps:
-            self.warm_end = elapsed
+            self.warm_end = self.elapsed
         self._apply()
 
     def validated(self, metric: float) -> None:

@@ -31,7 +31,7 @@ def lrs(sched: Schedule, updates: int) -> list[float]:
     """The learning rate before update 0, then after each of ``updates`` updates."""
     seen = [sched.lr]
     for _ in range(updates):
-        sched.step(0.0)
+        sched.step()
         seen.append(sched.lr)
     return seen
 
@@ -110,6 +110,8 @@ def test_cosine_on_the_time_clock_decays_over_the_budget_from_the_end_of_the_war
     resumed = make_schedule(10**6, schedule="cosine", warmup_steps=warm, schedule_clock="time", time_budget_min=2)
     resumed.load_state_dict(through_checkpoint(sched.state_dict()))
     assert resumed.lr == sched.lr and resumed.warm_end == warm_end
+    with pytest.raises(ValueError, match="needs the run's elapsed seconds"):  # the time clock cannot guess it
+        resumed.step()
 
 
 @pytest.mark.parametrize(
