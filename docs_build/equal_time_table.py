@@ -14,13 +14,13 @@ stopped for another reason than its time budget.  A seed that appears twice for 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from nmt.score.seed_stats import mean_interval, paired_t_test
 from nmt.util.errors import UserError
+from nmt.util.fileio import read_json_lines
 
 SCRIPT = "equal_time_table.py"
 NEEDED = ("config", "arch", "seed", "updates", "minutes", "stop_reason", "chosen", "valid_bleu", "test_bleu")
@@ -29,26 +29,15 @@ NEEDED = ("config", "arch", "seed", "updates", "minutes", "stop_reason", "chosen
 def read_lines(paths: list[Path]) -> list[dict[str, Any]]:
     """Every line of ``paths`` that is a measurement of bench_equal_time (others, such as notes, are skipped)."""
     rows = []
-    for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UserError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-        for number, raw in enumerate(text.splitlines(), 1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError:
-                raise UserError(f"{path}:{number}: not JSON") from None
-            if not isinstance(row, dict) or row.get("bench") != "equal_time":
-                continue
-            missing = [key for key in NEEDED if row.get(key) is None]
-            if missing:
-                raise UserError(f"{path}:{number}: no {', '.join(missing)}")
-            if not isinstance(row["test_bleu"], (int, float)) or isinstance(row["test_bleu"], bool):
-                raise UserError(f"{path}:{number}: test_bleu is {row['test_bleu']!r}, not a number")
-            rows.append(row)
+    for where, row in read_json_lines(paths):
+        if not isinstance(row, dict) or row.get("bench") != "equal_time":
+            continue
+        missing = [key for key in NEEDED if row.get(key) is None]
+        if missing:
+            raise UserError(f"{where}: no {', '.join(missing)}")
+        if not isinstance(row["test_bleu"], (int, float)) or isinstance(row["test_bleu"], bool):
+            raise UserError(f"{where}: test_bleu is {row['test_bleu']!r}, not a number")
+        rows.append(row)
     if not rows:
         raise UserError("no bench_equal_time lines in " + ", ".join(map(str, paths)))
     return rows

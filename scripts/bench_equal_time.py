@@ -40,7 +40,8 @@ from typing import Any, Optional
 
 import _bench_common as common
 from nmt import config as config_mod
-from nmt.config.saved import flat_options
+from nmt.comparison.runs import completed
+from nmt.config.saved import changes
 from nmt.evaluation.record import git_commit
 from nmt.run import events
 from nmt.run import selection as record_file
@@ -78,19 +79,9 @@ def run_overrides(args: argparse.Namespace, seed: int, config: Path) -> list[str
     ]
 
 
-def finished(run_dir: Path) -> bool:
-    """Whether ``run_dir`` holds a run whose training has stopped (and was not interrupted)."""
-    if not (run_dir / "metrics.jsonl").is_file():
-        return False
-    stop = events.last_stop(run_dir)
-    return stop is not None and stop.reason != "interrupted"
-
-
 def check_settings(run_dir: Path, config: Path, overrides: list[str]) -> None:
     """Refuse a finished run trained with settings other than ``config`` and ``overrides``."""
-    wanted = flat_options(config_mod.load(config, overrides).model_dump(mode="json"))
-    saved = flat_options(config_mod.load(run_dir / "config.yaml").model_dump(mode="json"))
-    differ = sorted(k for k in wanted.keys() | saved.keys() if wanted.get(k) != saved.get(k))
+    differ = [c.key for c in changes(config_mod.load(run_dir / "config.yaml"), config_mod.load(config, overrides))]
     if differ:
         raise UserError(
             f"{run_dir} was trained with other settings ({', '.join(differ)} differ from {config} and these "
@@ -246,7 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     for seed in seeds:
         runs = {config: args.runs_dir / run_name(config, seed) for config in args.configs}
         try:
-            if all(finished(run) for run in runs.values()):
+            if all(completed(run) is not None for run in runs.values()):
                 for config, run in runs.items():
                     check_settings(run, config, run_overrides(args, seed, config))
             else:

@@ -11,6 +11,8 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
+from example_runs import as_yaml  # noqa: E402
+
 import bench_train  # noqa: E402  (after the path insert)
 from conftest import toy_overrides, transformer_overrides  # noqa: E402
 from nmt.util.errors import UserError  # noqa: E402
@@ -350,15 +352,7 @@ def config_file(path: Path, overrides: list[str]) -> Path:
     """``overrides`` (KEY=VALUE, dotted keys) written as one YAML config."""
     import yaml
 
-    nested: dict = {}
-    for item in overrides:
-        key, value = item.split("=", 1)
-        *parents, leaf = key.split(".")
-        node = nested
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = yaml.safe_load(value)
-    path.write_text(yaml.safe_dump(nested), encoding="utf-8")
+    path.write_text(yaml.safe_dump(as_yaml(overrides)), encoding="utf-8")
     return path
 
 
