@@ -1,7 +1,8 @@
 """Typed experiment configuration, parsed and validated once at the edge.
 
-One YAML file holds four sections (``data``, ``model``, ``train``, ``decode``, each a model
-in :mod:`nmt.config.sections`) plus a run ``name``.  Every option has a default and a
+One YAML file holds four sections (``data``, ``model``, ``train``, ``decode``, each a model:
+``data`` and ``decode`` in :mod:`nmt.config.sections`, ``model`` in :mod:`nmt.config.model_sections`,
+``train`` in :mod:`nmt.config.train_section`) plus a run ``name``.  Every option has a default and a
 one-line description (``nmt config`` prints them).  :func:`load` merges the YAML file with
 ``--set section.key=value`` overrides and validates the result; every problem becomes a
 :class:`~nmt.util.errors.ConfigError` that names the full key path.  This module holds the root
@@ -35,7 +36,8 @@ from nmt.config.named_code import admit_named_code, import_named_code, importing
 from nmt.config.saved_defaults import SAVED_RUN_DEFAULTS as SAVED_RUN_DEFAULTS
 from nmt.config.saved_defaults import fill_saved_defaults
 from nmt.config.section import Section
-from nmt.config.sections import NORMALIZATIONS, SPM_MODEL_TYPES, DataConfig, DecodeConfig, TrainConfig
+from nmt.config.sections import NORMALIZATIONS, SPM_MODEL_TYPES, DataConfig, DecodeConfig
+from nmt.config.train_section import TrainConfig
 
 # The limits are re-exported: they are part of what loading a config promises.
 from nmt.config.yaml_reader import MAX_CONFIG_BYTES as MAX_CONFIG_BYTES

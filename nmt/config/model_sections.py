@@ -3,7 +3,7 @@ self-attention blocks, and the Transformer, one pydantic model each.
 
 Every option has its default and a one-line description here; the attention design space the
 attention options draw from is data in :mod:`nmt.config.attention_space`.  The other sections
-are in :mod:`nmt.config.sections`, which re-exports these.
+are in :mod:`nmt.config.sections` and :mod:`nmt.config.train_section`; :mod:`nmt.config` re-exports them all.
 """
 
 from __future__ import annotations

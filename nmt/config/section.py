@@ -1,7 +1,7 @@
 """The base of every config section, and how an error names a model option.
 
-Kept apart so the section modules (:mod:`nmt.config.sections`, :mod:`nmt.config.model_sections`)
-share it without importing each other.
+Kept apart so the section modules (:mod:`nmt.config.sections`, :mod:`nmt.config.model_sections`,
+:mod:`nmt.config.train_section`) share it without importing each other.
 """
 
 from __future__ import annotations

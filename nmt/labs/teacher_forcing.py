@@ -23,7 +23,7 @@ from typing import Any, Optional
 from nmt.comparison.plan import Plan
 from nmt.comparison.scores import score_run
 from nmt.config.arms import Arm, parse_sweep
-from nmt.config.sections import TrainConfig
+from nmt.config.train_section import TrainConfig
 from nmt.labs.base import Lab, LabContext, LabResult
 from nmt.labs.variant_runs import MIN_BUCKET, bucket_sizes, drawn_buckets, lab_seeds
 from nmt.run import events

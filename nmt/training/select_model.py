@@ -23,7 +23,7 @@ from typing import Any, Optional
 import torch
 
 from nmt.config import Config
-from nmt.config.sections import select_rule
+from nmt.config.train_section import select_rule
 from nmt.data.pipeline import check_same_text
 from nmt.data.splits import check_split
 from nmt.decode.inference import check_beam, encode_sources, load_checkpoint, translate_ids
