@@ -9,7 +9,7 @@ Like the searches, this runs on torch tensors or numpy arrays (an exported model
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -63,25 +63,48 @@ ForceRun = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[Any, Optional[An
 """``run(src (B, S), src_len (B,), tgt (B, T))`` on int64 arrays: :func:`force_decode` where the model lives."""
 
 
-def force_batches(
-    sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]], run: ForceRun, *, batch_size: int
-) -> list[Forced]:
-    """Score every target (ids without EOS) given its source (ids, not empty), in input order,
-    ``batch_size`` pairs per call of ``run``; results copied to the host as numpy arrays."""
+def check_pairs(sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]]) -> None:
+    """Refuse pairs no forced pass can score: a count that differs, or a source with no pieces."""
     if len(sources) != len(targets):
         raise UserError(f"{len(sources)} sources but {len(targets)} targets: give one target per source")
     blank = next((i for i, s in enumerate(sources) if len(s) == 0), None)
     if blank is not None:
         raise UserError(f"source {blank} is blank: a model scores an output only given some source text")
+
+
+def pair_batches(
+    sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]], batch_size: int
+) -> Iterator[tuple[Sequence[Sequence[int]], Sequence[Sequence[int]]]]:
+    """The pairs in input order, ``batch_size`` at a time (the last batch may be shorter)."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size={batch_size}: give 1 or more pairs a batch")
+    for start in range(0, len(sources), batch_size):
+        yield sources[start : start + batch_size], targets[start : start + batch_size]
+
+
+def crop_pairs(
+    batch: np.ndarray, sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]]
+) -> list[np.ndarray]:
+    """Each pair's weights out of a padded batch (B, ..., T, S): row k cut to (len(target) + 1,
+    len(source)), the target's tokens and EOS against the source's pieces, padding left out."""
+    return [batch[k, ..., : len(t) + 1, : len(s)] for k, (s, t) in enumerate(zip(sources, targets))]
+
+
+def force_batches(
+    sources: Sequence[Sequence[int]], targets: Sequence[Sequence[int]], run: ForceRun, *, batch_size: int
+) -> list[Forced]:
+    """Score every target (ids without EOS) given its source (ids, not empty), in input order,
+    ``batch_size`` pairs per call of ``run``; results copied to the host as numpy arrays."""
+    check_pairs(sources, targets)
     results: list[Forced] = []
-    for start in range(0, len(sources), max(1, batch_size)):
-        src, src_len = pad_ids(sources[start : start + batch_size])
-        tgt, _ = pad_ids([[*t, EOS] for t in targets[start : start + batch_size]])
+    for srcs, tgts in pair_batches(sources, targets, batch_size):
+        src, src_len = pad_ids(srcs)
+        tgt, _ = pad_ids([[*t, EOS] for t in tgts])
         log_probs, attention = run(src, src_len, tgt)
         xp = ops_for(log_probs)
         log_probs = np.asarray(xp.host(log_probs), dtype=np.float64)
-        attention = None if attention is None else np.asarray(xp.host(attention), dtype=np.float64)
-        for row, target in enumerate(targets[start : start + batch_size]):
-            n, s = len(target) + 1, int(src_len[row])
-            results.append(Forced(log_probs[row, :n], None if attention is None else attention[row, :n, :s]))
+        maps: list[Optional[np.ndarray]] = [None] * len(tgts)
+        if attention is not None:
+            maps = list(crop_pairs(np.asarray(xp.host(attention), dtype=np.float64), srcs, tgts))
+        results += [Forced(log_probs[k, : len(t) + 1], maps[k]) for k, t in enumerate(tgts)]
     return results

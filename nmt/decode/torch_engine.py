@@ -19,7 +19,7 @@ from nmt.config import DecodeConfig, with_decode_overrides
 from nmt.data.tokenizer import BOS, EOS, Tokenizer
 from nmt.decode.batched import IdBatch, Translation, pad_ids
 from nmt.decode.common import StepModel
-from nmt.decode.forced import Forced, force_batches, force_decode
+from nmt.decode.forced import Forced, check_pairs, crop_pairs, force_batches, force_decode, pair_batches
 from nmt.decode.inference import Loaded, check_search, load_models, translate_ids
 from nmt.decode.model_info import ModelInfo, describe_model, model_info
 from nmt.decode.release import load_release
@@ -110,24 +110,18 @@ class TorchEngine:
         attention = None if isinstance(model, Transformer) else multi_head_attention(model)
         if not isinstance(model, Transformer) and attention is None:
             return None
-        if len(sources) != len(outputs) or batch_size < 1 or not all(sources):
-            raise ValueError(
-                f"layer_attention needs one output per source ({len(sources)} and {len(outputs)}), sources with "
-                f"pieces and a batch size of 1 or more ({batch_size})"
-            )
+        check_pairs(sources, outputs)
         maps: list[np.ndarray] = []
         was_training = model.training
         model.eval()
         try:
-            for start in range(0, len(sources), batch_size):
-                srcs, outs = sources[start : start + batch_size], outputs[start : start + batch_size]
+            for srcs, outs in pair_batches(sources, outputs, batch_size):
                 if isinstance(model, Transformer):  # (B, layers, heads, T + 1, S)
                     batch = attention_maps(model, srcs, outs, self.device)["cross"]
                 else:
                     assert attention is not None
                     batch = rnn_head_maps(model, attention, srcs, outs, self.device)[:, None]
-                found = batch.float().cpu().numpy()
-                maps += [found[k, :, :, : len(o) + 1, : len(s)] for k, (s, o) in enumerate(zip(srcs, outs))]
+                maps += crop_pairs(batch.float().cpu().numpy(), srcs, outs)
         finally:
             model.train(was_training)
         return maps
@@ -142,8 +136,8 @@ def multi_head_attention(model: object) -> Optional[Attention]:
 def rnn_head_maps(
     model: StepModel,
     attention: Attention,
-    sources: Sequence[list[int]],
-    outputs: Sequence[list[int]],
+    sources: Sequence[Sequence[int]],
+    outputs: Sequence[Sequence[int]],
     device: torch.device,
 ) -> torch.Tensor:
     """Each head's weights (B, heads, T + 1, S) of an RNN's attention while each output and its EOS
@@ -175,7 +169,7 @@ ATTENTION_KINDS = {
 
 
 def attention_maps(
-    model: Transformer, sources: Sequence[list[int]], outputs: Sequence[list[int]], device: torch.device
+    model: Transformer, sources: Sequence[Sequence[int]], outputs: Sequence[Sequence[int]], device: torch.device
 ) -> dict[str, torch.Tensor]:
     """Every map of :data:`ATTENTION_KINDS` for each source and its output, each (B, layers, heads, rows,
     columns), the pairs padded to the longest.

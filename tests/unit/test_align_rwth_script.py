@@ -346,6 +346,19 @@ def test_layer_maps_read_in_padded_batches_equal_the_maps_read_one_pair_at_a_tim
         np.testing.assert_allclose(many.sum(-1), 1.0, atol=1e-5)  # no weight on the padding
 
 
+@pytest.mark.parametrize("name", ["qkv", "transformer"])
+def test_layer_maps_refuse_what_forced_scoring_refuses_in_one_line(models, name) -> None:
+    """The maps and the forced scores share one check: a blank source or a missing output is the
+    user's mistake (UserError, one line), not a crash inside the model."""
+    model = nmt.load(models[name], device="cpu", threads=1)
+    with pytest.raises(UserError, match="source 1 is blank"):
+        model.engine.layer_attention([[5, 9], []], [[6], [7]])
+    with pytest.raises(UserError, match="2 sources but 1 targets"):
+        model.engine.layer_attention([[5, 9], [6]], [[6]])
+    with pytest.raises(ValueError, match="batch_size=0"):
+        model.engine.layer_attention([[5, 9]], [[6]], batch_size=0)
+
+
 def test_a_failure_while_reading_heads_leaves_no_hook_and_the_mode_as_it_was(models, monkeypatch) -> None:
     from nmt.decode import torch_engine
 
