@@ -8,7 +8,6 @@ English words that text holds (:func:`seen_scores`, ``seen_*`` fields), models a
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
@@ -58,11 +57,20 @@ def diagonal(rwth: GoldSet, seen: Optional[Seen] = None) -> dict[str, Any]:
 
 
 def align_eflomal(
-    rwth: GoldSet, args: argparse.Namespace, folder: Path, repeat: int, seen: Optional[Seen] = None
+    rwth: GoldSet,
+    train_files: tuple[Path, Path],
+    tokens: str,
+    samplers: int,
+    folder: Path,
+    repeat: int,
+    seen: Optional[Seen] = None,
 ) -> list[dict[str, Any]]:
-    """eflomal's records of one run: forward, reverse, grow-diag-final-and and intersection."""
-    train = training_pairs(Path(args.train_src), Path(args.train_tgt), args.eflomal_tokens)
-    run = run_eflomal(rwth.sources, rwth.targets, train, samplers=args.eflomal_samplers, folder=folder, repeat=repeat)
+    """eflomal's records of one run (``repeat``) trained on the parallel files ``train_files``
+    (German, English; split into ``tokens``) plus the gold pairs, ``samplers`` samplers: forward,
+    reverse, grow-diag-final-and and intersection."""
+    train_src, train_tgt = train_files
+    train = training_pairs(train_src, train_tgt, tokens)
+    run = run_eflomal(rwth.sources, rwth.targets, train, samplers=samplers, folder=folder, repeat=repeat)
     return [
         {
             "aligner": "eflomal",
@@ -71,8 +79,8 @@ def align_eflomal(
             "seed": None,
             "repeat": repeat,
             "direction": name,
-            "train": f"{args.train_src} + {args.train_tgt} ({len(train):,} pairs) + the {len(rwth.gold)} RWTH pairs",
-            "train_tokens": f"{args.eflomal_tokens}, lowercased (eflomal lowercases every word)",
+            "train": f"{train_src} + {train_tgt} ({len(train):,} pairs) + the {len(rwth.gold)} RWTH pairs",
+            "train_tokens": f"{tokens}, lowercased (eflomal lowercases every word)",
             **scores(nmt.alignment_error(links, rwth.gold)),
             **seen_scores(links, rwth, seen),
             **run.facts,

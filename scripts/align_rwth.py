@@ -368,7 +368,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if args.diagonal:
                 common.emit({**base, **diagonal(rwth, seen)})
             for repeat in range(args.eflomal_repeats if args.eflomal else 0):
-                for record in align_eflomal(rwth, args, Path(tmp), repeat, seen):
+                train_files = (Path(args.train_src), Path(args.train_tgt))
+                for record in align_eflomal(
+                    rwth, train_files, args.eflomal_tokens, args.eflomal_samplers, Path(tmp), repeat, seen
+                ):
                     log.info("eflomal %s: AER %.3f", record["direction"], record["aer"])
                     common.emit({**base, **record})
     except UserError as exc:

@@ -375,6 +375,39 @@ def test_a_failure_while_reading_heads_leaves_no_hook_and_the_mode_as_it_was(mod
     assert not loaded.decoder.attention._forward_hooks and loaded.training
 
 
+def test_eflomal_records_name_their_training_files_and_score_each_join(
+    archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The records of one eflomal run, with a stand-in for eflomal itself (not installed in CI): the
+    training text the script was given, split as asked, goes to the aligner with the gold pairs'
+    sentences, and each join's links are scored against the gold."""
+    import _align_baselines
+
+    (tmp_path / "t.de").write_text("Das Haus, ja.\n", encoding="utf-8")
+    (tmp_path / "t.en").write_text("The house, yes.\n", encoding="utf-8")
+    rwth = align_rwth.read_archive(archive, tmp_path / "out")
+    seen: dict[str, object] = {}
+
+    def stand_in(sources, targets, train, *, samplers, folder, repeat):
+        seen.update(sources=sources, train=train, samplers=samplers, repeat=repeat)
+        links = [frozenset(g.sure) for g in rwth.gold]  # the sure links: AER 0
+        return _align_eflomal.EflomalRun({name: links for name in _align_eflomal.JOINS}, {"eflomal_seed": 7})
+
+    monkeypatch.setattr(_align_baselines, "run_eflomal", stand_in)
+    files = (tmp_path / "t.de", tmp_path / "t.en")
+    records = _align_baselines.align_eflomal(rwth, files, "punct", 3, tmp_path, 2)
+    assert seen == {
+        "sources": rwth.sources,
+        "train": [("Das Haus , ja .", "The house , yes .")],
+        "samplers": 3,
+        "repeat": 2,
+    }
+    assert [r["direction"] for r in records] == list(_align_eflomal.JOINS)
+    assert all(r["aer"] == 0.0 and r["repeat"] == 2 and r["eflomal_seed"] == 7 for r in records)
+    assert records[0]["train"] == f"{files[0]} + {files[1]} (1 pairs) + the 2 RWTH pairs"
+    assert records[0]["train_tokens"].startswith("punct")
+
+
 def test_the_script_writes_a_json_line_per_reading_and_per_eflomal_alignment(
     models, archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
