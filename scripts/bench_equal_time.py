@@ -222,10 +222,11 @@ def train_seed(args: argparse.Namespace, seed: int, runs: dict[Path, Path]) -> N
     for run in runs.values():
         sidecar_path(run).unlink(missing_ok=True)  # a failure below leaves no note of the runs it replaced
     log.info("seed %d: training %s side by side for %g minutes", seed, ", ".join(map(str, runs)), args.minutes)
+    commit = git_commit()  # the code the runs import as they start, not whatever the checkout holds when they end
     side_by_side(
         {run.name: train_command(args, config, seed) for config, run in runs.items()}, args.runs_dir, "training"
     )
-    sidecar = {"commit": git_commit(), "side_by_side": len(runs), "minutes": args.minutes, "threads": args.threads}
+    sidecar = {"commit": commit, "side_by_side": len(runs), "minutes": args.minutes, "threads": args.threads}
     for run in runs.values():
         sidecar_path(run).write_text(json.dumps(sidecar) + "\n", encoding="utf-8")
 

@@ -413,6 +413,29 @@ def test_bench_equal_time_trains_side_by_side_and_reads_test_once(tmp_path, toy_
     assert [r["test_read"] for r in json_lines(third.stdout)] == [2, 2]  # the run names' second reading, said so
 
 
+def test_bench_equal_time_records_the_commit_the_runs_start_from(tmp_path, monkeypatch):
+    """The code a run imports is the checkout's as it starts: a commit made while the arms train
+    (half an hour) must not be the one their lines report."""
+    import argparse
+
+    import bench_equal_time
+
+    checkout = {"commit": "aaa"}
+    monkeypatch.setattr(bench_equal_time, "git_commit", lambda: checkout["commit"])
+
+    def training(commands, runs_dir, what):
+        checkout["commit"] = "bbb"  # committed while the runs train
+
+    monkeypatch.setattr(bench_equal_time, "side_by_side", training)
+    monkeypatch.setattr(bench_equal_time, "train_command", lambda args, config, seed: ["true"])
+    runs = {Path("a.yaml"): tmp_path / "a_s1", Path("b.yaml"): tmp_path / "b_s1"}
+    for run in runs.values():
+        run.mkdir()
+    args = argparse.Namespace(minutes=1.0, threads=1, runs_dir=tmp_path)
+    bench_equal_time.train_seed(args, 1, runs)
+    assert {json.loads(bench_equal_time.sidecar_path(run).read_text())["commit"] for run in runs.values()} == {"aaa"}
+
+
 @pytest.mark.parametrize(
     "bad, message",
     [
