@@ -3,7 +3,8 @@
 Per seed, each arm's updates, minutes, stop reason, chosen model, validation BLEU and test BLEU;
 then per arm the mean test BLEU and chrF over seeds with 95% t intervals, and each arm's paired
 difference to the first arm (the baseline: the first config of the first line) over the seeds
-both hold, with the paired t-test.  The devices and commits the runs report are named under the
+both hold, with the paired t-test; where the lines hold their learning curves, greedy validation
+BLEU per arm at the same updates and at the same minutes (equal updates against equal time).  The devices and commits the runs report are named under the
 table; lines of more than one of either, or of more than one time budget, are tabulated but said
 to be so, since a comparison is meant to hold one device and one code version, as is a run that
 stopped for another reason than its time budget.  A seed that appears twice for an arm is refused.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from nmt.score.seed_stats import mean_interval, paired_t_test
 from nmt.util.errors import UserError
@@ -107,6 +108,53 @@ def summary(arms: dict[str, dict[int, dict[str, Any]]]) -> list[str]:
     return out
 
 
+def curve_at_minute(curve: list[list[float]], minute: float) -> Optional[list[float]]:
+    """The last validation of ``curve`` ([update, minutes, BLEU] rows) made by ``minute``; None before the first."""
+    made = [point for point in curve if point[1] <= minute + 1e-9]
+    return made[-1] if made else None
+
+
+def curves(arms: dict[str, dict[int, dict[str, Any]]], step_minutes: float = 5.0) -> list[str]:
+    """Greedy validation BLEU per arm (mean over seeds) at the updates every run validated at, then at
+    every ``step_minutes`` of the budget (each run's last validation by then, and its update): equal
+    updates against equal time.  Nothing where a line has no ``valid_curve``."""
+    runs = [run for seeds in arms.values() for run in seeds.values()]
+    if not all(run.get("valid_curve") for run in runs):
+        return []
+    names = [f"`{Path(config).stem}`" for config in arms]
+    shared = set.intersection(*({int(point[0]) for point in run["valid_curve"]} for run in runs))
+    out = [
+        "Greedy validation BLEU, mean over seeds (± 95% CI), at the same update and at the same minute of training:",
+        "",
+        "| at | " + " | ".join(names) + " |",
+        "| --- |" + " ---: |" * len(names),
+    ]
+    for update in sorted(shared):
+        cells = []
+        for seeds in arms.values():
+            points = [next(p for p in run["valid_curve"] if int(p[0]) == update) for run in seeds.values()]
+            cells.append(mean_interval([p[2] for p in points]).cell())
+        out.append(f"| update {update:,} | " + " | ".join(cells) + " |")
+    budget = max(run.get("minutes_budget") or run["minutes"] for run in runs)
+    minutes = [step_minutes * k for k in range(1, int(budget / step_minutes + 1e-9) + 1)]
+    for minute in [m for m in minutes if m < budget - 1e-9] + [None]:  # None: the end, each run's last validation
+        cells = []
+        for seeds in arms.values():
+            found = [
+                run["valid_curve"][-1] if minute is None else curve_at_minute(run["valid_curve"], minute)
+                for run in seeds.values()
+            ]
+            points = [p for p in found if p is not None]
+            if len(points) < len(found):
+                cells.append("not yet validated")
+                continue
+            bleu = mean_interval([p[2] for p in points]).cell()
+            cells.append(f"{bleu} (update {sum(p[0] for p in points) / len(points):,.0f})")
+        at = f"minute {minute:g}" if minute is not None else f"the end (minute {budget:g})"
+        out.append(f"| {at} | " + " | ".join(cells) + " |")
+    return out
+
+
 def provenance(rows: list[dict[str, Any]]) -> list[str]:
     """The budgets, devices and commits of the lines, and a warning where they are not one each."""
     devices = sorted({f"{r.get('device_name')} ({r.get('device')}, {r.get('threads')} thread(s) a run)" for r in rows})
@@ -132,7 +180,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     arms = by_arm(rows)
     if len(arms) < 2:
         raise UserError(f"one config only ({next(iter(arms))}): nothing to compare")
-    parts = [*per_seed(arms), "", *summary(arms), "", *provenance(rows)]
+    learning = curves(arms)
+    parts = [*per_seed(arms), "", *summary(arms), "", *([*learning, ""] if learning else []), *provenance(rows)]
     return "\n".join(parts) + "\n"
 
 

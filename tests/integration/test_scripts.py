@@ -385,6 +385,7 @@ def test_bench_equal_time_trains_side_by_side_and_reads_test_once(tmp_path, toy_
         assert row["minutes_budget"] == 0.1 and row["side_by_side"] == 2 and row["commit"]
         assert row["chosen"] in ("best", "avg_last2") and row["test_split"] == "test" and row["test_read"] == 1
         assert 0.0 <= row["test_bleu"] <= 100.0 and row["valid_bleu"] is not None and row["threads"] == 1
+        assert row["valid_curve"][-1][0] == row["updates"]  # the learning curve ends at the final model's validation
     runs = tmp_path / "runs"
     assert {p.name for p in runs.glob("*.log")} == {"toy_rnn_s1.log", "toy_tf_s1.log"}
     metrics = {name: runs / name / "metrics.jsonl" for name in ("toy_rnn_s1", "toy_tf_s1")}
@@ -403,6 +404,7 @@ def test_bench_equal_time_trains_side_by_side_and_reads_test_once(tmp_path, toy_
     assert table.returncode == 0, table.stderr
     assert "| baseline |" in table.stdout and "(1 seed)" in table.stdout and "toy_tf.yaml" in table.stdout
     assert "mix" not in table.stdout and "Stopped before" not in table.stdout
+    assert "| the end (minute 0.1) |" in table.stdout  # the curves at equal time
     other = run_script(EQUAL, *equal_time_args(tmp_path, toy_files, minutes="0.2"))  # other settings: refused
     assert other.returncode == 2 and other.stderr.count("\n") == 1 and "train.time_budget_min" in other.stderr
     stop = metrics["toy_tf_s1"].read_text().splitlines()
