@@ -1,7 +1,8 @@
 """Raw data behind every published table: each results section with a table names its JSON lines in
 docs/measurements/ (a file that exists) or says plainly that it is unrecorded; the comparison
 pages' tables are exactly what docs_build/pairs_table.py prints from their JSON lines, and the
-alignment page's AER tables what docs_build/aer_table.py prints from theirs."""
+alignment page's AER tables what docs_build/aer_table.py prints from theirs, and the equal-time
+table what docs_build/equal_time_table.py prints."""
 
 from __future__ import annotations
 
@@ -53,6 +54,11 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
 )
 def test_comparison_tables_are_what_pairs_table_prints_from_their_json_lines(page: str, measurements: str) -> None:
     assert_rows_printed_by("pairs_table.py", page, measurements)
+
+
+def test_the_equal_time_table_is_what_its_script_prints_from_its_json_lines() -> None:
+    """The RNN against the Transformer at equal time on Tatoeba: runs, arms and learning curves."""
+    assert_rows_printed_by("equal_time_table.py", "results.md", "equal_time_tatoeba_2026-11-30_cpu.jsonl")
 
 
 @pytest.mark.parametrize(
