@@ -59,6 +59,7 @@ def diagonal(rwth: GoldSet, seen: Optional[Seen] = None) -> dict[str, Any]:
 def align_eflomal(
     rwth: GoldSet,
     train_files: tuple[Path, Path],
+    *,
     tokens: str,
     samplers: int,
     folder: Path,

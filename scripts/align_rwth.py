@@ -367,11 +367,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     common.emit({**base, **record})
             if args.diagonal:
                 common.emit({**base, **diagonal(rwth, seen)})
+            train_files = (Path(args.train_src), Path(args.train_tgt))
             for repeat in range(args.eflomal_repeats if args.eflomal else 0):
-                train_files = (Path(args.train_src), Path(args.train_tgt))
-                for record in align_eflomal(
-                    rwth, train_files, args.eflomal_tokens, args.eflomal_samplers, Path(tmp), repeat, seen
-                ):
+                records = align_eflomal(
+                    rwth,
+                    train_files,
+                    tokens=args.eflomal_tokens,
+                    samplers=args.eflomal_samplers,
+                    folder=Path(tmp),
+                    repeat=repeat,
+                    seen=seen,
+                )
+                for record in records:
                     log.info("eflomal %s: AER %.3f", record["direction"], record["aer"])
                     common.emit({**base, **record})
     except UserError as exc:

@@ -101,16 +101,16 @@ class TorchEngine:
         )
 
     def layer_attention(
-        self, sources: Sequence[list[int]], outputs: Sequence[list[int]], batch_size: int = 64
+        self, sources: Sequence[Sequence[int]], outputs: Sequence[Sequence[int]], batch_size: int = 64
     ) -> Optional[list[np.ndarray]]:
         """Cross-attention of each (source, output) pair, (layers, heads, len(output) + 1, len(source))
         per pair: a Transformer's every layer, or an RNN's one attention (layers 1) where it has
         several heads; else None.  ``batch_size`` pairs per forced pass, padded to the longest."""
+        check_pairs(sources, outputs)  # on every model, so a mistake is not hidden by one without maps
         model = self.loaded.model
         attention = None if isinstance(model, Transformer) else multi_head_attention(model)
         if not isinstance(model, Transformer) and attention is None:
             return None
-        check_pairs(sources, outputs)
         maps: list[np.ndarray] = []
         was_training = model.training
         model.eval()

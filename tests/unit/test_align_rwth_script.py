@@ -346,15 +346,19 @@ def test_layer_maps_read_in_padded_batches_equal_the_maps_read_one_pair_at_a_tim
         np.testing.assert_allclose(many.sum(-1), 1.0, atol=1e-5)  # no weight on the padding
 
 
-@pytest.mark.parametrize("name", ["qkv", "transformer"])
+@pytest.mark.parametrize("name", ["qkv", "transformer", "rnn"])
 def test_layer_maps_refuse_what_forced_scoring_refuses_in_one_line(models, name) -> None:
     """The maps and the forced scores share one check: a blank source or a missing output is the
-    user's mistake (UserError, one line), not a crash inside the model."""
+    user's mistake (UserError, one line), not a crash inside the model, even from a model that has
+    no such maps (the one-head RNN)."""
     model = nmt.load(models[name], device="cpu", threads=1)
     with pytest.raises(UserError, match="source 1 is blank"):
         model.engine.layer_attention([[5, 9], []], [[6], [7]])
     with pytest.raises(UserError, match="2 sources but 1 targets"):
         model.engine.layer_attention([[5, 9], [6]], [[6]])
+    if name == "rnn":
+        assert model.engine.layer_attention([[5, 9]], [[6]]) is None
+        return
     with pytest.raises(ValueError, match="batch_size=0"):
         model.engine.layer_attention([[5, 9]], [[6]], batch_size=0)
 
@@ -395,7 +399,7 @@ def test_eflomal_records_name_their_training_files_and_score_each_join(
 
     monkeypatch.setattr(_align_baselines, "run_eflomal", stand_in)
     files = (tmp_path / "t.de", tmp_path / "t.en")
-    records = _align_baselines.align_eflomal(rwth, files, "punct", 3, tmp_path, 2)
+    records = _align_baselines.align_eflomal(rwth, files, tokens="punct", samplers=3, folder=tmp_path, repeat=2)
     assert seen == {
         "sources": rwth.sources,
         "train": [("Das Haus , ja .", "The house , yes .")],
