@@ -4,10 +4,11 @@ Per seed, each arm's updates, minutes, stop reason, chosen model, validation BLE
 then per arm the mean test BLEU and chrF over seeds with 95% t intervals, and each arm's paired
 difference to the first arm (the baseline: the first config of the first line) over the seeds
 both hold, with the paired t-test; where the lines hold their learning curves, greedy validation
-BLEU per arm at the same updates and at the same minutes (equal updates against equal time).  The devices and commits the runs report are named under the
-table; lines of more than one of either, or of more than one time budget, are tabulated but said
-to be so, since a comparison is meant to hold one device and one code version, as is a run that
-stopped for another reason than its time budget.  A seed that appears twice for an arm is refused.
+BLEU per arm at the same updates and at the same minutes (equal updates against equal time).  The
+devices and commits the runs report are named under the table; lines of more than one of either,
+or of more than one time budget, are tabulated but said to be so, since a comparison is meant to
+hold one device and one code version, as is a run that stopped for another reason than its time
+budget.  A seed that appears twice for an arm is refused.
 
     python docs_build/equal_time_table.py docs/measurements/equal_time_tatoeba_DATE_cpu.jsonl
 """
@@ -116,15 +117,22 @@ def curve_at_minute(curve: list[list[float]], minute: float) -> Optional[list[fl
 
 def curves(arms: dict[str, dict[int, dict[str, Any]]], step_minutes: float = 5.0) -> list[str]:
     """Greedy validation BLEU per arm (mean over seeds) at the updates every run validated at, then at
-    every ``step_minutes`` of the budget (each run's last validation by then, and its update): equal
-    updates against equal time.  Nothing where a line has no ``valid_curve``."""
+    every ``step_minutes`` of the budget and at the end: equal updates against equal time.
+
+    A minute's cell holds each run's last validation by then, with the mean of their updates; it says
+    "not yet validated" until every seed of the arm has validated.  The end is each run's last
+    validation, whenever it stopped (an early stop is flagged under the table, by :func:`provenance`),
+    labelled with the largest budget.  Nothing where a line has no ``valid_curve``; no update rows
+    where the arms share no validated update (other ``valid_every``)."""
     runs = [run for seeds in arms.values() for run in seeds.values()]
-    if not all(run.get("valid_curve") for run in runs):
+    if not runs or not all(run.get("valid_curve") for run in runs):
         return []
     names = [f"`{Path(config).stem}`" for config in arms]
     shared = set.intersection(*({int(point[0]) for point in run["valid_curve"]} for run in runs))
+    at_updates = "at the same update and " if shared else ""
     out = [
-        "Greedy validation BLEU, mean over seeds (± 95% CI), at the same update and at the same minute of training:",
+        f"Greedy validation BLEU, mean over seeds (± 95% CI), {at_updates}at the same minute of training "
+        "(with the mean update each arm's seeds had reached):",
         "",
         "| at | " + " | ".join(names) + " |",
         "| --- |" + " ---: |" * len(names),

@@ -8,8 +8,8 @@ have all stopped, each run's model is chosen on validation and the test split is
 line per run goes to stdout: the config, its architecture, the seed, the updates and minutes the
 run made, why it stopped, its parameters, the chosen model and its validation BLEU, the test BLEU,
 chrF and length ratio, which reading of the test split that was, the hardware it trained on, the
-commit of the code as the runs started, and the learning curve (``valid_curve``: update, minutes and
-greedy validation BLEU of every validation).  Logs go to stderr.
+commit of the code as the runs started, and the learning curve (``valid_curve``: update, minutes,
+greedy validation BLEU and learning rate of every validation).  Logs go to stderr.
 
 A seed whose runs have all finished (each metrics.jsonl ends with a stop) with the settings asked
 for is not trained again, and a run whose current choice has read the test split is not read
@@ -164,7 +164,8 @@ def line(args: argparse.Namespace, config: Path, seed: int, run_dir: Path) -> di
         **{k: start.hardware.get(k) for k in HARDWARE_KEYS},
         "commit": sidecar.get("commit"),
         "valid_curve": [
-            [v.step, round(v.elapsed_s / 60, 2), round(v.bleu, 2)] for v in events.of_kind(log_events, events.Valid)
+            [v.step, round(v.elapsed_s / 60, 2), round(v.bleu, 2), v.lr]
+            for v in events.of_kind(log_events, events.Valid)
         ],
     }
 

@@ -386,6 +386,7 @@ def test_bench_equal_time_trains_side_by_side_and_reads_test_once(tmp_path, toy_
         assert row["chosen"] in ("best", "avg_last2") and row["test_split"] == "test" and row["test_read"] == 1
         assert 0.0 <= row["test_bleu"] <= 100.0 and row["valid_bleu"] is not None and row["threads"] == 1
         assert row["valid_curve"][-1][0] == row["updates"]  # the learning curve ends at the final model's validation
+        assert all(len(point) == 4 and point[3] > 0 for point in row["valid_curve"])  # update, minutes, BLEU, lr
     runs = tmp_path / "runs"
     assert {p.name for p in runs.glob("*.log")} == {"toy_rnn_s1.log", "toy_tf_s1.log"}
     metrics = {name: runs / name / "metrics.jsonl" for name in ("toy_rnn_s1", "toy_tf_s1")}

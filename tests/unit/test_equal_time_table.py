@@ -61,3 +61,12 @@ def test_lines_without_their_curves_leave_the_section_out() -> None:
     del lines[1]["valid_curve"]
     assert equal_time_table.curves(equal_time_table.by_arm(lines)) == []
     assert "at the same update" not in equal_time_table.table(lines)
+
+
+def test_arms_validated_at_other_updates_are_set_side_by_side_by_minute_only() -> None:
+    lines = [run("a_rnn.yaml", 1, [[100, 2.0, 10.0], [400, 20.0, 20.0]])]
+    lines += [run("b_tf.yaml", 1, [[150, 6.0, 12.0], [300, 20.0, 22.0]])]
+    rows = equal_time_table.curves(equal_time_table.by_arm(lines), step_minutes=5.0)
+    assert "at the same update" not in rows[0] and "at the same minute" in rows[0]
+    assert not any(row.startswith("| update ") for row in rows)
+    assert rows[-1] == "| the end (minute 20) | 20.00 (update 400) | 22.00 (update 300) |"
