@@ -110,7 +110,7 @@ def summary(arms: dict[str, dict[int, dict[str, Any]]]) -> list[str]:
 
 
 def curve_at_minute(curve: list[list[float]], minute: float) -> Optional[list[float]]:
-    """The last validation of ``curve`` ([update, minutes, BLEU] rows) made by ``minute``; None before the first."""
+    """The last validation of ``curve`` ([update, minutes, BLEU, lr] rows) made by ``minute``; None before the first."""
     made = [point for point in curve if point[1] <= minute + 1e-9]
     return made[-1] if made else None
 
