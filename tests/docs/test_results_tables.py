@@ -44,6 +44,7 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
     [
         ("pairs.md", "pairs_2026-11-27_h100.jsonl pairs_2026-11-28_cpu.jsonl"),  # the four-pair page: GPU + CPU seeds
         ("pairs.md", "pairs_europarl_2026-11-30_cpu.jsonl"),  # the five arms on the Europarl sample, one device
+        ("pairs.md", "pairs_tatoeba_2026-11-30_cpu.jsonl"),  # the five arms on Tatoeba de-en, one device
         ("adding_an_attention.md", "cosine_2026-11-28_cpu.jsonl"),  # the worked comparison of a user's attention
         ("results.md", "every_variant_2026-11-28_cpu.jsonl"),  # the lecture variants, seeds 4-6, one pair
         ("results.md", "normalize_2026-11-29_cpu.jsonl"),  # sparsemax and 1.5-entmax against the softmax
