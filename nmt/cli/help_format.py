@@ -41,7 +41,12 @@ def _type_unless_flag(original: Any) -> Any:
 
 
 def hide_flag_types() -> None:
-    """No ``<bool>`` type beside on/off flags in the help of every command."""
-    if not getattr(TyperOption.display_type_rich, "_nmt_flags_hidden", False):
+    """No ``<bool>`` type beside on/off flags in the help of every command.
+
+    Only where typer has the hook (``TyperOption.display_type_rich``, which older versions lack): an older typer
+    the package accepts keeps its own type column, and the command line still starts.
+    """
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is not None and not getattr(original, "_nmt_flags_hidden", False):
         TyperOption.display_type_rich = _type_unless_flag(TyperOption.display_type_rich)  # type: ignore[method-assign]
         TyperOption.display_type_rich._nmt_flags_hidden = True  # type: ignore[attr-defined]

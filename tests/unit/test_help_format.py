@@ -63,3 +63,15 @@ class _Stream(io.StringIO):
 def test_progress_bars_only_on_a_terminal_unless_asked(flag, tty, shown, monkeypatch) -> None:
     monkeypatch.setattr("sys.stderr", _Stream(tty))
     assert progress_shown(flag) is shown
+
+
+def test_the_command_line_starts_with_a_typer_that_has_no_flag_type_hook(monkeypatch) -> None:
+    # typer 0.27 (an H200 machine's) has no TyperOption.display_type_rich: nmt crashed on import there
+    from nmt.cli import help_format
+
+    class OlderTyperOption:  # the option class of a typer without the hook
+        is_flag = True
+
+    monkeypatch.setattr(help_format, "TyperOption", OlderTyperOption)
+    help_format.hide_flag_types()
+    assert not hasattr(OlderTyperOption, "display_type_rich")
