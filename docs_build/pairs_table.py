@@ -25,6 +25,7 @@ Commands (from the repository root)::
     python docs_build/pairs_table.py --collect runs/pairs --out docs/measurements/pairs_DATE_MACHINE.jsonl \\
         --note machine=H100 --note commit=HASH
     python docs_build/pairs_table.py docs/measurements/pairs_DATE_MACHINE.jsonl
+    python docs_build/pairs_table.py docs/measurements/pairs_*_cpu.jsonl --pairs de-en   # one pair of several files
 
 ``--module FILE.py`` (with ``--collect``) imports a module that registers an attention the runs
 used (docs/adding_an_attention.md).
@@ -51,6 +52,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--module", action="append", default=[], help="A module registering an attention the runs used (nmt --module)."
     )
+    parser.add_argument(
+        "--pairs",
+        help="Tabulate only these pairs, comma-separated (e.g. de-en), where the files hold more (default: every pair).",
+    )
     args = parser.parse_args(argv)
     try:
         if args.collect:
@@ -66,7 +71,14 @@ def main(argv: list[str] | None = None) -> None:
             return
         if not args.jsonl:
             sys.exit(f"{SCRIPT}: error: give JSON lines files to tabulate, or --collect DIR --out FILE")
-        sys.stdout.write(tables(read_records(args.jsonl)))
+        records = read_records(args.jsonl)
+        if args.pairs:
+            wanted = [p.strip() for p in args.pairs.split(",") if p.strip()]
+            missing = sorted(set(wanted) - {r["pair"] for r in records})
+            if missing:
+                sys.exit(f"{SCRIPT}: error: --pairs names pairs with no runs in these files: {', '.join(missing)}")
+            records = [r for r in records if r["pair"] in wanted]
+        sys.stdout.write(tables(records))
     except UserError as exc:
         sys.exit(f"{SCRIPT}: error: {exc}")
 

@@ -110,9 +110,10 @@ def test_the_coverage_effects_tables_are_what_their_script_prints(page: str, mea
 def assert_rows_printed_by(script: str, page: str, measurements: str) -> list[str]:
     """Every table row ``docs_build/script`` prints of ``measurements`` (file names, space-separated)
     stands in ``page``, which names the files; returns the printed rows (header first)."""
-    files = [f"docs/measurements/{name}" for name in measurements.split()]
+    names, _, options = measurements.partition(" --")  # "a.jsonl b.jsonl --pairs de-en": files, then options
+    files = [f"docs/measurements/{name}" for name in names.split()]
     printed = subprocess.run(
-        [sys.executable, f"docs_build/{script}", *files],
+        [sys.executable, f"docs_build/{script}", *files, *(f"--{options}".split() if options else [])],
         cwd=REPO,
         capture_output=True,
         text=True,

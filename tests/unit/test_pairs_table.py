@@ -164,3 +164,26 @@ def test_one_group_gets_its_table_and_no_ranking_across_groups(
     assert "| qkv | 1,000 | 2.50 | 31.15 ± 0.64 | +1.00 ± 0.00 | 0.000 | 1 |" in page
     assert "mean rank" not in page and "Kendall" not in page and "pooled" not in page
     assert "\n\n\n" not in page
+
+
+def test_pairs_keeps_the_named_pairs_of_several_files_and_refuses_one_they_lack(tmp_path, capsys):
+    scores = {"bahdanau": 30.0, "qkv": 31.0, "none": 20.0}
+    older = tmp_path / "seeds_4_5.jsonl"
+    older.write_text(
+        "".join(
+            json.dumps(record(p, v, s, b + s)) + "\n"
+            for p in ("de-en", "fr-en")
+            for v, b in scores.items()
+            for s in (4, 5)
+        )
+    )
+    newer = tmp_path / "seeds_1_3.jsonl"
+    newer.write_text(
+        "".join(json.dumps(record("de-en", v, s, b + s)) + "\n" for v, b in scores.items() for s in (1, 2, 3))
+    )
+    pairs_table.main([str(older), str(newer), "--pairs", "de-en"])
+    out = capsys.readouterr().out
+    assert "**de-en**" in out and "seeds 1, 2, 3, 4, 5" in out and "fr-en" not in out
+    with pytest.raises(SystemExit) as stop:
+        pairs_table.main([str(older), "--pairs", "de-en,cs-en"])
+    assert str(stop.value) == "pairs_table.py: error: --pairs names pairs with no runs in these files: cs-en"
