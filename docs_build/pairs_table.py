@@ -18,7 +18,9 @@ so that a table can be finished over several sittings from the JSON lines it is 
    Friedman's test.  Last, each pair's combined test (the comparisons' approximate randomization
    over all seeds' translations, raw and Holm-adjusted) and the power line: the pooled spread
    between seeds and the smallest difference 3, 5 and 10 seeds detect with 80% power
-   (:mod:`nmt.comparison.groups_noise`).
+   (:mod:`nmt.comparison.groups_noise`).  With ``--against FILE ...``: the same pairs run on another
+   device or code version, which may repeat the seeds, set beside them as a block
+   (:func:`nmt.comparison.groups_devices.rerun_table`).
 
 Commands (from the repository root)::
 
@@ -26,6 +28,7 @@ Commands (from the repository root)::
         --note machine=H100 --note commit=HASH
     python docs_build/pairs_table.py docs/measurements/pairs_DATE_MACHINE.jsonl
     python docs_build/pairs_table.py docs/measurements/pairs_*_cpu.jsonl --pairs de-en   # one pair of several files
+    python docs_build/pairs_table.py CPU.jsonl --against GPU.jsonl   # the same seeds rerun elsewhere, as a block
 
 ``--module FILE.py`` (with ``--collect``) imports a module that registers an attention the runs
 used (docs/adding_an_attention.md).
@@ -53,6 +56,14 @@ def main(argv: list[str] | None = None) -> None:
         "--module", action="append", default=[], help="A module registering an attention the runs used (nmt --module)."
     )
     parser.add_argument(
+        "--against",
+        nargs="+",
+        type=Path,
+        default=[],
+        help="JSON lines of the same pairs run on another device or code version (the same seeds may "
+        "repeat): each arm's difference to the baseline in the files minus in these, as a block.",
+    )
+    parser.add_argument(
         "--pairs",
         help="Tabulate only these pairs, comma-separated (e.g. de-en), where the files hold more (default: every pair).",
     )
@@ -78,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
             if missing:
                 sys.exit(f"{SCRIPT}: error: --pairs names pairs with no runs in these files: {', '.join(missing)}")
             records = [r for r in records if r["pair"] in wanted]
-        sys.stdout.write(tables(records))
+        sys.stdout.write(tables(records, against=read_records(args.against) if args.against else None))
     except UserError as exc:
         sys.exit(f"{SCRIPT}: error: {exc}")
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from nmt.comparison.groups_devices import device_table
+from nmt.comparison.groups_devices import device_table, rerun_table
 from nmt.comparison.groups_noise import Grouped, Record, combined_table, seed_power_lines
 from nmt.comparison.groups_pooling import one_family, pools_table, widest_family
 from nmt.comparison.read_back import read_report, read_scored
@@ -163,11 +163,22 @@ def read_records(paths: list[Path]) -> list[Record]:
     return [record for _, record in read_json_lines(paths)]
 
 
+def _where(record: Record) -> str:
+    """A run's device and code version, as its record names them."""
+    return f"{record.get('device_name') or 'no device named'}, commit {record.get('commit') or 'not named'}"
+
+
 def by_group(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> Grouped:
     """records as {group: {arm: {seed: record}}}, groups in ``order`` then by name."""
     table: Grouped = {}
     for r in records:
-        table.setdefault(r["pair"], {}).setdefault(r["variant"], {})[r["seed"]] = r
+        runs = table.setdefault(r["pair"], {}).setdefault(r["variant"], {})
+        if r["seed"] in runs:  # a second run of one seed would silently replace the first
+            raise UserError(
+                f"{r['pair']} {r['variant']} seed {r['seed']} is in the records twice ({_where(runs[r['seed']])}; "
+                f"{_where(r)}): a table holds one run per group, arm and seed"
+            )
+        runs[r["seed"]] = r
     ordered = sorted(table, key=lambda p: (order.index(p) if p in order else len(order), p))
     return {p: table[p] for p in ordered}
 
@@ -322,10 +333,12 @@ def across_groups(grouped: Grouped, tables: dict[str, list[dict[str, Any]]]) -> 
     return lines
 
 
-def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> str:
+def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER, against: Optional[list[Record]] = None) -> str:
     """The Markdown of ``records``: one table per group (in ``order``), over two or more groups the
     summary and the statistics across them, and then the combined test per group and the power line
-    (:mod:`nmt.comparison.groups_noise`) where the records hold them."""
+    (:mod:`nmt.comparison.groups_noise`) where the records hold them.  ``against``: records of the
+    same groups run on another device or code version, set beside these as a block
+    (:func:`~nmt.comparison.groups_devices.rerun_table`) and in no other table."""
     if not records:
         raise UserError("no runs to tabulate: the records are empty")
     grouped = by_group(records, order)
@@ -341,6 +354,11 @@ def tables(records: list[Record], order: tuple[str, ...] = PAIR_ORDER) -> str:
     else:  # one group: its own family, named, and whether its seeds' devices move its arms apart
         for part in (one_family(rows), device_table(grouped, rows)):
             lines += ["", *part] if part else []
+    if against:
+        block = rerun_table(grouped, by_group(against, order), rows)
+        if not block:
+            raise UserError("the records set against these share no group and arm with them: nothing to compare")
+        lines += ["", *block]
     for part in (combined_table(grouped), seed_power_lines(grouped)):
         lines += ["", *part] if part else []
     return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ import pytest
 
 from nmt.comparison.groups import check_same_arms
 from nmt.score.power import detectable_difference, pooled_spread
+from nmt.score.seed_stats import welch_p
 from nmt.util.errors import UserError
 
 pairs_table = importlib.import_module("pairs_table")  # docs_build/ is on sys.path (tests/conftest.py)
@@ -187,3 +188,52 @@ def test_pairs_keeps_the_named_pairs_of_several_files_and_refuses_one_they_lack(
     with pytest.raises(SystemExit) as stop:
         pairs_table.main([str(older), "--pairs", "de-en,cs-en"])
     assert str(stop.value) == "pairs_table.py: error: --pairs names pairs with no runs in these files: cs-en"
+
+
+def write(path: Path, lines: list[dict]) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return str(path)
+
+
+def on(device: str, commit: str, lines: list[dict]) -> list[dict]:
+    return [{**r, "device_name": device, "commit": commit} for r in lines]
+
+
+def test_a_seed_twice_is_refused_naming_both_runs(tmp_path):
+    lines = on("GPU", "old", [record("de-en", v, s, 30.0 + s) for v in ("bahdanau", "qkv") for s in (1, 2)])
+    again = on("CPU", "new", [record("de-en", "qkv", 1, 20.0)])
+    with pytest.raises(SystemExit) as stop:
+        pairs_table.main([write(tmp_path / "a.jsonl", lines), write(tmp_path / "b.jsonl", again)])
+    assert str(stop.value) == (
+        "pairs_table.py: error: de-en qkv seed 1 is in the records twice (GPU, commit old; CPU, commit new): "
+        "a table holds one run per group, arm and seed"
+    )
+
+
+def test_against_sets_the_same_seeds_run_elsewhere_beside_as_a_block_and_changes_no_other_table(tmp_path, capsys):
+    # qkv is +1 over bahdanau on the GPU; on the CPU +2, +3, +4 on seeds 1-3 (the same seeds again)
+    gpu = on("GPU", "old", [record("de-en", "bahdanau", s, 30.0 + s) for s in (1, 2, 3)])
+    gpu += on("GPU", "old", [record("de-en", "qkv", s, 31.0 + s) for s in (1, 2, 3)])
+    cpu = on("CPU", "new", [record("de-en", "bahdanau", s, 30.0) for s in (1, 2, 3)])
+    cpu += on("CPU", "new", [record("de-en", "qkv", s, 31.0 + s) for s in (1, 2, 3)])
+    cpu_file, gpu_file = write(tmp_path / "cpu.jsonl", cpu), write(tmp_path / "gpu.jsonl", gpu)
+    pairs_table.main([cpu_file])
+    alone = capsys.readouterr().out
+    pairs_table.main([cpu_file, "--against", gpu_file])
+    beside = capsys.readouterr().out
+    assert beside.startswith(alone.rstrip("\n").split("\n\nPower")[0])  # the CPU's own tables, unchanged
+    assert (
+        "each arm's difference to the baseline on CPU at new (seeds 1, 2, 3) minus on GPU at old (seeds 1, 2, 3)"
+        in beside
+    )
+    row = next(line for line in beside.splitlines() if line.startswith("| qkv | +2.00 |"))
+    # CPU differences 2, 3, 4 against GPU 1, 1, 1: +2.00; Welch's t over the seeds with no spread on one side
+    assert row.split("|")[-2].strip() == f"{welch_p([1.0, 1.0, 1.0], [2.0, 3.0, 4.0]):.3f}"
+
+
+def test_against_records_of_other_pairs_are_refused(tmp_path):
+    cpu = [record("de-en", v, s, 30.0 + s) for v in ("bahdanau", "qkv") for s in (1, 2)]
+    gpu = [record("fr-en", v, s, 30.0 + s) for v in ("bahdanau", "qkv") for s in (1, 2)]
+    with pytest.raises(SystemExit) as stop:
+        pairs_table.main([write(tmp_path / "c.jsonl", cpu), "--against", write(tmp_path / "g.jsonl", gpu)])
+    assert "share no group and arm with them" in str(stop.value)
