@@ -1,9 +1,9 @@
 """Does every attention compute the same thing on a CUDA GPU as on the CPU?  One JSON line per model.
 
-For each model of the design space that a GPU has not run before (every attention preset, each
-normalization, coverage and local attention with their state across steps, self-attention, an
-LSTM, the Transformer with its own and with a registered energy and normalization), a tiny model
-is built once, seeded, and copied to the GPU.  On one padded batch it then compares, CPU against
+For each of 19 models of the design space (every attention preset, coverage and local attention
+with their state across steps among them; each normalization; self-attention; an LSTM; the
+Transformer with its own and with a registered energy and normalization), a tiny model is built
+once, seeded, and copied to the GPU.  On one padded batch it then compares, CPU against
 CUDA in fp32 (TF32 off, so both sides do the same arithmetic):
 
 - ``logits``: the largest absolute difference of the teacher-forced logits;
