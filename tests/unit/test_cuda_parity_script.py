@@ -12,11 +12,12 @@ import torch
 
 from conftest import REPO
 from nmt.config import from_dict
+from nmt.config.attention_space import ATTENTION_TYPES
 
 
 def test_every_case_is_a_valid_model_and_names_are_unique() -> None:
     names = [name for name, _ in cuda_parity.cases()]
-    assert len(names) == len(set(names)) == 19
+    assert len(names) == len(set(names)) == len(ATTENTION_TYPES) + 8  # the presets and eight more models
     for _, section in cuda_parity.cases():
         from_dict({"model": section})
 
