@@ -48,5 +48,5 @@ def hide_flag_types() -> None:
     """
     original = getattr(TyperOption, "display_type_rich", None)
     if original is not None and not getattr(original, "_nmt_flags_hidden", False):
-        TyperOption.display_type_rich = _type_unless_flag(TyperOption.display_type_rich)  # type: ignore[method-assign]
+        TyperOption.display_type_rich = _type_unless_flag(original)  # type: ignore[method-assign]
         TyperOption.display_type_rich._nmt_flags_hidden = True  # type: ignore[attr-defined]
