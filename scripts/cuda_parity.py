@@ -112,9 +112,15 @@ def compare(name: str, section: dict[str, Any], atol: float, rtol: float) -> dic
     on_cpu = run(cpu_model, data)
     on_gpu = run(gpu_model, tuple(t.cuda() for t in data))
     in_bf16 = run(gpu_model, tuple(t.cuda() for t in data), bf16=True)
+    shared = sorted(set(on_cpu["grads"]) & set(on_gpu["grads"]))  # a gradient on one side only: same_grad_params
     grad_gap = max(
-        float((on_cpu["grads"][n] - on_gpu["grads"][n]).abs().max() / on_cpu["grads"][n].abs().max().clamp_min(1e-12))
-        for n in on_cpu["grads"]
+        (
+            float(
+                (on_cpu["grads"][n] - on_gpu["grads"][n]).abs().max() / on_cpu["grads"][n].abs().max().clamp_min(1e-12)
+            )
+            for n in shared
+        ),
+        default=0.0,
     )
     line: dict[str, Any] = {
         "model": name,

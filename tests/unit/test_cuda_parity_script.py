@@ -22,13 +22,16 @@ def test_every_case_is_a_valid_model_and_names_are_unique() -> None:
         from_dict({"model": section})
 
 
-def move_to_the_same_cpu(monkeypatch: pytest.MonkeyPatch, nudge: float = 0.0) -> None:
-    """``.cuda()`` stays on the CPU; with ``nudge``, the model's copy gets its first weight changed."""
+def move_to_the_same_cpu(monkeypatch: pytest.MonkeyPatch, nudge: float = 0.0, freeze: bool = False) -> None:
+    """``.cuda()`` stays on the CPU; with ``nudge``, the model's copy gets its first weight changed;
+    with ``freeze``, its first weight gets no gradient."""
     monkeypatch.setattr(torch.Tensor, "cuda", lambda self, *a, **k: self)
 
     def module_cuda(self: torch.nn.Module, *a: object, **k: object) -> torch.nn.Module:
+        first = next(self.parameters())
         with torch.no_grad():
-            next(self.parameters()).add_(nudge)
+            first.add_(nudge)
+        first.requires_grad_(not freeze)
         return self
 
     monkeypatch.setattr(torch.nn.Module, "cuda", module_cuda)
@@ -43,6 +46,13 @@ def test_equal_sides_agree_and_a_changed_weight_is_caught(monkeypatch: pytest.Mo
     move_to_the_same_cpu(monkeypatch, nudge=0.5)
     changed = cuda_parity.compare("coverage", sections["coverage"], atol=1e-4, rtol=1e-3)
     assert not changed["ok"] and changed["logits_max_abs_diff"] > 1e-4
+
+
+@pytest.mark.filterwarnings("ignore:.*autocast")
+def test_a_gradient_missing_on_one_side_fails_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    move_to_the_same_cpu(monkeypatch, freeze=True)
+    line = cuda_parity.compare("bahdanau", dict(cuda_parity.cases())["bahdanau"], atol=1e-4, rtol=1e-3)
+    assert not line["ok"] and not line["same_grad_params"] and line["grads_max_rel_diff"] == 0.0
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message of a machine without CUDA")
