@@ -43,9 +43,9 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
     "page,measurements",
     [
         ("pairs.md", "pairs_2026-11-27_h100.jsonl pairs_2026-11-28_cpu.jsonl"),  # the four-pair page: GPU + CPU seeds
-        (  # de-en rerun on one device: seeds 1-3 again on the CPU beside its seeds 4-5, the GPU's set against them
+        (  # caption pairs rerun on one device: seeds 1-3 again on the CPU beside 4-5, the GPU's set against them
             "pairs.md",
-            "pairs_2026-11-28_cpu.jsonl pairs_2026-11-30_cpu.jsonl --pairs de-en "
+            "pairs_2026-11-28_cpu.jsonl pairs_2026-11-30_cpu.jsonl --pairs de-en,en-de "
             "--against docs/measurements/pairs_2026-11-27_h100.jsonl",
         ),
         ("pairs.md", "pairs_europarl_2026-11-30_cpu.jsonl"),  # the five arms on the Europarl sample, one device
