@@ -93,14 +93,15 @@ def _tested_arms(arms: dict[str, dict[int, Record]]) -> int:
 def seed_power_lines(grouped: Grouped) -> list[str]:
     """One line: the pooled spread between seeds and the smallest difference a paired t-test over
     each of :data:`POWER_SEEDS` seeds detects on one group (power :data:`~nmt.score.power.POWER`, two-sided
-    :data:`~nmt.score.power.ALPHA`); no line where :func:`seed_spread` is None."""
+    :data:`~nmt.score.power.ALPHA`), then at Holm's first threshold within a group's family and, over two
+    or more groups, within the widest family (every group's tests at once); no line where
+    :func:`seed_spread` is None."""
     sigma = seed_spread(grouped)
     if sigma is None:
         return []
     found = ", ".join(f"{n} seeds {detectable_difference(sigma, n):.2f}" for n in POWER_SEEDS)
-    tests = max(
-        _tested_arms(arms) for arms in grouped.values()
-    )  # a group's family: its arms tested against the baseline
+    per_group = [_tested_arms(arms) for arms in grouped.values()]  # a group's family: its arms against the baseline
+    tests, widest = max(per_group), sum(per_group)  # the widest family: every group's tests at once
     line = (
         f"Power: the per-seed differences to the baseline spread {sigma:.2f} BLEU (standard deviation pooled over "
         f"the pairs and arms, none left out beside other arms); the smallest true difference a paired t-test on one "
@@ -113,4 +114,8 @@ def seed_power_lines(grouped: Grouped) -> list[str]:
             f"; at Holm's first threshold within a pair's family of {tests} tests (alpha {ALPHA}/{tests} = "
             f"{alpha:.4f}): {strict} BLEU"
         )
+    if widest > tests:
+        alpha = ALPHA / widest
+        strict = ", ".join(f"{n} seeds {detectable_difference(sigma, n, alpha=alpha):.2f}" for n in POWER_SEEDS)
+        line += f"; in the widest family of {widest} tests (alpha {ALPHA}/{widest} = {alpha:.4f}): {strict} BLEU"
     return [line]

@@ -99,6 +99,7 @@ def test_a_grouped_table_names_the_widest_family_and_the_power_at_holms_threshol
     assert all(w >= n for w, n in zip(wide, narrow))  # a wider family never adjusts less
     assert "Below 0.05 in the widest family: good in de-en, en-de." in text
     assert "at Holm's first threshold within a pair's family of 2 tests (alpha 0.05/2 = 0.0250)" in text
+    assert "; in the widest family of 4 tests (alpha 0.05/4 = 0.0125): 3 seeds " in text
 
 
 def test_the_device_block_shows_an_arm_that_moves_with_the_device() -> None:
