@@ -99,23 +99,25 @@ def seed_power_lines(grouped: Grouped) -> list[str]:
     sigma = seed_spread(grouped)
     if sigma is None:
         return []
-    found = ", ".join(f"{n} seeds {detectable_difference(sigma, n):.2f}" for n in POWER_SEEDS)
+
+    def found(tests: int) -> str:  # the smallest detectable difference per seed count, at Holm's first threshold
+        return ", ".join(f"{n} seeds {detectable_difference(sigma, n, alpha=ALPHA / tests):.2f}" for n in POWER_SEEDS)
+
     per_group = [_tested_arms(arms) for arms in grouped.values()]  # a group's family: its arms against the baseline
     tests, widest = max(per_group), sum(per_group)  # the widest family: every group's tests at once
     line = (
         f"Power: the per-seed differences to the baseline spread {sigma:.2f} BLEU (standard deviation pooled over "
         f"the pairs and arms, none left out beside other arms); the smallest true difference a paired t-test on one "
-        f"pair finds with {POWER:.0%} power (alpha {ALPHA}): {found} BLEU"
+        f"pair finds with {POWER:.0%} power (alpha {ALPHA}): {found(1)} BLEU"
     )
     if tests > 1:
-        alpha = ALPHA / tests
-        strict = ", ".join(f"{n} seeds {detectable_difference(sigma, n, alpha=alpha):.2f}" for n in POWER_SEEDS)
         line += (
             f"; at Holm's first threshold within a pair's family of {tests} tests (alpha {ALPHA}/{tests} = "
-            f"{alpha:.4f}): {strict} BLEU"
+            f"{ALPHA / tests:.4f}): {found(tests)} BLEU"
         )
     if widest > tests:
-        alpha = ALPHA / widest
-        strict = ", ".join(f"{n} seeds {detectable_difference(sigma, n, alpha=alpha):.2f}" for n in POWER_SEEDS)
-        line += f"; in the widest family of {widest} tests (alpha {ALPHA}/{widest} = {alpha:.4f}): {strict} BLEU"
+        line += (
+            f"; in the widest family of {widest} tests (alpha {ALPHA}/{widest} = {ALPHA / widest:.4f}): "
+            f"{found(widest)} BLEU"
+        )
     return [line]
