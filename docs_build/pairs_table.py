@@ -29,6 +29,7 @@ Commands (from the repository root)::
     python docs_build/pairs_table.py docs/measurements/pairs_DATE_MACHINE.jsonl
     python docs_build/pairs_table.py docs/measurements/pairs_*_cpu.jsonl --pairs de-en   # one pair of several files
     python docs_build/pairs_table.py CPU.jsonl --against GPU.jsonl   # the same seeds rerun elsewhere, as a block
+    python docs_build/pairs_table.py A.jsonl B.jsonl --device "AMD EPYC"   # only the runs of one machine kind
 
 ``--module FILE.py`` (with ``--collect``) imports a module that registers an attention the runs
 used (docs/adding_an_attention.md).
@@ -67,6 +68,11 @@ def main(argv: list[str] | None = None) -> None:
         "--pairs",
         help="Tabulate only these pairs, comma-separated (e.g. de-en), where the files hold more (default: every pair).",
     )
+    parser.add_argument(
+        "--device",
+        help="Tabulate only the runs trained on this device, as their lines name it (device_name, e.g. "
+        "'AMD EPYC'), where the files hold runs of several (default: every run).",
+    )
     args = parser.parse_args(argv)
     try:
         if args.collect:
@@ -89,6 +95,13 @@ def main(argv: list[str] | None = None) -> None:
             if missing:
                 sys.exit(f"{SCRIPT}: error: --pairs names pairs with no runs in these files: {', '.join(missing)}")
             records = [r for r in records if r["pair"] in wanted]
+        if args.device:
+            named = sorted({str(r.get("device_name")) for r in records})
+            records = [r for r in records if r.get("device_name") == args.device]
+            if not records:
+                sys.exit(
+                    f"{SCRIPT}: error: --device {args.device!r} trained no run of these files (they name: {', '.join(named)})"
+                )
         sys.stdout.write(tables(records, against=read_records(args.against) if args.against else None))
     except UserError as exc:
         sys.exit(f"{SCRIPT}: error: {exc}")

@@ -237,3 +237,24 @@ def test_against_records_of_other_pairs_are_refused(tmp_path):
     with pytest.raises(SystemExit) as stop:
         pairs_table.main([write(tmp_path / "c.jsonl", cpu), "--against", write(tmp_path / "g.jsonl", gpu)])
     assert "share no group and arm with them" in str(stop.value)
+
+
+def test_device_keeps_the_runs_of_one_machine_where_two_files_repeat_seeds(tmp_path, capsys):
+    """A comparison rerun on one machine beside its first, mixed sitting: the same seeds are in both
+    files, and --device tabulates the one machine's runs alone instead of refusing the repeats."""
+    scores = {"bahdanau": 30.0, "qkv": 31.0, "none": 20.0}
+    first = on("Intel Xeon", "abc", [record("de-en", v, s, b) for v, b in scores.items() for s in (1, 2, 3)])
+    first += on("AMD EPYC", "abc", [record("de-en", v, s, b + s) for v, b in scores.items() for s in (4, 5)])
+    rerun = on("AMD EPYC", "abc", [record("de-en", v, s, b + s) for v, b in scores.items() for s in (1, 2, 3)])
+    files = [write(tmp_path / "first.jsonl", first), write(tmp_path / "rerun.jsonl", rerun)]
+    with pytest.raises(SystemExit, match="seed 1 is in the records twice"):
+        pairs_table.main(files)
+    pairs_table.main([*files, "--device", "AMD EPYC"])
+    out = capsys.readouterr().out
+    assert "seeds 1, 2, 3, 4, 5" in out
+    assert "| bahdanau | 1,000 | 2.50 | 33.00 ± 1.96 | baseline |  | 2 |" in out  # 31..35, not the Xeon's 30s
+    with pytest.raises(SystemExit) as stop:
+        pairs_table.main([*files, "--device", "NVIDIA H100"])
+    assert str(stop.value) == (
+        "pairs_table.py: error: --device 'NVIDIA H100' trained no run of these files (they name: AMD EPYC, Intel Xeon)"
+    )
