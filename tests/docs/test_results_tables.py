@@ -42,16 +42,16 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
 @pytest.mark.parametrize(
     "page,measurements",
     [
-        ("pairs.md", "pairs_2026-11-27_h100.jsonl pairs_2026-11-28_cpu.jsonl"),  # the four-pair page: GPU + CPU seeds
-        (  # caption pairs rerun on one device: seeds 1-3 again on the CPU beside 4-5, the GPU's set against them
+        (  # the four caption pairs, every seed on the CPU at one code version, the H100's seeds set against them
             "pairs.md",
-            "pairs_2026-11-28_cpu.jsonl pairs_2026-11-30_cpu.jsonl --pairs de-en,en-de,fr-en "
+            "pairs_2026-11-28_cpu.jsonl pairs_2026-11-30_cpu.jsonl --pairs de-en,en-de,fr-en,cs-en "
             "--against docs/measurements/pairs_2026-11-27_h100.jsonl",
         ),
-        (  # every one-device comparison of the page side by side: the pools, heterogeneity, the widest family
+        ("pairs.md", "pairs_2026-11-27_h100.jsonl"),  # the H100 sitting's seeds 1-3, a set of their own
+        (  # every comparison of the page side by side: the pools, heterogeneity, the widest family
             "pairs.md",
             "pairs_2026-11-28_cpu.jsonl pairs_2026-11-30_cpu.jsonl pairs_europarl_2026-11-30_cpu.jsonl "
-            "pairs_tatoeba_2026-11-30_cpu.jsonl --pairs de-en,en-de,fr-en,europarl-de-en,tatoeba-de-en",
+            "pairs_tatoeba_2026-11-30_cpu.jsonl",
         ),
         ("pairs.md", "pairs_europarl_2026-11-30_cpu.jsonl"),  # the five arms on the Europarl sample, one device
         ("pairs.md", "pairs_tatoeba_2026-11-30_cpu.jsonl"),  # the five arms on Tatoeba de-en, one device
