@@ -30,6 +30,7 @@ Commands (from the repository root)::
     python docs_build/pairs_table.py docs/measurements/pairs_*_cpu.jsonl --pairs de-en   # one pair of several files
     python docs_build/pairs_table.py CPU.jsonl --against GPU.jsonl   # the same seeds rerun elsewhere, as a block
     python docs_build/pairs_table.py A.jsonl B.jsonl --device "AMD EPYC"   # only the runs of one machine kind
+    python docs_build/pairs_table.py A.jsonl B.jsonl --device "AMD EPYC" --against A.jsonl --against-device "Intel Xeon"
 
 ``--module FILE.py`` (with ``--collect``) imports a module that registers an attention the runs
 used (docs/adding_an_attention.md).
@@ -42,6 +43,7 @@ import sys
 from pathlib import Path
 
 from nmt.comparison.groups import collect, read_records, records_jsonl, tables
+from nmt.comparison.groups_noise import Record
 from nmt.util.errors import UserError
 
 SCRIPT = "pairs_table.py"
@@ -73,6 +75,10 @@ def main(argv: list[str] | None = None) -> None:
         help="Tabulate only the runs trained on this device, as their lines name it (device_name, e.g. "
         "'AMD EPYC'), where the files hold runs of several (default: every run).",
     )
+    parser.add_argument(
+        "--against-device",
+        help="With --against: set only the runs of this device beside the files' (as --device does for the files).",
+    )
     args = parser.parse_args(argv)
     try:
         if args.collect:
@@ -95,16 +101,26 @@ def main(argv: list[str] | None = None) -> None:
             if missing:
                 sys.exit(f"{SCRIPT}: error: --pairs names pairs with no runs in these files: {', '.join(missing)}")
             records = [r for r in records if r["pair"] in wanted]
-        if args.device:
-            named = sorted({str(r.get("device_name")) for r in records})
-            records = [r for r in records if r.get("device_name") == args.device]
-            if not records:
-                sys.exit(
-                    f"{SCRIPT}: error: --device {args.device!r} trained no run of these files (they name: {', '.join(named)})"
-                )
-        sys.stdout.write(tables(records, against=read_records(args.against) if args.against else None))
+        if args.against_device and not args.against:
+            sys.exit(f"{SCRIPT}: error: --against-device needs --against FILE")
+        records = on_device(records, args.device, "--device")
+        against = (
+            on_device(read_records(args.against), args.against_device, "--against-device") if args.against else None
+        )
+        sys.stdout.write(tables(records, against=against))
     except UserError as exc:
         sys.exit(f"{SCRIPT}: error: {exc}")
+
+
+def on_device(records: list[Record], device: str | None, option: str) -> list[Record]:
+    """The records trained on ``device`` (all of them without one); none is an error naming the devices there are."""
+    if device is None:
+        return records
+    kept = [r for r in records if r.get("device_name") == device]
+    if not kept:
+        named = ", ".join(sorted({str(r.get("device_name")) for r in records}))
+        sys.exit(f"{SCRIPT}: error: {option} {device!r} trained no run of these files (they name: {named})")
+    return kept
 
 
 if __name__ == "__main__":

@@ -258,3 +258,21 @@ def test_device_keeps_the_runs_of_one_machine_where_two_files_repeat_seeds(tmp_p
     assert str(stop.value) == (
         "pairs_table.py: error: --device 'NVIDIA H100' trained no run of these files (they name: AMD EPYC, Intel Xeon)"
     )
+
+
+def test_against_device_sets_one_machines_first_sitting_beside_the_rerun(tmp_path, capsys):
+    """The block of a rerun whose first sitting mixed two machines: the rerun's machine (every seed)
+    minus the other machine's seeds alone, each arm's difference shifted by a known amount."""
+    scores = {"bahdanau": 30.0, "qkv": 31.0, "none": 20.0}
+    first = on("Intel Xeon", "abc", [record("de-en", v, s, b) for v, b in scores.items() for s in (1, 2, 3)])
+    first += on("AMD EPYC", "abc", [record("de-en", v, s, b + s) for v, b in scores.items() for s in (4, 5)])
+    shifted = {"bahdanau": 30.0, "qkv": 31.5, "none": 19.0}  # qkv +0.5 and none -1.0 on the rerun's machine
+    rerun = on("AMD EPYC", "abc", [record("de-en", v, s, b + s) for v, b in shifted.items() for s in (1, 2, 3)])
+    files = [write(tmp_path / "first.jsonl", first), write(tmp_path / "rerun.jsonl", rerun)]
+    pairs_table.main([*files, "--device", "AMD EPYC", "--against", files[0], "--against-device", "Intel Xeon"])
+    out = capsys.readouterr().out
+    assert "on AMD EPYC at abc (seeds 1, 2, 3, 4, 5) minus on Intel Xeon at abc (seeds 1, 2, 3)" in out
+    assert "| qkv | +0.30 |" in out and "| none | -0.60 |" in out  # (3 x 0.5 + 2 x 0) / 5, (3 x -1 + 2 x 0) / 5
+    with pytest.raises(SystemExit) as stop:
+        pairs_table.main([files[1], "--against-device", "Intel Xeon"])
+    assert str(stop.value) == "pairs_table.py: error: --against-device needs --against FILE"
