@@ -7,6 +7,7 @@ table what docs_build/equal_time_table.py prints."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -120,10 +121,10 @@ def test_the_coverage_effects_tables_are_what_their_script_prints(page: str, mea
 def assert_rows_printed_by(script: str, page: str, measurements: str) -> list[str]:
     """Every table row ``docs_build/script`` prints of ``measurements`` (file names, space-separated)
     stands in ``page``, which names the files; returns the printed rows (header first)."""
-    names, _, options = measurements.partition(" --")  # "a.jsonl b.jsonl --pairs de-en": files, then options
+    names, _, options = measurements.partition(" --")  # "a.jsonl --pairs de-en": files, then shell-quoted options
     files = [f"docs/measurements/{name}" for name in names.split()]
     printed = subprocess.run(
-        [sys.executable, f"docs_build/{script}", *files, *(f"--{options}".split() if options else [])],
+        [sys.executable, f"docs_build/{script}", *files, *(shlex.split(f"--{options}") if options else [])],
         cwd=REPO,
         capture_output=True,
         text=True,
