@@ -49,12 +49,16 @@ def test_every_results_table_names_its_measurement_file_or_says_it_is_unrecorded
             "--against docs/measurements/pairs_2026-11-27_h100.jsonl",
         ),
         ("pairs.md", "pairs_2026-11-27_h100.jsonl"),  # the H100 sitting's seeds 1-3, a set of their own
-        (  # every comparison of the page side by side: the pools, heterogeneity, the widest family
+        (  # every comparison of the page side by side, each on the one machine: pools, heterogeneity, widest family
             "pairs.md",
             "pairs_2026-11-28_cpu.jsonl pairs_2026-11-30_cpu.jsonl pairs_europarl_2026-11-30_cpu.jsonl "
-            "pairs_tatoeba_2026-11-30_cpu.jsonl",
+            "pairs_europarl_rerun_2026-11-30_cpu.jsonl pairs_tatoeba_2026-11-30_cpu.jsonl --device 'AMD EPYC'",
         ),
-        ("pairs.md", "pairs_europarl_2026-11-30_cpu.jsonl"),  # the five arms on the Europarl sample, one device
+        (  # the five arms on the Europarl sample on one machine, the first sitting's other machine as a block
+            "pairs.md",
+            "pairs_europarl_2026-11-30_cpu.jsonl pairs_europarl_rerun_2026-11-30_cpu.jsonl --device 'AMD EPYC' "
+            "--against docs/measurements/pairs_europarl_2026-11-30_cpu.jsonl --against-device 'Intel(R) Xeon(R) Processor'",
+        ),
         ("pairs.md", "pairs_tatoeba_2026-11-30_cpu.jsonl"),  # the five arms on Tatoeba de-en, one device
         ("adding_an_attention.md", "cosine_2026-11-28_cpu.jsonl"),  # the worked comparison of a user's attention
         ("results.md", "every_variant_2026-11-28_cpu.jsonl"),  # the lecture variants, seeds 4-6, one pair
